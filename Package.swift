@@ -1,0 +1,64 @@
+// swift-tools-version: 6.1
+
+import PackageDescription
+
+// Upcoming features enabled for every Swift target in one place.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "EventGraph",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "EventGraph", targets: ["EventGraph"]),
+        .library(name: "LogFormat", targets: ["LogFormat"]),
+        .executable(name: "egctl", targets: ["egctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    ],
+    targets: [
+        // liblz4 from the system (Debian: liblz4-dev; Homebrew: lz4).
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        // CRC32C (Castagnoli) with SSE4.2 where the CPU has it and a table fallback.
+        .target(name: "CCRC32C"),
+        .target(
+            name: "LogFormat",
+            dependencies: ["CLZ4", "CCRC32C"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "EventGraph",
+            dependencies: ["LogFormat"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "egctl",
+            dependencies: [
+                "EventGraph",
+                "LogFormat",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LogFormatTests",
+            dependencies: ["LogFormat"],
+            resources: [.copy("Golden")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EventGraphTests",
+            dependencies: ["EventGraph"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,66 @@
+public import LogFormat
+
+/// Declares a persistent attribute of a ``ManagedObject`` subclass.
+///
+/// Reading and writing the property is plain Swift; the value lives in the object's context and store, not in
+/// the wrapper. The initial value is the attribute's default.
+///
+/// ```swift
+/// final class Post: ManagedObject {
+///     @Attribute(.unique) var identity: Int64 = 0
+///     @Attribute var title: String = ""
+///     @Attribute var published: Date? = nil
+/// }
+/// ```
+@propertyWrapper
+public struct Attribute<Value: PersistentValue> {
+    /// The value the property has before anything is assigned.
+    @usableFromInline let defaultValue: Value
+    let options: [AttributeOption]
+
+    /// Declares an attribute whose default is the initial value.
+    public init(wrappedValue: Value, _ options: AttributeOption...) {
+        self.defaultValue = wrappedValue
+        self.options = options
+    }
+
+    /// Declares an optional attribute whose default is `nil`.
+    public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
+        self.defaultValue = nil
+        self.options = options
+    }
+
+    @available(*, unavailable, message: "@Attribute is only available on ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        set { fatalError("unreachable") }
+    }
+
+    /// Reads and writes the value through the enclosing object.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get {
+            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            if let stored = object.storedAttributeValue(at: index), let value = Value(attributeValue: stored) {
+                return value
+            }
+            return object[keyPath: storageKeyPath].defaultValue
+        }
+        set {
+            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            object.setStoredAttributeValue(newValue.attributeValue, at: index)
+        }
+    }
+}
+
+extension Attribute: PropertyIntrospection {
+    func propertySeed(name: String) -> PropertySeed {
+        .attribute(
+            AttributeSeed(
+                name: name, type: Value.attributeType, isOptional: Value.isOptionalType,
+                defaultValue: defaultValue.attributeValue, options: options, transformerName: nil))
+    }
+}

@@ -1,0 +1,53 @@
+// The only file that imports liblz4. Every call checks its result; pointers stay inside the closures.
+import CLZ4
+
+/// LZ4 block compression (the block API, with LogFormat's own framing around it).
+enum LZ4 {
+    /// Compresses `source` into a single LZ4 block, or returns `nil` when the result would not be smaller.
+    static func compress(_ source: UnsafeRawBufferPointer, dictionary: [UInt8]? = nil) -> [UInt8]? {
+        guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
+        let capacity = Int(LZ4_compressBound(Int32(source.count)))
+        var output = [UInt8](repeating: 0, count: capacity)
+        let written: Int32 = output.withUnsafeMutableBytes { destination in
+            let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
+            let dst = destination.baseAddress!.assumingMemoryBound(to: CChar.self)
+            guard let dictionary, !dictionary.isEmpty else {
+                return LZ4_compress_default(src, dst, Int32(source.count), Int32(capacity))
+            }
+            guard let stream = LZ4_createStream() else { return 0 }
+            defer { LZ4_freeStream(stream) }
+            return dictionary.withUnsafeBytes { dict in
+                _ = LZ4_loadDict(stream, dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
+                return LZ4_compress_fast_continue(stream, src, dst, Int32(source.count), Int32(capacity), 1)
+            }
+        }
+        guard written > 0, Int(written) < source.count else { return nil }
+        output.removeSubrange(Int(written)...)
+        return output
+    }
+
+    /// Decompresses one LZ4 block that must expand to exactly `rawByteCount` bytes.
+    ///
+    /// Returns `nil` when the block is malformed or does not expand to exactly that length; uses
+    /// `LZ4_decompress_safe` only, so a corrupt block can never write outside the output.
+    static func decompress(
+        _ source: UnsafeRawBufferPointer, rawByteCount: Int, dictionary: [UInt8]? = nil
+    ) -> [UInt8]? {
+        guard rawByteCount > 0, source.count > 0, source.count <= Int(Int32.max) else { return nil }
+        var output = [UInt8](repeating: 0, count: rawByteCount)
+        let produced: Int32 = output.withUnsafeMutableBytes { destination in
+            let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
+            let dst = destination.baseAddress!.assumingMemoryBound(to: CChar.self)
+            guard let dictionary, !dictionary.isEmpty else {
+                return LZ4_decompress_safe(src, dst, Int32(source.count), Int32(rawByteCount))
+            }
+            return dictionary.withUnsafeBytes { dict in
+                LZ4_decompress_safe_usingDict(
+                    src, dst, Int32(source.count), Int32(rawByteCount),
+                    dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
+            }
+        }
+        guard produced == Int32(rawByteCount) else { return nil }
+        return output
+    }
+}

@@ -1,0 +1,263 @@
+/// Reads the primitive encodings written by ``ByteWriter`` from a borrowed byte buffer.
+///
+/// Every read is bounds-checked once, up front, and throws ``LogFormatError/Code/malformedPayload`` with the byte
+/// offset within the payload where the bad value starts; nothing a corrupt payload contains can make the reader
+/// trap or allocate more than a small multiple of the payload's own size:
+///
+/// - a varint longer than 10 bytes, one that overflows 64 bits, or one not in its shortest form is rejected;
+/// - a length or element count is checked against its ``LogLimits`` limit *and* against the bytes that remain
+///   (a list of `n` elements needs at least `n × minimumElementByteCount` bytes) before anything is allocated;
+/// - strings must be valid UTF-8.
+///
+/// The reader borrows the buffer: create it with ``withReader(over:_:)`` (or ``init(_:)`` inside a
+/// `withUnsafeBytes` closure) and never let it outlive that closure.
+struct ByteReader {
+    /// The payload being read; valid only for the lifetime of the closure that lent it.
+    private let buffer: UnsafeRawBufferPointer
+    /// The offset of the next byte to read.
+    private(set) var offset: Int
+
+    /// Creates a reader at the start of `buffer`. The reader must not escape the scope that owns the buffer.
+    init(_ buffer: UnsafeRawBufferPointer) {
+        self.buffer = buffer
+        self.offset = 0
+    }
+
+    /// Runs `body` with a reader over the bytes of `bytes`; the reader is valid only inside `body`.
+    static func withReader<Result>(
+        over bytes: [UInt8], _ body: (inout ByteReader) throws(LogFormatError) -> Result
+    ) throws(LogFormatError) -> Result {
+        // `Array.withUnsafeBytes` only rethrows untyped errors, so the typed error travels inside a `Result`.
+        let result: Swift.Result<Result, LogFormatError> = bytes.withUnsafeBytes { buffer in
+            Swift.Result { () throws(LogFormatError) -> Result in
+                var reader = ByteReader(buffer)
+                return try body(&reader)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The number of bytes in the payload.
+    var byteCount: Int { buffer.count }
+
+    /// The number of bytes not read yet.
+    var remainingByteCount: Int { buffer.count &- offset }
+
+    /// Whether every byte has been read.
+    var isAtEnd: Bool { offset == buffer.count }
+
+    // MARK: Errors
+
+    /// A ``LogFormatError/Code/malformedPayload`` error at `byteOffset` (the current offset by default).
+    func malformed(_ message: String, at byteOffset: Int? = nil) -> LogFormatError {
+        LogFormatError(.malformedPayload, message, byteOffset: UInt64(byteOffset ?? offset))
+    }
+
+    private func truncated(_ field: StaticString, needing byteCount: Int, at start: Int) -> LogFormatError {
+        malformed(
+            "the payload ends after \(buffer.count) bytes, but \(field) needs \(byteCount) byte(s) "
+                + "at byte offset \(start)",
+            at: start)
+    }
+
+    /// Throws unless at least `count` bytes remain. `count` must not be negative.
+    @inline(__always)
+    private func require(_ count: Int, for field: StaticString) throws(LogFormatError) {
+        guard count <= buffer.count &- offset else { throw truncated(field, needing: count, at: offset) }
+    }
+
+    // MARK: Fixed-width values
+
+    /// Reads one byte.
+    mutating func readUInt8(_ field: StaticString) throws(LogFormatError) -> UInt8 {
+        try require(1, for: field)
+        let value = buffer[offset]
+        offset &+= 1
+        return value
+    }
+
+    /// Reads a byte that must be 0 (`false`) or 1 (`true`).
+    mutating func readBool(_ field: StaticString) throws(LogFormatError) -> Bool {
+        let start = offset
+        switch try readUInt8(field) {
+        case 0: return false
+        case 1: return true
+        case let other: throw malformed("\(field) is the byte \(other), but a Boolean must be 0 or 1", at: start)
+        }
+    }
+
+    /// Reads two bytes, least significant first.
+    mutating func readUInt16LE(_ field: StaticString) throws(LogFormatError) -> UInt16 {
+        try require(2, for: field)
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self)
+        offset &+= 2
+        return UInt16(littleEndian: value)
+    }
+
+    /// Reads four bytes, least significant first.
+    mutating func readUInt32LE(_ field: StaticString) throws(LogFormatError) -> UInt32 {
+        try require(4, for: field)
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+        offset &+= 4
+        return UInt32(littleEndian: value)
+    }
+
+    /// Reads eight bytes, least significant first.
+    mutating func readUInt64LE(_ field: StaticString) throws(LogFormatError) -> UInt64 {
+        try require(8, for: field)
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        offset &+= 8
+        return UInt64(littleEndian: value)
+    }
+
+    /// Reads the 16 bytes of a UUID in RFC 4122 order.
+    mutating func readUUID(_ field: StaticString) throws(LogFormatError) -> LogUUID {
+        try require(16, for: field)
+        let high = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        let low = buffer.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)
+        offset &+= 16
+        return LogUUID(high: UInt64(bigEndian: high), low: UInt64(bigEndian: low))
+    }
+
+    // MARK: Varints
+
+    /// Reads an unsigned LEB128 varint of at most 10 bytes, in its shortest form.
+    @inline(__always)
+    mutating func readVarUInt(_ field: StaticString) throws(LogFormatError) -> UInt64 {
+        // Most varints in a payload (tags, indices, counts, small keys) are a single byte.
+        if offset < buffer.count {
+            let first = buffer[offset]
+            if first < 0x80 {
+                offset &+= 1
+                return UInt64(first)
+            }
+        }
+        return try readMultiByteVarUInt(field)
+    }
+
+    private mutating func readMultiByteVarUInt(_ field: StaticString) throws(LogFormatError) -> UInt64 {
+        let start = offset
+        var index = start
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard index < buffer.count else { throw truncated(field, needing: index &- start &+ 1, at: start) }
+            let byte = buffer[index]
+            index &+= 1
+            // The tenth byte holds bit 63 only; anything more is overflow or an eleventh byte.
+            if shift == 63 && byte > 1 {
+                throw malformed("the varint for \(field) is longer than 10 bytes or overflows 64 bits", at: start)
+            }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 {
+                // A final zero group after others means the same value had a shorter encoding.
+                if byte == 0 && index &- start > 1 {
+                    throw malformed("the varint for \(field) is not in its shortest form", at: start)
+                }
+                offset = index
+                return result
+            }
+            shift &+= 7
+        }
+    }
+
+    /// Reads a zigzag-mapped signed varint.
+    mutating func readVarInt(_ field: StaticString) throws(LogFormatError) -> Int64 {
+        let raw = try readVarUInt(field)
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// Reads an unsigned varint that must fit in a `UInt32`.
+    mutating func readVarUInt32(_ field: StaticString) throws(LogFormatError) -> UInt32 {
+        let start = offset
+        let raw = try readVarUInt(field)
+        guard let value = UInt32(exactly: raw) else {
+            throw malformed("\(field) is \(raw), more than the largest 32-bit value", at: start)
+        }
+        return value
+    }
+
+    /// Reads an unsigned varint that must be less than `limit`.
+    mutating func readIndex(_ field: StaticString, below limit: Int) throws(LogFormatError) -> UInt32 {
+        let start = offset
+        let raw = try readVarUInt(field)
+        guard raw < UInt64(limit) else { throw malformed("\(field) is \(raw), not less than \(limit)", at: start) }
+        return UInt32(truncatingIfNeeded: raw)
+    }
+
+    // MARK: Lengths and counts
+
+    /// Reads the element count of a list, checked before anything is allocated.
+    ///
+    /// - Parameters:
+    ///   - limit: the largest count allowed (a limit from ``LogLimits``).
+    ///   - minimumElementByteCount: the fewest bytes one element can take; `count × minimumElementByteCount`
+    ///     must not exceed the bytes that remain.
+    mutating func readCount(
+        _ field: StaticString, limit: Int = LogLimits.maxElementCount, minimumElementByteCount: Int = 1
+    ) throws(LogFormatError) -> Int {
+        let start = offset
+        let raw = try readVarUInt(field)
+        guard raw <= UInt64(limit) else {
+            throw malformed("\(field) is \(raw), more than the limit of \(limit)", at: start)
+        }
+        let count = Int(raw)
+        // `limit` and the element sizes are small, so the product cannot overflow.
+        guard count &* minimumElementByteCount <= remainingByteCount else {
+            throw malformed(
+                "\(field) is \(count), but only \(remainingByteCount) bytes remain after it "
+                    + "(each element needs at least \(minimumElementByteCount))",
+                at: start)
+        }
+        return count
+    }
+
+    /// Reads a byte length (a varint at most `limit` that fits in the remaining bytes).
+    private mutating func readByteLength(_ field: StaticString, limit: Int) throws(LogFormatError) -> Int {
+        let start = offset
+        let raw = try readVarUInt(field)
+        guard raw <= UInt64(limit) else {
+            throw malformed("the length of \(field) is \(raw) bytes, more than the limit of \(limit)", at: start)
+        }
+        guard raw <= UInt64(remainingByteCount) else {
+            throw malformed(
+                "the length of \(field) is \(raw) bytes, but only \(remainingByteCount) bytes remain after it",
+                at: start)
+        }
+        return Int(raw)
+    }
+
+    // MARK: Byte strings
+
+    /// Reads `count` raw bytes.
+    mutating func readBytes(count: Int, _ field: StaticString) throws(LogFormatError) -> [UInt8] {
+        precondition(count >= 0, "a byte count cannot be negative")
+        try require(count, for: field)
+        let source = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset &+ count)])
+        let value = [UInt8](unsafeUninitializedCapacity: count) { destination, initializedCount in
+            if count > 0 { UnsafeMutableRawBufferPointer(destination).copyMemory(from: source) }
+            initializedCount = count
+        }
+        offset &+= count
+        return value
+    }
+
+    /// Reads a varint length and that many bytes, at most ``LogLimits/maxBinaryByteCount``.
+    mutating func readByteArray(_ field: StaticString) throws(LogFormatError) -> [UInt8] {
+        let count = try readByteLength(field, limit: LogLimits.maxBinaryByteCount)
+        return try readBytes(count: count, field)
+    }
+
+    /// Reads a varint length and that many bytes of valid UTF-8, at most ``LogLimits/maxStringByteCount``.
+    mutating func readString(_ field: StaticString) throws(LogFormatError) -> String {
+        let lengthOffset = offset
+        let count = try readByteLength(field, limit: LogLimits.maxStringByteCount)
+        if count == 0 { return "" }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset &+ count)])
+        guard let value = String(validating: bytes, as: UTF8.self) else {
+            throw malformed("\(field) is not valid UTF-8", at: lengthOffset)
+        }
+        offset &+= count
+        return value
+    }
+}

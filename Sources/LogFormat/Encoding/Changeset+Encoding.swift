@@ -1,0 +1,57 @@
+// The changeset payload, in this order:
+//   version u8 (1) · transactionID varuint · commitTimeMicroseconds zigzag varint · author string ·
+//   nextKey varuint · foreign store count varuint, then 16-byte UUIDs · operation count varuint, then operations.
+// The foreign stores come before the operations so that every store index can be checked as it is read.
+
+extension Changeset {
+    /// Encodes the changeset in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
+    ///
+    /// - Throws: ``LogFormatError/Code/limitExceeded`` when a string, byte array, list or index is over its limit
+    ///   in ``LogLimits`` or the payload would exceed ``LogLimits/maxTransactionByteCount``;
+    ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
+    public func encoded() throws(LogFormatError) -> [UInt8] {
+        try PayloadEnvelope.encode("changeset", maxByteCount: LogLimits.maxTransactionByteCount) {
+            (writer) throws(LogFormatError) in
+            writer.writeVarUInt(transactionID)
+            writer.writeVarInt(commitTimeMicroseconds)
+            try writer.writeString(author, field: "the changeset's author")
+            writer.writeVarUInt(nextKey)
+            try LogUUID.encodeList(foreignStores, to: &writer, field: "the changeset's foreign stores")
+            try writer.writeCount(operations.count, field: "the changeset's operations")
+            for operation in operations {
+                try operation.encode(to: &writer, foreignStoreCount: foreignStores.count)
+            }
+        }
+    }
+
+    /// Decodes a changeset encoded by ``encoded()``.
+    ///
+    /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem when the bytes are
+    ///   truncated, corrupt, over a limit, or followed by extra bytes; ``LogFormatError/Code/unsupportedVersion``
+    ///   when the payload was written by a newer format version.
+    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+        self = try PayloadEnvelope.decode("changeset", from: bytes, maxByteCount: LogLimits.maxTransactionByteCount) {
+            (reader) throws(LogFormatError) -> Changeset in
+            try Changeset(fieldsFrom: &reader)
+        }
+    }
+
+    /// Reads the fields that follow the version byte.
+    private init(fieldsFrom reader: inout ByteReader) throws(LogFormatError) {
+        let transactionID = try reader.readVarUInt("the transaction ID")
+        let commitTime = try reader.readVarInt("the commit time")
+        let author = try reader.readString("the author")
+        let nextKey = try reader.readVarUInt("the next key")
+        let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+        let operationCount = try reader.readCount(
+            "the number of operations", minimumElementByteCount: Operation.minimumEncodedByteCount)
+        var operations: [Operation] = []
+        operations.reserveCapacity(operationCount)
+        for _ in 0..<operationCount {
+            operations.append(try Operation(from: &reader, foreignStoreCount: foreignStores.count))
+        }
+        self.init(
+            transactionID: transactionID, commitTimeMicroseconds: commitTime, author: author, nextKey: nextKey,
+            foreignStores: foreignStores, operations: operations)
+    }
+}

@@ -1,0 +1,106 @@
+// The three checkpoint payloads. Each starts with the format version byte (1):
+//   CheckpointBegin: lastTransactionID varuint · lastCommitTimeMicroseconds zigzag varint · nextKey varuint ·
+//                    objectCount varuint
+//   CheckpointChunk: foreign store count varuint, then 16-byte UUIDs · record count varuint, then records
+//                    (object reference, then a property change list, as in a changeset's insert)
+//   CheckpointEnd:   objectCount varuint · stateDigest (varuint length, then bytes)
+// Each is the payload of a single frame, so each is at most `LogLimits.maxFrameRawByteCount` bytes.
+
+extension CheckpointBegin {
+    /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
+    public func encoded() throws(LogFormatError) -> [UInt8] {
+        try PayloadEnvelope.encode("checkpoint begin", maxByteCount: LogLimits.maxFrameRawByteCount) { writer in
+            writer.writeVarUInt(lastTransactionID)
+            writer.writeVarInt(lastCommitTimeMicroseconds)
+            writer.writeVarUInt(nextKey)
+            writer.writeVarUInt(objectCount)
+        }
+    }
+
+    /// Decodes a payload encoded by ``encoded()``.
+    ///
+    /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
+    ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
+    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+        self = try PayloadEnvelope.decode(
+            "checkpoint begin", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
+        ) { (reader) throws(LogFormatError) -> CheckpointBegin in
+            CheckpointBegin(
+                lastTransactionID: try reader.readVarUInt("the last transaction ID"),
+                lastCommitTimeMicroseconds: try reader.readVarInt("the last commit time"),
+                nextKey: try reader.readVarUInt("the next key"),
+                objectCount: try reader.readVarUInt("the object count"))
+        }
+    }
+}
+
+extension CheckpointChunk {
+    /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
+    ///
+    /// - Throws: ``LogFormatError/Code/limitExceeded`` when a value or list is over its limit or the payload would
+    ///   exceed ``LogLimits/maxFrameRawByteCount`` (split the records into more chunks);
+    ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
+    public func encoded() throws(LogFormatError) -> [UInt8] {
+        try PayloadEnvelope.encode(
+            "checkpoint chunk", maxByteCount: LogLimits.maxFrameRawByteCount, reservedByteCount: 4096
+        ) { (writer) throws(LogFormatError) in
+            try LogUUID.encodeList(foreignStores, to: &writer, field: "the chunk's foreign stores")
+            try writer.writeCount(records.count, field: "the chunk's records")
+            for record in records {
+                try record.object.encode(to: &writer, foreignStoreCount: foreignStores.count)
+                try PropertyChange.encodeList(record.properties, to: &writer, foreignStoreCount: foreignStores.count)
+            }
+        }
+    }
+
+    /// Decodes a payload encoded by ``encoded()``.
+    ///
+    /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
+    ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
+    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+        self = try PayloadEnvelope.decode(
+            "checkpoint chunk", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
+        ) { (reader) throws(LogFormatError) -> CheckpointChunk in
+            let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+            // A record is at least a reference and an empty property list.
+            let recordCount = try reader.readCount(
+                "the number of records", minimumElementByteCount: ObjectReference.minimumEncodedByteCount + 1)
+            var records: [ObjectRecord] = []
+            records.reserveCapacity(recordCount)
+            for _ in 0..<recordCount {
+                let object = try ObjectReference(from: &reader, foreignStoreCount: foreignStores.count)
+                let properties = try PropertyChange.decodeList(from: &reader, foreignStoreCount: foreignStores.count)
+                records.append(ObjectRecord(object: object, properties: properties))
+            }
+            return CheckpointChunk(foreignStores: foreignStores, records: records)
+        }
+    }
+}
+
+extension CheckpointEnd {
+    /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
+    ///
+    /// - Throws: ``LogFormatError/Code/limitExceeded`` when the digest is longer than
+    ///   ``LogLimits/maxBinaryByteCount``.
+    public func encoded() throws(LogFormatError) -> [UInt8] {
+        try PayloadEnvelope.encode("checkpoint end", maxByteCount: LogLimits.maxFrameRawByteCount) {
+            (writer) throws(LogFormatError) in
+            writer.writeVarUInt(objectCount)
+            try writer.writeByteArray(stateDigest, field: "the state digest")
+        }
+    }
+
+    /// Decodes a payload encoded by ``encoded()``.
+    ///
+    /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
+    ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
+    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+        self = try PayloadEnvelope.decode(
+            "checkpoint end", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
+        ) { (reader) throws(LogFormatError) -> CheckpointEnd in
+            CheckpointEnd(
+                objectCount: try reader.readVarUInt("the object count"),
+                stateDigest: try reader.readByteArray("the state digest"))
+        }
+    }
+}

@@ -1,0 +1,77 @@
+/// The type byte of a frame.
+///
+/// Types with the high bit set (0x80–0xFF) are *skippable extensions*: a reader that does not know one skips it.
+/// An unknown type below 0x80 is an error, because ignoring it could change the meaning of the log.
+public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// A whole transaction (its changeset) in one frame; it commits the transaction.
+    public static let transaction = FrameType(rawValue: 0x01)
+    /// The first fragment of a transaction larger than ``LogLimits/maxFrameRawByteCount``.
+    public static let transactionFirst = FrameType(rawValue: 0x02)
+    /// A middle fragment.
+    public static let transactionMiddle = FrameType(rawValue: 0x03)
+    /// The last fragment; it commits the transaction.
+    public static let transactionLast = FrameType(rawValue: 0x04)
+    /// The bytes of one externally stored binary value, part of the transaction that follows it.
+    public static let blob = FrameType(rawValue: 0x05)
+    /// The model (``SchemaPayload``); committed on its own.
+    public static let schema = FrameType(rawValue: 0x10)
+    /// Starts a checkpoint (``CheckpointBegin``).
+    public static let checkpointBegin = FrameType(rawValue: 0x20)
+    /// A batch of live objects (``CheckpointChunk``).
+    public static let checkpointChunk = FrameType(rawValue: 0x21)
+    /// Ends a checkpoint (``CheckpointEnd``); it commits the checkpoint.
+    public static let checkpointEnd = FrameType(rawValue: 0x22)
+    /// An LZ4 dictionary for the frames after it that use ``FrameCodec/lz4Dictionary``.
+    public static let dictionary = FrameType(rawValue: 0x30)
+    /// Clean close: everything before it was synced.
+    public static let seal = FrameType(rawValue: 0x40)
+
+    /// Whether an older reader may skip a frame of this type.
+    public var isSkippable: Bool { rawValue & 0x80 != 0 }
+
+    /// Whether this reader knows the type.
+    public var isKnown: Bool {
+        switch self {
+        case .transaction, .transactionFirst, .transactionMiddle, .transactionLast, .blob, .schema, .checkpointBegin,
+            .checkpointChunk, .checkpointEnd, .dictionary, .seal:
+            true
+        default: false
+        }
+    }
+
+    /// Whether the frame belongs to a transaction (and carries its transaction ID in the frame header).
+    public var isTransactionPart: Bool {
+        self == .transaction || self == .transactionFirst || self == .transactionMiddle || self == .transactionLast
+            || self == .blob
+    }
+
+    public var description: String {
+        switch self {
+        case .transaction: "transaction"
+        case .transactionFirst: "transaction-first"
+        case .transactionMiddle: "transaction-middle"
+        case .transactionLast: "transaction-last"
+        case .blob: "blob"
+        case .schema: "schema"
+        case .checkpointBegin: "checkpoint-begin"
+        case .checkpointChunk: "checkpoint-chunk"
+        case .checkpointEnd: "checkpoint-end"
+        case .dictionary: "dictionary"
+        case .seal: "seal"
+        default: isSkippable ? "extension-0x\(String(rawValue, radix: 16))" : "unknown-0x\(String(rawValue, radix: 16))"
+        }
+    }
+}
+
+/// How a frame's body is stored.
+public enum FrameCodec: UInt8, Hashable, Sendable {
+    /// The body is the payload itself.
+    case raw = 0
+    /// The body is one LZ4 block; it decompresses to exactly the frame's raw length.
+    case lz4 = 1
+    /// One LZ4 block compressed against the most recent ``FrameType/dictionary`` frame.
+    case lz4Dictionary = 2
+}

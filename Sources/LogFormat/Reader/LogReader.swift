@@ -1,0 +1,187 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Read-only access to a log: never modifies the file, takes no lock, and may run while another process writes.
+///
+/// An invalid tail is treated as "not yet written"; damage to synced data stops a scan at the damage and is
+/// reported in ``ScanReport/tail`` (the read-only open "up to the damage").
+public final class LogReader: Sendable {
+    /// The file's path.
+    public let path: String
+    /// The file header.
+    public let header: LogFileHeader
+    /// Whether one header copy was damaged (the other was used).
+    public let headerCopyDamaged: Bool
+    private let file: LogFile
+
+    /// Opens `path` read-only and checks its header.
+    ///
+    /// - Throws: ``LogFormatError`` when the file is missing, is a directory, is not a log, or was written by a
+    ///   newer major version or with an unknown incompatible feature.
+    public init(path: String) throws(LogFormatError) {
+        self.path = path
+        guard !SystemCalls.isDirectory(path) else {
+            throw LogFormatError(.notALog, "is a directory, not an EventGraph log", path: path)
+        }
+        let file = try LogFile(path: path, flags: O_RDONLY, faults: nil)
+        (header, headerCopyDamaged) = try Self.readHeader(file)
+        self.file = file
+    }
+
+    /// Reads and decodes the header region of an open file.
+    static func readHeader(_ file: borrowing LogFile) throws(LogFormatError) -> (LogFileHeader, Bool) {
+        let region = try file.read(count: Int(LogFileHeader.framesByteOffset), at: 0)
+        guard region.count >= LogFileHeader.copyByteCount else {
+            if region.isEmpty { throw LogFormatError(.notALog, "is empty, not an EventGraph log", path: file.path) }
+            throw LogFormatError(.notALog, "is too short (\(region.count) bytes) to be an EventGraph log",
+                path: file.path)
+        }
+        let path = file.path
+        let decoded = try region.withUnsafeBytes { raw in
+            Result { () throws(LogFormatError) in try LogFileHeader.decode(region: raw, path: path) }
+        }.get()
+        guard region.count == Int(LogFileHeader.framesByteOffset) else {
+            throw LogFormatError(
+                .damaged, "the header region is truncated (\(region.count) of \(LogFileHeader.framesByteOffset) bytes)",
+                path: file.path, byteOffset: UInt64(region.count))
+        }
+        // The gaps between and after the copies are zero; a flipped bit there is reported, never ignored.
+        let gapsAreZero = region.withUnsafeBytes { raw in
+            raw[LogFileHeader.copyByteCount..<LogFileHeader.secondCopyByteOffset].allSatisfy { $0 == 0 }
+                && raw[(LogFileHeader.secondCopyByteOffset + LogFileHeader.copyByteCount)...].allSatisfy { $0 == 0 }
+        }
+        return (decoded.0, decoded.1 || !gapsAreZero)
+    }
+
+    /// Scans the whole log, verifying every frame, and calls `body` with each committed unit in order.
+    ///
+    /// - Parameter fromTransactionID: transactions before this one are verified but not delivered.
+    /// - Returns: a summary, including how the committed part ends (clean, torn tail, or damage).
+    @discardableResult
+    public func scan(
+        fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws(LogFormatError) -> Void = { _ in }
+    ) throws(LogFormatError) -> ScanReport {
+        let scanFile = try LogFile(path: path, flags: O_RDONLY, faults: nil)
+        let size = try scanFile.size()
+        var scanner = LogScanner(window: FileWindow(file: scanFile, limit: size), header: header)
+        let path = self.path
+        let result = try scanner.scan { event throws(LogFormatError) in
+            if let record = try LogReader.record(for: event, path: path, fromTransactionID: fromTransactionID) {
+                try body(record)
+            }
+        }
+        return ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged)
+    }
+
+    /// Converts a scanner event to a public record, decoding schema and checkpoint payloads.
+    static func record(for event: ScanEvent, path: String, fromTransactionID: UInt64) throws(LogFormatError)
+        -> LogRecord?
+    {
+        func decoding<T>(_ offset: UInt64, _ what: String, _ decode: () throws -> T) throws(LogFormatError) -> T {
+            do {
+                return try decode()
+            } catch let error as LogFormatError {
+                throw LogFormatError(.malformedPayload, "\(what): \(error.message)", path: path, byteOffset: offset)
+            } catch {
+                throw LogFormatError(.malformedPayload, "\(what): \(error)", path: path, byteOffset: offset)
+            }
+        }
+        switch event {
+        case .schema(let payload, let offset):
+            return .schema(try decoding(offset, "schema") { try SchemaPayload(decoding: payload) }, byteOffset: offset)
+        case .transaction(let id, let payload, let blobs, let offset):
+            guard id >= fromTransactionID else { return nil }
+            return .transaction(TransactionRecord(transactionID: id, payload: payload, blobs: blobs, byteOffset: offset))
+        case .checkpointBegin(let payload, let offset):
+            return .checkpointBegin(
+                try decoding(offset, "checkpoint begin") { try CheckpointBegin(decoding: payload) }, byteOffset: offset)
+        case .checkpointChunk(let payload, let offset):
+            return .checkpointChunk(
+                try decoding(offset, "checkpoint chunk") { try CheckpointChunk(decoding: payload) }, byteOffset: offset)
+        case .checkpointBlob(let location):
+            return .checkpointBlob(location)
+        case .checkpointEnd(let payload, let offset):
+            return .checkpointEnd(
+                try decoding(offset, "checkpoint end") { try CheckpointEnd(decoding: payload) }, byteOffset: offset)
+        case .dictionary(let payload, let offset):
+            return .dictionary(byteCount: payload.count, byteOffset: offset)
+        case .seal(let offset):
+            return .seal(byteOffset: offset)
+        case .extensionFrame(let type, let payload, let offset):
+            return .extensionFrame(type: type, payload: payload, byteOffset: offset)
+        }
+    }
+
+    /// Reads and verifies the single frame at `byteOffset` and returns its header and decompressed payload.
+    ///
+    /// The object layer reads externally stored binary values this way, from offsets learned while replaying.
+    public func readFrame(at byteOffset: UInt64) throws(LogFormatError) -> (FrameHeader, [UInt8]) {
+        guard byteOffset >= LogFileHeader.framesByteOffset, byteOffset % UInt64(FrameHeader.alignment) == 0 else {
+            throw LogFormatError(.invalidArgument, "no frame can start at byte offset \(byteOffset)", path: path)
+        }
+        let headerBytes = try file.read(count: FrameHeader.byteCount, at: byteOffset)
+        guard headerBytes.count == FrameHeader.byteCount else {
+            throw LogFormatError(.damaged, "truncated frame header at byte offset \(byteOffset)", path: path,
+                byteOffset: byteOffset)
+        }
+        let seed = header.checksumSeed
+        let decoded = headerBytes.withUnsafeBytes { FrameHeader.decode($0, seed: seed) }
+        guard case .success(let frameHeader) = decoded else {
+            throw LogFormatError(.damaged, "frame header at byte offset \(byteOffset) fails its checks", path: path,
+                byteOffset: byteOffset)
+        }
+        let body = try file.read(count: Int(frameHeader.bodyByteCount), at: byteOffset + UInt64(FrameHeader.byteCount))
+        guard body.count == Int(frameHeader.bodyByteCount),
+            CRC32C.checksum(body, continuing: seed) == frameHeader.bodyChecksum
+        else {
+            throw LogFormatError(.damaged, "frame body at byte offset \(byteOffset) fails its checksum", path: path,
+                byteOffset: byteOffset)
+        }
+        switch frameHeader.codec {
+        case .raw:
+            return (frameHeader, body)
+        case .lz4:
+            guard let raw = body.withUnsafeBytes({ LZ4.decompress($0, rawByteCount: Int(frameHeader.rawByteCount)) })
+            else {
+                throw LogFormatError(.damaged, "frame at byte offset \(byteOffset) does not decompress", path: path,
+                    byteOffset: byteOffset)
+            }
+            return (frameHeader, raw)
+        case .lz4Dictionary:
+            throw LogFormatError(
+                .invalidArgument, "frame at byte offset \(byteOffset) needs its file's dictionary; read it by scanning",
+                path: path, byteOffset: byteOffset)
+        }
+    }
+
+    /// Reads an externally stored binary value from its blob frame.
+    public func readBlob(at byteOffset: UInt64) throws(LogFormatError) -> [UInt8] {
+        let (frameHeader, payload) = try readFrame(at: byteOffset)
+        guard frameHeader.type == .blob else {
+            throw LogFormatError(
+                .invalidArgument, "the frame at byte offset \(byteOffset) is a \(frameHeader.type) frame, not a blob",
+                path: path, byteOffset: byteOffset)
+        }
+        return payload
+    }
+}
+
+extension ScanReport {
+    init(_ result: ScanResult, fileByteCount: UInt64, headerCopyDamaged: Bool) {
+        let tail: LogTail =
+            switch result.tail {
+            case .clean: .clean
+            case .torn(let offset, let count, let reason):
+                .torn(TornTail(byteOffset: offset, byteCount: count, reason: reason))
+            case .damaged(let report): .damaged(report)
+            }
+        self.init(
+            fileByteCount: fileByteCount, committedByteCount: result.committedEnd, frameCount: result.frameCount,
+            transactionCount: result.transactionCount, lastTransactionID: result.lastTransactionID,
+            rawPayloadByteCount: result.rawPayloadByteCount, storedBodyByteCount: result.storedBodyByteCount,
+            endsWithSeal: result.endsWithSeal, headerCopyDamaged: headerCopyDamaged, tail: tail)
+    }
+}

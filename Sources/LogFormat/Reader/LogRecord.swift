@@ -1,0 +1,104 @@
+/// A committed unit of the log, as ``LogReader`` delivers it.
+public enum LogRecord: Sendable {
+    /// The model in force from here on.
+    case schema(SchemaPayload, byteOffset: UInt64)
+    /// A committed transaction.
+    case transaction(TransactionRecord)
+    /// The start of a checkpoint; the state it describes replaces everything before it.
+    case checkpointBegin(CheckpointBegin, byteOffset: UInt64)
+    /// A batch of live objects of the current checkpoint.
+    case checkpointChunk(CheckpointChunk, byteOffset: UInt64)
+    /// An externally stored binary value that belongs to the current checkpoint.
+    case checkpointBlob(BlobLocation)
+    /// The end of the checkpoint.
+    case checkpointEnd(CheckpointEnd, byteOffset: UInt64)
+    /// An LZ4 dictionary used by later frames (handled by the reader; reported for tools).
+    case dictionary(byteCount: Int, byteOffset: UInt64)
+    /// A clean close.
+    case seal(byteOffset: UInt64)
+    /// A skippable extension frame this version does not interpret.
+    case extensionFrame(type: FrameType, payload: [UInt8], byteOffset: UInt64)
+}
+
+/// A committed transaction: its ID, its (undecoded) changeset payload and its blobs.
+public struct TransactionRecord: Sendable {
+    public var transactionID: UInt64
+    /// The encoded ``Changeset``; decode it with ``changeset()``.
+    public var payload: [UInt8]
+    /// The transaction's externally stored binary values, in index order.
+    public var blobs: [BlobLocation]
+    /// Byte offset of the transaction's first frame.
+    public var byteOffset: UInt64
+
+    public init(transactionID: UInt64, payload: [UInt8], blobs: [BlobLocation], byteOffset: UInt64) {
+        self.transactionID = transactionID
+        self.payload = payload
+        self.blobs = blobs
+        self.byteOffset = byteOffset
+    }
+
+    /// Decodes the changeset, checking that its transaction ID matches the frames'.
+    public func changeset() throws(LogFormatError) -> Changeset {
+        let changeset: Changeset
+        do {
+            changeset = try Changeset(decoding: payload)
+        } catch {
+            throw LogFormatError(
+                .malformedPayload, "transaction \(transactionID): \(error.message)", byteOffset: byteOffset)
+        }
+        guard changeset.transactionID == transactionID else {
+            throw LogFormatError(
+                .malformedPayload,
+                "transaction \(transactionID) carries a changeset for transaction \(changeset.transactionID)",
+                byteOffset: byteOffset)
+        }
+        return changeset
+    }
+}
+
+/// What follows the committed part of a log.
+public enum LogTail: Hashable, Sendable {
+    /// The file ends exactly after its last committed frame.
+    case clean
+    /// Bytes after the last committed frame that were never synced (a crash during a write): not data, and
+    /// dropped by the next writer.
+    case torn(TornTail)
+    /// Data that had already been made durable fails its checks.
+    case damaged(DamageReport)
+}
+
+/// The bytes of a torn (never-synced) tail.
+public struct TornTail: Hashable, Sendable {
+    /// Where the tail starts (the end of the last committed frame).
+    public var byteOffset: UInt64
+    /// How many bytes it has.
+    public var byteCount: UInt64
+    /// Why its first frame was not accepted.
+    public var reason: String
+
+    public init(byteOffset: UInt64, byteCount: UInt64, reason: String) {
+        self.byteOffset = byteOffset
+        self.byteCount = byteCount
+        self.reason = reason
+    }
+}
+
+/// A summary of one pass over a log.
+public struct ScanReport: Hashable, Sendable {
+    /// Bytes in the file when the scan began.
+    public var fileByteCount: UInt64
+    /// Bytes up to the end of the last committed frame.
+    public var committedByteCount: UInt64
+    public var frameCount: Int
+    public var transactionCount: Int
+    /// The last committed transaction (0 when none).
+    public var lastTransactionID: UInt64
+    /// Payload bytes after decompression, and stored body bytes, of every verified frame.
+    public var rawPayloadByteCount: UInt64
+    public var storedBodyByteCount: UInt64
+    /// Whether the committed part ends with a seal (the last writer closed cleanly).
+    public var endsWithSeal: Bool
+    /// Whether one of the two header copies failed its checks (the other was used).
+    public var headerCopyDamaged: Bool
+    public var tail: LogTail
+}

@@ -1,0 +1,160 @@
+/// Where a blob frame is: its logical identity (transaction and index) and its byte offset in this file.
+public struct BlobLocation: Hashable, Sendable {
+    public var transactionID: UInt64
+    public var index: UInt32
+    public var byteOffset: UInt64
+    public var byteCount: UInt32
+
+    public init(transactionID: UInt64, index: UInt32, byteOffset: UInt64, byteCount: UInt32) {
+        self.transactionID = transactionID
+        self.index = index
+        self.byteOffset = byteOffset
+        self.byteCount = byteCount
+    }
+}
+
+/// A committed unit found while scanning, with its payload already verified and decompressed.
+enum ScanEvent {
+    case schema(payload: [UInt8], byteOffset: UInt64)
+    case transaction(id: UInt64, payload: [UInt8], blobs: [BlobLocation], byteOffset: UInt64)
+    case checkpointBegin(payload: [UInt8], byteOffset: UInt64)
+    case checkpointChunk(payload: [UInt8], byteOffset: UInt64)
+    case checkpointBlob(BlobLocation)
+    case checkpointEnd(payload: [UInt8], byteOffset: UInt64)
+    case dictionary(payload: [UInt8], byteOffset: UInt64)
+    case seal(byteOffset: UInt64)
+    case extensionFrame(type: FrameType, payload: [UInt8], byteOffset: UInt64)
+}
+
+/// How a scan ended.
+struct ScanResult {
+    /// End of the last committed unit: everything before it is intact.
+    var committedEnd: UInt64
+    /// Sequence number the next frame must carry.
+    var nextSequence: UInt64
+    /// The last committed transaction (0 when none).
+    var lastTransactionID: UInt64
+    /// Whether the last committed frame is a seal.
+    var endsWithSeal: Bool
+    /// Frames counted, committed transactions counted, payload bytes after decompression.
+    var frameCount: Int
+    var transactionCount: Int
+    var rawPayloadByteCount: UInt64
+    var storedBodyByteCount: UInt64
+    /// What follows the committed prefix: nothing, a torn tail, or damage.
+    var tail: TailState
+}
+
+/// What the scan found after the committed prefix.
+enum TailState {
+    case clean
+    case torn(byteOffset: UInt64, byteCount: UInt64, reason: String)
+    case damaged(DamageReport)
+}
+
+/// Reads frames in order, verifying each one and the grammar of the file, and classifies the first failure as a
+/// torn (never-synced) tail or as damage to synced data (see `Docs/FileFormat.md`, "Recovery").
+struct LogScanner: ~Copyable {
+    var window: FileWindow
+    let header: LogFileHeader
+    let seed: UInt32
+
+    init(window: consuming FileWindow, header: LogFileHeader) {
+        self.window = window
+        self.header = header
+        self.seed = header.checksumSeed
+    }
+
+    /// A frame that passed every per-frame check.
+    struct VerifiedFrame {
+        var header: FrameHeader
+        var byteOffset: UInt64
+        var payload: [UInt8]
+    }
+
+    /// Why a frame was rejected.
+    struct Rejection: Error {
+        var reason: String
+    }
+
+    /// Reads and verifies one frame at `offset` (checksums, limits, padding, decompression).
+    mutating func readFrame(
+        at offset: UInt64, expectedSequence: UInt64?, dictionary: [UInt8]?
+    ) throws(LogFormatError) -> Result<VerifiedFrame, Rejection> {
+        let seed = self.seed
+        guard
+            let decoded = try window.withBytes(at: offset, count: FrameHeader.byteCount, { raw in
+                FrameHeader.decode(raw, seed: seed)
+            })
+        else {
+            return .failure(Rejection(reason: "truncated frame header"))
+        }
+        let frameHeader: FrameHeader
+        switch decoded {
+        case .success(let value): frameHeader = value
+        case .failure(let failure): return .failure(Rejection(reason: failure.reason))
+        }
+        if let expectedSequence, frameHeader.sequence != expectedSequence {
+            return .failure(Rejection(reason: "sequence number \(frameHeader.sequence), expected \(expectedSequence)"))
+        }
+        let bodyCount = Int(frameHeader.bodyByteCount)
+        let paddedCount = Int(frameHeader.frameByteCount) - FrameHeader.byteCount
+        let bodyResult = try window.withBytes(at: offset + UInt64(FrameHeader.byteCount), count: paddedCount) {
+            raw -> Result<[UInt8], Rejection> in
+            let body = UnsafeRawBufferPointer(rebasing: raw[0..<bodyCount])
+            guard CRC32C.checksum(body, continuing: seed) == frameHeader.bodyChecksum else {
+                return .failure(Rejection(reason: "frame body checksum mismatch"))
+            }
+            for index in bodyCount..<paddedCount where raw[index] != 0 {
+                return .failure(Rejection(reason: "nonzero padding after the frame body"))
+            }
+            switch frameHeader.codec {
+            case .raw:
+                return .success(Array(body))
+            case .lz4, .lz4Dictionary:
+                let dictionaryToUse = frameHeader.codec == .lz4Dictionary ? dictionary : nil
+                if frameHeader.codec == .lz4Dictionary && dictionary == nil {
+                    return .failure(Rejection(reason: "dictionary-compressed frame without a dictionary before it"))
+                }
+                guard
+                    let raw = LZ4.decompress(
+                        body, rawByteCount: Int(frameHeader.rawByteCount), dictionary: dictionaryToUse)
+                else {
+                    return .failure(Rejection(reason: "LZ4 block does not decompress to its recorded length"))
+                }
+                return .success(raw)
+            }
+        }
+        guard let bodyResult else { return .failure(Rejection(reason: "truncated frame body")) }
+        switch bodyResult {
+        case .success(let payload):
+            return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: payload))
+        case .failure(let rejection):
+            return .failure(rejection)
+        }
+    }
+
+    /// Looks for the first frame after `offset` whose header and body checksums verify and whose sequence number
+    /// is above `sequence` (decompression is not needed to prove that the frame was written).
+    mutating func nextVerifiableFrame(after offset: UInt64, sequenceAbove sequence: UInt64)
+        throws(LogFormatError) -> (header: FrameHeader, byteOffset: UInt64)?
+    {
+        var candidate = offset + UInt64(FrameHeader.alignment)
+        let seed = self.seed
+        while candidate + UInt64(FrameHeader.byteCount) <= window.limit {
+            let header = try window.withBytes(at: candidate, count: FrameHeader.byteCount) { raw in
+                try? FrameHeader.decode(raw, seed: seed).get()
+            }
+            if let header = header ?? nil, header.sequence > sequence {
+                let bodyCount = Int(header.bodyByteCount)
+                let bodyVerifies =
+                    try window.withBytes(at: candidate + UInt64(FrameHeader.byteCount), count: bodyCount) { body in
+                        CRC32C.checksum(body, continuing: seed) == header.bodyChecksum
+                    } ?? false
+                if bodyVerifies { return (header, candidate) }
+            }
+            candidate += UInt64(FrameHeader.alignment)
+        }
+        return nil
+    }
+}

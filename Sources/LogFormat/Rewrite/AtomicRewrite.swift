@@ -1,0 +1,121 @@
+/// Names and cleanup of the temporary files used by creation and rewrite.
+///
+/// A temporary file is `.<log name>.<purpose>-<random>` next to the log, so that the rename into place stays in
+/// one directory (and one file system) and leftovers are recognisable.
+public enum AtomicRewrite {
+    static func temporaryPath(for path: String, purpose: String) -> String {
+        let random = LogUUID.random()
+        let name = ".\(FilePath.lastComponent(of: path)).\(purpose)-\(String(random.high, radix: 16))"
+        return FilePath.join(FilePath.directory(of: path), name)
+    }
+
+    /// Removes temporary files an interrupted create or rewrite left next to `path`; returns their paths.
+    ///
+    /// Only a process holding the writer lock may call this (another writer could be mid-rewrite otherwise).
+    static func removeLeftovers(of path: String) -> [String] {
+        let directory = FilePath.directory(of: path)
+        let prefix = ".\(FilePath.lastComponent(of: path))."
+        var removed: [String] = []
+        for name in SystemCalls.listDirectory(directory) where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard rest.hasPrefix("rewrite-") || rest.hasPrefix("create-") || rest.hasPrefix("salvage-") else { continue }
+            let leftover = FilePath.join(directory, name)
+            SystemCalls.unlink(leftover)
+            removed.append(leftover)
+        }
+        return removed
+    }
+}
+
+/// Receives the frames of a checkpoint while a log is rewritten.
+public struct CheckpointSink: ~Copyable {
+    var writer: SequentialFrameWriter
+    /// Where each blob appended so far landed.
+    public private(set) var locations: [BlobLocation] = []
+
+    init(writer: consuming SequentialFrameWriter) { self.writer = writer }
+
+    /// Appends a batch of live objects. Keep each chunk well under ``LogLimits/maxFrameRawByteCount`` encoded.
+    public mutating func append(_ chunk: CheckpointChunk) throws(LogFormatError) {
+        try writer.append(OutgoingFrame(type: .checkpointChunk, payload: try encode { try chunk.encoded() }))
+    }
+
+    /// Appends the bytes of an externally stored value that live objects reference; returns where it landed.
+    @discardableResult
+    public mutating func appendBlob(_ reference: BlobReference, bytes: [UInt8]) throws(LogFormatError) -> BlobLocation {
+        let offset = try writer.append(
+            OutgoingFrame(type: .blob, transactionID: reference.transactionID, partIndex: reference.index, payload: bytes))
+        let location = BlobLocation(
+            transactionID: reference.transactionID, index: reference.index, byteOffset: offset,
+            byteCount: UInt32(bytes.count))
+        locations.append(location)
+        return location
+    }
+}
+
+/// Encodes a payload, turning any error into a LogFormatError.
+func encode(_ body: () throws -> [UInt8]) throws(LogFormatError) -> [UInt8] {
+    do { return try body() } catch let error as LogFormatError { throw error } catch {
+        throw LogFormatError(.malformedPayload, "payload does not encode: \(error)")
+    }
+}
+
+/// Writes frames one after another into a new file (rewrite, salvage), all with the same watermark.
+struct SequentialFrameWriter: ~Copyable {
+    let file: LogFile
+    let header: LogFileHeader
+    let seed: UInt32
+    var offset: UInt64
+    var sequence: UInt64
+    var buffer: [UInt8] = []
+    var bufferStart: UInt64
+
+    init(file: consuming LogFile, header: LogFileHeader) throws(LogFormatError) {
+        self.file = file
+        self.header = header
+        self.seed = header.checksumSeed
+        self.offset = LogFileHeader.framesByteOffset
+        self.sequence = header.baseSequence
+        self.bufferStart = LogFileHeader.framesByteOffset
+        try self.file.write(header.encodedRegion(), at: 0)
+    }
+
+    /// Appends a frame (buffered); returns its byte offset.
+    @discardableResult
+    mutating func append(_ frame: OutgoingFrame, watermark: UInt64 = LogFileHeader.framesByteOffset)
+        throws(LogFormatError) -> UInt64
+    {
+        let body = try frame.encodeBody(seed: seed, dictionary: nil)
+        let size = Int(body.frameByteCount)
+        let position = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: size))
+        let sequence = self.sequence
+        let seed = self.seed
+        buffer.withUnsafeMutableBytes { out in
+            body.write(
+                into: UnsafeMutableRawBufferPointer(rebasing: out[position..<position + size]), sequence: sequence,
+                durableWatermark: watermark, seed: seed)
+        }
+        let frameOffset = offset
+        offset += UInt64(size)
+        self.sequence += 1
+        if buffer.count >= 4 << 20 { try flush() }
+        return frameOffset
+    }
+
+    mutating func flush() throws(LogFormatError) {
+        guard !buffer.isEmpty else { return }
+        try file.write(buffer, at: bufferStart)
+        bufferStart += UInt64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Flushes, syncs, appends a seal whose watermark proves every earlier frame durable, and syncs again.
+    mutating func finishWithSeal() throws(LogFormatError) {
+        try flush()
+        try file.sync()
+        try append(OutgoingFrame(type: .seal, payload: []), watermark: offset)
+        try flush()
+        try file.sync()
+    }
+}

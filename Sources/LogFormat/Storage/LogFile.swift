@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open file descriptor with the operations the log needs, each passing through the optional fault injector.
+///
+/// Not copyable: the descriptor is closed exactly once, when the value is consumed or destroyed.
+struct LogFile: ~Copyable {
+    let descriptor: Int32
+    let path: String
+    let faults: FaultInjector?
+
+    init(path: String, flags: Int32, faults: FaultInjector?) throws(LogFormatError) {
+        self.descriptor = try SystemCalls.open(path, flags: flags)
+        self.path = path
+        self.faults = faults
+    }
+
+    deinit { SystemCalls.close(descriptor) }
+
+    func size() throws(LogFormatError) -> UInt64 { try SystemCalls.fileSize(descriptor, path: path) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogFormatError) -> Int {
+        try SystemCalls.pread(descriptor, buffer, at: offset, path: path)
+    }
+
+    /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
+    func read(count: Int, at offset: UInt64) throws(LogFormatError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let descriptor = self.descriptor
+        let path = self.path
+        let n = try bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(LogFormatError) in try SystemCalls.pread(descriptor, buffer, at: offset, path: path) }
+        }.get()
+        if n < count { bytes.removeSubrange(n...) }
+        return bytes
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogFormatError) {
+        switch faults?.check(.write) {
+        case .fail(let code):
+            throw SystemCalls.failure("write (injected)", path: path, code: code, offset: offset)
+        case .tear(let code):
+            try SystemCalls.pwrite(descriptor, UnsafeRawBufferPointer(rebasing: bytes.prefix(bytes.count / 2)),
+                at: offset, path: path)
+            throw SystemCalls.failure("write (injected tear)", path: path, code: code,
+                offset: offset + UInt64(bytes.count / 2))
+        case nil:
+            try SystemCalls.pwrite(descriptor, bytes, at: offset, path: path)
+        }
+    }
+
+    func write(_ bytes: [UInt8], at offset: UInt64) throws(LogFormatError) {
+        // Copy into a contiguous buffer owned here; the typed throw cannot cross withUnsafeBytes.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+        defer { buffer.deallocate() }
+        bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        try write(UnsafeRawBufferPointer(buffer), at: offset)
+    }
+
+    func sync() throws(LogFormatError) {
+        if case .fail(let code)? = faults?.check(.sync) {
+            throw SystemCalls.failure("fdatasync (injected)", path: path, code: code)
+        }
+        try SystemCalls.dataSync(descriptor, path: path)
+    }
+
+    func truncate(to length: UInt64) throws(LogFormatError) {
+        if case .fail(let code)? = faults?.check(.truncate) {
+            throw SystemCalls.failure("truncate (injected)", path: path, code: code)
+        }
+        try SystemCalls.truncate(descriptor, to: length, path: path)
+    }
+}
+
+extension FaultInjector? {
+    func rename(_ from: String, to: String) throws(LogFormatError) {
+        if case .fail(let code)? = self?.check(.rename) {
+            throw SystemCalls.failure("rename (injected)", path: from, code: code)
+        }
+        try SystemCalls.rename(from, to: to)
+    }
+
+    func syncDirectory(of path: String) throws(LogFormatError) {
+        if case .fail(let code)? = self?.check(.directorySync) {
+            throw SystemCalls.failure("directory fsync (injected)", path: path, code: code)
+        }
+        try SystemCalls.syncDirectory(of: path)
+    }
+}

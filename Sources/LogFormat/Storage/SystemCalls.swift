@@ -1,0 +1,167 @@
+// Every C call LogFormat makes goes through this file: C return codes become Swift errors in one place,
+// interrupted calls are retried, and short reads and writes are completed.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum SystemCalls {
+    static var errno: Int32 {
+        #if canImport(Glibc)
+        Glibc.errno
+        #else
+        Darwin.errno
+        #endif
+    }
+
+    static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    static func failure(_ what: String, path: String, code: Int32 = errno, offset: UInt64? = nil) -> LogFormatError {
+        LogFormatError(.io, "\(what) failed: \(errorText(code)) (errno \(code))", path: path, byteOffset: offset,
+            systemErrno: code)
+    }
+
+    static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(LogFormatError) -> Int32 {
+        while true {
+            let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw failure("open", path: path) }
+        }
+    }
+
+    /// Reads exactly `buffer.count` bytes unless the file ends first; returns the number read.
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String)
+        throws(LogFormatError) -> Int
+    {
+        var done = 0
+        while done < buffer.count {
+            let n = Glibc_pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n > 0 {
+                done += n
+            } else if n == 0 {
+                break
+            } else if errno != EINTR {
+                throw failure("read", path: path, offset: offset + UInt64(done))
+            }
+        }
+        return done
+    }
+
+    static func pwrite(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64, path: String)
+        throws(LogFormatError)
+    {
+        var done = 0
+        while done < buffer.count {
+            let n = Glibc_pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n > 0 {
+                done += n
+            } else if n < 0 && errno != EINTR {
+                throw failure("write", path: path, offset: offset + UInt64(done))
+            } else if n == 0 {
+                throw failure("write", path: path, code: ENOSPC, offset: offset + UInt64(done))
+            }
+        }
+    }
+
+    static func dataSync(_ fd: Int32, path: String) throws(LogFormatError) {
+        #if canImport(Darwin)
+        let result = fcntl(fd, F_FULLFSYNC)
+        #else
+        let result = fdatasync(fd)
+        #endif
+        if result != 0 { throw failure("fdatasync", path: path) }
+    }
+
+    static func fullSync(_ fd: Int32, path: String) throws(LogFormatError) {
+        if fsync(fd) != 0 { throw failure("fsync", path: path) }
+    }
+
+    static func truncate(_ fd: Int32, to length: UInt64, path: String) throws(LogFormatError) {
+        while ftruncate(fd, off_t(length)) != 0 {
+            if errno != EINTR { throw failure("truncate to \(length) bytes", path: path) }
+        }
+    }
+
+    static func fileSize(_ fd: Int32, path: String) throws(LogFormatError) -> UInt64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("stat", path: path) }
+        return UInt64(info.st_size)
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    static func close(_ fd: Int32) {
+        _ = Glibc_close(fd)  // close errors are not actionable after fdatasync; the fd is gone either way
+    }
+
+    static func rename(_ from: String, to: String) throws(LogFormatError) {
+        guard Glibc_rename(from, to) == 0 else { throw failure("rename to \(to)", path: from) }
+    }
+
+    static func link(_ from: String, to: String) throws(LogFormatError) {
+        guard Glibc_link(from, to) == 0 else { throw failure("link to \(to)", path: from) }
+    }
+
+    static func unlink(_ path: String) {
+        _ = Glibc_unlink(path)
+    }
+
+    /// fsync of the directory holding `path`, so a rename or create in it is durable.
+    static func syncDirectory(of path: String) throws(LogFormatError) {
+        let directory = FilePath.directory(of: path)
+        let fd = try open(directory, flags: O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw failure("fsync of directory", path: directory) }
+    }
+
+    /// Names in a directory (without "." and "..").
+    static func listDirectory(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func processID() -> Int32 { getpid() }
+
+    /// Tries to take an exclusive `flock` without blocking; returns false when another open file holds it.
+    static func tryExclusiveLock(_ fd: Int32, path: String) throws(LogFormatError) -> Bool {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EWOULDBLOCK || code == EAGAIN { return false }
+            if code != EINTR { throw failure("flock", path: path, code: code) }
+        }
+        return true
+    }
+}
+
+// Unambiguous names for the C functions that share names with the wrappers above.
+@inline(__always) private func Glibc_open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    open(path, flags, mode)
+}
+@inline(__always) private func Glibc_pread(_ fd: Int32, _ buf: UnsafeMutableRawPointer, _ n: Int, _ off: off_t) -> Int {
+    pread(fd, buf, n, off)
+}
+@inline(__always) private func Glibc_pwrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int, _ off: off_t) -> Int {
+    pwrite(fd, buf, n, off)
+}
+@inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }
+@inline(__always) private func Glibc_rename(_ a: String, _ b: String) -> Int32 { rename(a, b) }
+@inline(__always) private func Glibc_link(_ a: String, _ b: String) -> Int32 { link(a, b) }
+@inline(__always) private func Glibc_unlink(_ a: String) -> Int32 { unlink(a) }

@@ -1,0 +1,196 @@
+import Dispatch
+
+extension LogWriter {
+    /// Appends one transaction: its blobs, then its changeset payload (split into fragments when it is larger than
+    /// ``Options/fragmentByteCount``). Returns when the transaction is as durable as the writer's mode promises.
+    ///
+    /// - Parameters:
+    ///   - id: the transaction ID; must be greater than every earlier one.
+    ///   - payload: the encoded ``Changeset``.
+    ///   - blobs: externally stored binary values, referenced from the changeset as ``BlobReference``s by index.
+    @discardableResult
+    public func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]] = []) throws(LogFormatError)
+        -> AppendedTransaction
+    {
+        var frames: [OutgoingFrame] = []
+        for (index, blob) in blobs.enumerated() {
+            frames.append(OutgoingFrame(type: .blob, transactionID: id, partIndex: UInt32(index), payload: blob))
+        }
+        guard payload.count <= LogLimits.maxTransactionByteCount else {
+            throw LogFormatError(
+                .limitExceeded,
+                "transaction \(id) is \(payload.count) bytes, over the limit of \(LogLimits.maxTransactionByteCount)",
+                path: path)
+        }
+        frames += OutgoingFrame.transactionFrames(
+            id: id, payload: payload, fragmentByteCount: options.fragmentByteCount)
+        let placed = try append(frames, transactionID: id, durable: options.durability == .full)
+        let blobLocations = placed.prefix(blobs.count).map { frame in
+            BlobLocation(
+                transactionID: id, index: frame.partIndex, byteOffset: frame.byteOffset,
+                byteCount: UInt32(frame.rawByteCount))
+        }
+        return AppendedTransaction(
+            transactionID: id, byteOffset: placed.first!.byteOffset, endByteOffset: placed.last!.endByteOffset,
+            blobs: blobLocations)
+    }
+
+    /// Appends the model (a schema frame).
+    public func append(schema: SchemaPayload) throws(LogFormatError) {
+        let payload: [UInt8]
+        payload = try encode { try schema.encoded() }
+        _ = try append([OutgoingFrame(type: .schema, payload: payload)], transactionID: nil, durable: options.durability == .full)
+    }
+
+    /// Waits until everything appended so far is durable (an `fdatasync`, shared with concurrent appends).
+    public func sync() throws(LogFormatError) {
+        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
+            try ensure(locked.value.reservedEnd, durable: true, &locked)
+        }
+    }
+
+    /// Syncs everything, appends a seal (clean close), syncs it and releases the writer lock.
+    ///
+    /// Further calls fail with ``LogFormatError/Code/closed``. Closing a poisoned writer throws its poison and
+    /// writes no seal.
+    public func close() throws(LogFormatError) {
+        let alreadyClosed = state.withLock { $0.value.isClosed }
+        if alreadyClosed { return }
+        try sync()
+        _ = try append([OutgoingFrame(type: .seal, payload: [])], transactionID: nil, durable: true)
+        state.withLock { $0.value.isClosed = true }
+    }
+
+    /// Where a frame landed.
+    struct PlacedFrame {
+        var byteOffset: UInt64
+        var endByteOffset: UInt64
+        var partIndex: UInt32
+        var rawByteCount: Int
+    }
+
+    /// Encodes `frames` (outside the lock), reserves their place, and waits for them to be written (and synced
+    /// when `durable`).
+    func append(_ frames: [OutgoingFrame], transactionID: UInt64?, durable: Bool) throws(LogFormatError)
+        -> [PlacedFrame]
+    {
+        let seed = state.withLock { $0.value.seed }
+        var bodies: [EncodedBody] = []
+        bodies.reserveCapacity(frames.count)
+        for frame in frames { bodies.append(try frame.encodeBody(seed: seed, dictionary: nil)) }
+        return try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> [PlacedFrame] in
+            try checkUsable(locked.value)
+            if locked.value.seed != seed {
+                // The log was rewritten between encoding and locking: the checksums need the new file's seed.
+                let newSeed = locked.value.seed
+                bodies = []
+                for frame in frames { bodies.append(try frame.encodeBody(seed: newSeed, dictionary: nil)) }
+            }
+            if let transactionID {
+                guard transactionID > locked.value.lastTransactionID else {
+                    throw LogFormatError(
+                        .invalidArgument,
+                        "transaction \(transactionID) does not follow transaction \(locked.value.lastTransactionID)",
+                        path: path)
+                }
+                locked.value.lastTransactionID = transactionID
+            }
+            var placed: [PlacedFrame] = []
+            let total = bodies.reduce(0) { $0 + Int($1.frameByteCount) }
+            let watermark = locked.value.syncedEnd
+            let seed = locked.value.seed
+            var offset = locked.value.reservedEnd
+            var position = locked.value.queued.count
+            locked.value.queued.append(contentsOf: repeatElement(0, count: total))
+            for body in bodies {
+                let size = Int(body.frameByteCount)
+                let sequence = locked.value.nextSequence
+                locked.value.queued.withUnsafeMutableBytes { queued in
+                    body.write(
+                        into: UnsafeMutableRawBufferPointer(rebasing: queued[position..<position + size]),
+                        sequence: sequence, durableWatermark: watermark, seed: seed)
+                }
+                placed.append(
+                    PlacedFrame(
+                        byteOffset: offset, endByteOffset: offset + UInt64(size), partIndex: body.partIndex,
+                        rawByteCount: Int(body.rawByteCount)))
+                locked.value.nextSequence += 1
+                offset += UInt64(size)
+                position += size
+            }
+            locked.value.reservedEnd = offset
+            try ensure(offset, durable: durable, &locked)
+            return placed
+        }
+    }
+
+    func checkUsable(_ state: State) throws(LogFormatError) {
+        if let poison = state.poison {
+            throw LogFormatError(
+                .poisoned,
+                "an earlier write or sync failed (\(poison.message)); the writer accepts nothing more — reopen the "
+                    + "store, which recovers from the file",
+                path: path, systemErrno: poison.systemErrno)
+        }
+        if state.isClosed { throw LogFormatError(.closed, "the log writer is closed", path: path) }
+    }
+
+    /// Waits (as follower) or works (as leader) until `target` is written, and synced when `durable`.
+    func ensure(_ target: UInt64, durable: Bool, _ locked: inout ConditionLock<State>.Locked) throws(LogFormatError) {
+        while true {
+            let done = durable ? locked.value.syncedEnd >= target : locked.value.writtenEnd >= target
+            if done { return }
+            if locked.value.poison != nil { try checkUsable(locked.value) }
+            if locked.value.leaderActive {
+                locked.wait()
+                continue
+            }
+            // Become the leader for everything queued so far.
+            locked.value.leaderActive = true
+            let batch = locked.value.queued
+            let start = locked.value.queuedStart
+            locked.value.queued = []
+            locked.value.queuedStart = locked.value.reservedEnd
+            let batchEnd = start + UInt64(batch.count)
+            let unsynced = batchEnd - locked.value.syncedEnd
+            let mode = options.durability
+            let mustSync =
+                durable || (mode == .normal && unsynced >= UInt64(options.normalSyncByteCount))
+            let box = locked.value.fileBox
+            let outcome: LogFormatError? = locked.unlocked { () -> LogFormatError? in
+                do throws(LogFormatError) {
+                    if !batch.isEmpty { try box.file.write(batch, at: start) }
+                    if mustSync && mode != .none { try box.file.sync() }
+                    return nil
+                } catch {
+                    // Best effort: cut the failed frames off so that they cannot reappear on reopen.
+                    try? box.file.truncate(to: start)
+                    return error
+                }
+            }
+            locked.value.leaderActive = false
+            if let outcome {
+                locked.value.poison = outcome
+                locked.owner.broadcast()
+                throw outcome
+            }
+            locked.value.writtenEnd = batchEnd
+            if mustSync { locked.value.syncedEnd = batchEnd }
+            locked.owner.broadcast()
+            if mode == .normal && locked.value.syncedEnd < locked.value.writtenEnd && !locked.value.syncScheduled {
+                locked.value.syncScheduled = true
+                scheduleNormalSync()
+            }
+        }
+    }
+
+    /// `.normal` durability: sync within the interval after unsynced data appeared.
+    private func scheduleNormalSync() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(options.normalSyncInterval)) {
+            [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.value.syncScheduled = false }
+            try? self.sync()
+        }
+    }
+}

@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+
+/// The one writer of a log: thread-safe appends with group commit, recovery on open, and a seal on clean close.
+///
+/// Any number of threads may append at once. Each append encodes and compresses its frames outside the lock,
+/// reserves its place in the file under the lock, and then either becomes the *leader* (writes every frame queued
+/// so far with one `pwrite` and one `fdatasync`) or waits for the leader whose sync covers it. A failed write or
+/// sync *poisons* the writer: the sync is never retried (after a failed `fdatasync` the kernel may have dropped the
+/// dirty pages), every later call fails, and the log must be reopened, which recovers from the file.
+public final class LogWriter: Sendable {
+    /// How to open a log for writing.
+    public struct Options: Sendable {
+        public var durability: Durability = .full
+        /// Create the file when it does not exist.
+        public var createIfMissing = true
+        /// The store UUID of a new file (random when nil); ignored when the file exists.
+        public var storeUUID: LogUUID?
+        /// Transactions larger than this are split into first/middle/last fragments.
+        public var fragmentByteCount = 1 << 20
+        /// `.normal` durability: sync when this many milliseconds have passed since unsynced data appeared …
+        public var normalSyncInterval = 50
+        /// … or when this many bytes are unsynced.
+        public var normalSyncByteCount = 1 << 20
+        /// Fault injection for tests.
+        public var faultInjector: FaultInjector?
+
+        public init(durability: Durability = .full, createIfMissing: Bool = true, storeUUID: LogUUID? = nil) {
+            self.durability = durability
+            self.createIfMissing = createIfMissing
+            self.storeUUID = storeUUID
+        }
+    }
+
+    /// A file descriptor shared by the state and the leader writing outside the lock.
+    final class FileBox: Sendable {
+        let file: LogFile
+        init(_ file: consuming LogFile) { self.file = file }
+    }
+
+    struct State {
+        var fileBox: FileBox
+        var header: LogFileHeader
+        var seed: UInt32
+        /// End of everything reserved (written or queued).
+        var reservedEnd: UInt64
+        /// End of what has been written to the file.
+        var writtenEnd: UInt64
+        /// End of what is known durable.
+        var syncedEnd: UInt64
+        var nextSequence: UInt64
+        var lastTransactionID: UInt64
+        /// Encoded frames not yet written, starting at `queuedStart`.
+        var queued: [UInt8] = []
+        var queuedStart: UInt64
+        var leaderActive = false
+        var syncScheduled = false
+        var poison: LogFormatError?
+        var isClosed = false
+    }
+
+    /// The log's path.
+    public let path: String
+    let options: Options
+    let state: ConditionLock<State>
+    private let storeLock: StoreLock
+    /// What opening the log found and repaired.
+    public let recoveryReport: RecoveryReport
+
+    /// Opens (or creates) the log at `path` for writing, recovering from a crash, and calls `replay` with every
+    /// committed record in order (so the object layer replays during the one recovery scan).
+    ///
+    /// - Throws: ``LogFormatError`` — `.locked` when another process writes the store (naming its pid),
+    ///   `.damaged` when data that had already been synced fails its checks (with the byte offset and the
+    ///   affected transactions; nothing is truncated), `.notALog`, `.unsupportedVersion`, `.io`.
+    public init(
+        path: String, options: Options = Options(), replay: (LogRecord) throws(LogFormatError) -> Void = { _ in }
+    ) throws(LogFormatError) {
+        guard !SystemCalls.isDirectory(path) else {
+            throw LogFormatError(.invalidArgument, "is a directory, not an EventGraph log", path: path)
+        }
+        let storeLock = try StoreLock(logPath: path)
+        let removed = AtomicRewrite.removeLeftovers(of: path)
+        var created = false
+        if !SystemCalls.exists(path) {
+            guard options.createIfMissing else {
+                throw LogFormatError(.io, "does not exist", path: path, systemErrno: ENOENT)
+            }
+            try Self.create(path: path, storeUUID: options.storeUUID ?? .random(), faults: options.faultInjector)
+            created = true
+        }
+        let file = try LogFile(path: path, flags: O_RDWR, faults: options.faultInjector)
+        let (header, headerCopyDamaged) = try LogReader.readHeader(file)
+        let size = try file.size()
+        var scanner = LogScanner(
+            window: FileWindow(file: try LogFile(path: path, flags: O_RDONLY, faults: nil), limit: size),
+            header: header)
+        let result = try scanner.scan { event throws(LogFormatError) in
+            if let record = try LogReader.record(for: event, path: path, fromTransactionID: 0) { try replay(record) }
+        }
+        var truncated: TornTail?
+        switch result.tail {
+        case .clean:
+            break
+        case .damaged(let damage):
+            throw LogFormatError(
+                .damaged,
+                "\(damage.summary). Data that had been synced is damaged, so nothing was truncated; open the store "
+                    + "read-only to read up to the damage, or salvage it into a new file (egctl salvage)",
+                path: path, byteOffset: damage.byteOffset, damage: damage)
+        case .torn(let offset, let count, let reason):
+            // Never-synced bytes from a crash: cut them off before anything is appended after them.
+            try file.truncate(to: offset)
+            try file.sync()
+            truncated = TornTail(byteOffset: offset, byteCount: count, reason: reason)
+        }
+        self.path = path
+        self.options = options
+        self.storeLock = storeLock
+        self.recoveryReport = RecoveryReport(
+            truncatedTail: truncated, headerCopyDamaged: headerCopyDamaged, removedLeftovers: removed,
+            created: created, scan: ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged))
+        let end = result.committedEnd
+        self.state = ConditionLock(
+            State(
+                fileBox: FileBox(file), header: header, seed: header.checksumSeed, reservedEnd: end, writtenEnd: end,
+                syncedEnd: end, nextSequence: result.nextSequence, lastTransactionID: result.lastTransactionID,
+                queuedStart: end))
+    }
+
+    /// Creates a new, empty log atomically: header written to a temporary file, synced, renamed into place.
+    static func create(path: String, storeUUID: LogUUID, faults: FaultInjector?) throws(LogFormatError) {
+        let temporary = AtomicRewrite.temporaryPath(for: path, purpose: "create")
+        do {
+            let file = try LogFile(path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: faults)
+            try file.write(LogFileHeader(storeUUID: storeUUID).encodedRegion(), at: 0)
+            try file.sync()
+            try faults.rename(temporary, to: path)
+            try faults.syncDirectory(of: path)
+        } catch {
+            SystemCalls.unlink(temporary)
+            throw error
+        }
+    }
+
+    /// The current file header (it changes when the log is rewritten).
+    public var header: LogFileHeader { state.withLock { $0.value.header } }
+
+    /// The last committed (or queued) transaction ID.
+    public var lastTransactionID: UInt64 { state.withLock { $0.value.lastTransactionID } }
+
+    /// Bytes in the log, including queued frames.
+    public var byteCount: UInt64 { state.withLock { $0.value.reservedEnd } }
+}
