@@ -174,7 +174,8 @@ struct ByteCodingTests {
             let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             var writer = ByteWriter()
             try writer.writeByteArray(bytes, field: "b")
-            #expect(try read(writer.bytes) { (reader) throws(LogFormatError) in try reader.readByteArray("b") } == bytes)
+            #expect(
+                try read(writer.bytes) { (reader) throws(LogFormatError) in try reader.readByteArray("b") } == bytes)
         }
 
         @Test("a length beyond the limit or the remaining bytes throws before allocating")

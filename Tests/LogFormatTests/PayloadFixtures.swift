@@ -75,14 +75,16 @@ enum PayloadFixtures {
             EntitySchema(
                 name: "Person", isAbstract: true,
                 properties: [
-                    .attribute(AttributeSchema(name: "name", type: .string, isOptional: false, defaultValue: .string(""))),
+                    .attribute(
+                        AttributeSchema(name: "name", type: .string, isOptional: false, defaultValue: .string(""))),
                     .attribute(AttributeSchema(name: "scratch", type: .int32, isTransient: true)),
                 ],
                 uniquenessConstraints: [["name"]]),
             EntitySchema(
                 name: "Author", superentityName: "Person",
                 properties: [
-                    .attribute(AttributeSchema(name: "name", type: .string, isOptional: false, defaultValue: .string(""))),
+                    .attribute(
+                        AttributeSchema(name: "name", type: .string, isOptional: false, defaultValue: .string(""))),
                     .attribute(AttributeSchema(name: "scratch", type: .int32, isTransient: true)),
                     .attribute(AttributeSchema(name: "identity", type: .uuid, isOptional: false)),
                     .attribute(
@@ -104,7 +106,8 @@ enum PayloadFixtures {
                     .attribute(AttributeSchema(name: "title", type: .string, defaultValue: .string("Untitled"))),
                     .attribute(AttributeSchema(name: "rating", type: .double, defaultValue: .double(-0.0))),
                     .attribute(AttributeSchema(name: "published", type: .date)),
-                    .attribute(AttributeSchema(name: "views", type: .int64, isOptional: false, defaultValue: .int64(0))),
+                    .attribute(
+                        AttributeSchema(name: "views", type: .int64, isOptional: false, defaultValue: .int64(0))),
                     .relationship(
                         RelationshipSchema(
                             name: "author", destinationEntityName: "Author", inverseName: "posts", isToMany: false,
@@ -139,7 +142,8 @@ enum PayloadFixtures {
                     PropertyChange(propertyIndex: 1, value: .toOne(reference(0, 1, store: 1))),
                     PropertyChange(propertyIndex: 2, value: .toMany([reference(0, 1), reference(9, 9, store: 1)])),
                 ]),
-            ObjectRecord(object: reference(2, .max), properties: [PropertyChange(propertyIndex: 7, value: .toOne(nil))]),
+            ObjectRecord(
+                object: reference(2, .max), properties: [PropertyChange(propertyIndex: 7, value: .toOne(nil))]),
         ])
 
     static let checkpointEnd = CheckpointEnd(objectCount: 3, stateDigest: (0..<32).map { UInt8($0) })

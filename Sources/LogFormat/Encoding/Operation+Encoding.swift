@@ -61,7 +61,8 @@ extension Operation {
         case .update:
             self = .update(object, try PropertyChange.decodeList(from: &reader, foreignStoreCount: foreignStoreCount))
         case .relate:
-            let propertyIndex = try reader.readIndex("a relate operation's property index", below: LogLimits.maxPropertyCount)
+            let propertyIndex = try reader.readIndex(
+                "a relate operation's property index", below: LogLimits.maxPropertyCount)
             let added = try ObjectReference.decodeList(
                 from: &reader, foreignStoreCount: foreignStoreCount, "the number of added targets")
             let removed = try ObjectReference.decodeList(

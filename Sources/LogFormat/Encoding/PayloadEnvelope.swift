@@ -33,7 +33,7 @@ enum PayloadEnvelope {
         }
     }
 
-    /// Decodes a payload that spans all of `reader`'s buffer; see ``decode(_:from:maxByteCount:_:)-(_,[UInt8],_,_)``.
+    /// Decodes a payload that spans all of `reader`'s buffer, with the same checks as the overload taking an array.
     static func decode<Value>(
         _ payloadName: StaticString, from reader: inout ByteReader, maxByteCount: Int,
         _ body: (inout ByteReader) throws(LogFormatError) -> Value

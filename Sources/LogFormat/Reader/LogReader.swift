@@ -60,10 +60,26 @@ public final class LogReader: Sendable {
     ///
     /// - Parameter fromTransactionID: transactions before this one are verified but not delivered.
     /// - Returns: a summary, including how the committed part ends (clean, torn tail, or damage).
+    /// - Throws: ``LogFormatError`` for I/O errors, unsupported features or undecodable payloads (damage is reported
+    ///   in the result, not thrown), or whatever `body` throws.
     @discardableResult
-    public func scan(
-        fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws(LogFormatError) -> Void = { _ in }
-    ) throws(LogFormatError) -> ScanReport {
+    public func scan(fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws -> Void = { _ in }) throws
+        -> ScanReport
+    {
+        let caller = CallerError()
+        do {
+            return try scanTyped(fromTransactionID: fromTransactionID) { record throws(LogFormatError) in
+                try caller.run { try body(record) }
+            }
+        } catch {
+            try caller.rethrow(error)
+        }
+    }
+
+    /// ``scan(fromTransactionID:_:)`` for LogFormat's own typed-throwing callers.
+    func scanTyped(fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws(LogFormatError) -> Void)
+        throws(LogFormatError) -> ScanReport
+    {
         let scanFile = try LogFile(path: path, flags: O_RDONLY, faults: nil)
         let size = try scanFile.size()
         var scanner = LogScanner(window: FileWindow(file: scanFile, limit: size), header: header)

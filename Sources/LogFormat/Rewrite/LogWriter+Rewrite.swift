@@ -34,10 +34,24 @@ extension LogWriter {
     /// - Parameter previousPath: when given, the old file is kept there (hard link) instead of being dropped.
     public func rewrite(
         schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd, keepingPreviousAt previousPath: String? = nil,
-        writeCheckpoint: (inout CheckpointSink) throws(LogFormatError) -> Void,
-        verify: (String) throws(LogFormatError) -> Void = { _ in }
-    ) throws(LogFormatError) -> RewriteReport {
+        writeCheckpoint: (inout CheckpointSink) throws -> Void,
+        verify: (String) throws -> Void = { _ in }
+    ) throws -> RewriteReport {
         let started = SystemClock.monotonicNanoseconds()
+        let caller = CallerError()
+        do {
+            return try rewriteLocked(
+                schema: schema, begin: begin, end: end, previousPath: previousPath, started: started, caller: caller,
+                writeCheckpoint: writeCheckpoint, verify: verify)
+        } catch {
+            try caller.rethrow(error)
+        }
+    }
+
+    private func rewriteLocked(
+        schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd, previousPath: String?, started: UInt64,
+        caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void, verify: (String) throws -> Void
+    ) throws(LogFormatError) -> RewriteReport {
         return try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteReport in
             try checkUsable(locked.value)
             try ensure(locked.value.reservedEnd, durable: true, &locked)
@@ -69,7 +83,7 @@ extension LogWriter {
                         payload: try encode { try begin.encoded() }))
                 var sink = CheckpointSink(writer: frames)
                 var sinkError: LogFormatError?
-                do throws(LogFormatError) { try writeCheckpoint(&sink) } catch { sinkError = error }
+                do throws(LogFormatError) { try caller.run { try writeCheckpoint(&sink) } } catch { sinkError = error }
                 checkpointBlobs = sink.locations
                 frames = sink.writer
                 if let sinkError { throw sinkError }
@@ -80,7 +94,7 @@ extension LogWriter {
                 // Copy the transactions the checkpoint does not cover.
                 if begin.lastTransactionID < old.lastTransactionID {
                     let reader = try LogReader(path: path)
-                    try reader.scan(fromTransactionID: begin.lastTransactionID + 1) { record throws(LogFormatError) in
+                    try reader.scanTyped(fromTransactionID: begin.lastTransactionID + 1) { record throws(LogFormatError) in
                         guard case .transaction(let transaction) = record else { return }
                         var blobs: [[UInt8]] = []
                         for blob in transaction.blobs { blobs.append(try reader.readBlob(at: blob.byteOffset)) }
@@ -107,7 +121,7 @@ extension LogWriter {
                 newEnd = frames.offset
                 nextSequence = frames.sequence
                 // Re-read the new file completely before it replaces anything.
-                let check = try LogReader(path: temporary).scan()
+                let check = try LogReader(path: temporary).scanTyped { _ in }
                 guard check.tail == .clean, check.endsWithSeal, check.lastTransactionID == old.lastTransactionID,
                     check.committedByteCount == newEnd
                 else {
@@ -117,7 +131,7 @@ extension LogWriter {
                             + "\(check.lastTransactionID) instead of \(old.lastTransactionID)); the log was not replaced",
                         path: temporary)
                 }
-                try verify(temporary)
+                try caller.run { try verify(temporary) }
                 if let previousPath {
                     SystemCalls.unlink(previousPath)
                     try SystemCalls.link(path, to: previousPath)

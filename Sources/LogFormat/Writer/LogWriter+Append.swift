@@ -4,6 +4,8 @@ extension LogWriter {
     /// Appends one transaction: its blobs, then its changeset payload (split into fragments when it is larger than
     /// ``Options/fragmentByteCount``). Returns when the transaction is as durable as the writer's mode promises.
     ///
+    /// Equivalent to ``enqueueTransaction(id:payload:blobs:)`` followed by ``waitUntilDurable(_:)``.
+    ///
     /// - Parameters:
     ///   - id: the transaction ID; must be greater than every earlier one.
     ///   - payload: the encoded ``Changeset``.
@@ -12,19 +14,33 @@ extension LogWriter {
     public func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]] = []) throws(LogFormatError)
         -> AppendedTransaction
     {
-        var frames: [OutgoingFrame] = []
-        for (index, blob) in blobs.enumerated() {
-            frames.append(OutgoingFrame(type: .blob, transactionID: id, partIndex: UInt32(index), payload: blob))
-        }
+        let pending = try enqueueTransaction(id: id, payload: payload, blobs: blobs)
+        try waitUntilDurable(pending)
+        return pending
+    }
+
+    /// Reserves the transaction's place in the log and queues its frames, without waiting for any I/O.
+    ///
+    /// Callers that allocate transaction IDs under their own lock (the object layer does) call this inside that
+    /// lock, so that IDs reach the file in order, and call ``waitUntilDurable(_:)`` after releasing it: concurrent
+    /// transactions then share one `fdatasync` (group commit). The frames are compressed here, under the caller's
+    /// lock; for very large transactions, prefer fewer, larger saves.
+    public func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]] = []) throws(LogFormatError)
+        -> AppendedTransaction
+    {
         guard payload.count <= LogLimits.maxTransactionByteCount else {
             throw LogFormatError(
                 .limitExceeded,
                 "transaction \(id) is \(payload.count) bytes, over the limit of \(LogLimits.maxTransactionByteCount)",
                 path: path)
         }
+        var frames: [OutgoingFrame] = []
+        for (index, blob) in blobs.enumerated() {
+            frames.append(OutgoingFrame(type: .blob, transactionID: id, partIndex: UInt32(index), payload: blob))
+        }
         frames += OutgoingFrame.transactionFrames(
             id: id, payload: payload, fragmentByteCount: options.fragmentByteCount)
-        let placed = try append(frames, transactionID: id, durable: options.durability == .full)
+        let placed = try reserve(frames, transactionID: id)
         let blobLocations = placed.prefix(blobs.count).map { frame in
             BlobLocation(
                 transactionID: id, index: frame.partIndex, byteOffset: frame.byteOffset,
@@ -35,11 +51,25 @@ extension LogWriter {
             blobs: blobLocations)
     }
 
+    /// Waits until a queued transaction is as durable as the writer's mode promises: synced for `.full`, written
+    /// to the OS for `.normal` and `.none`.
+    ///
+    /// - Throws: the write or sync error (the writer is then poisoned), for this and every transaction queued with
+    ///   it that had not yet been made durable.
+    public func waitUntilDurable(_ transaction: AppendedTransaction) throws(LogFormatError) {
+        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
+            try ensure(transaction.endByteOffset, durable: options.durability == .full, &locked)
+        }
+    }
+
     /// Appends the model (a schema frame).
     public func append(schema: SchemaPayload) throws(LogFormatError) {
         let payload: [UInt8]
         payload = try encode { try schema.encoded() }
-        _ = try append([OutgoingFrame(type: .schema, payload: payload)], transactionID: nil, durable: options.durability == .full)
+        let placed = try reserve([OutgoingFrame(type: .schema, payload: payload)], transactionID: nil)
+        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
+            try ensure(placed.last!.endByteOffset, durable: options.durability == .full, &locked)
+        }
     }
 
     /// Waits until everything appended so far is durable (an `fdatasync`, shared with concurrent appends).
@@ -57,7 +87,10 @@ extension LogWriter {
         let alreadyClosed = state.withLock { $0.value.isClosed }
         if alreadyClosed { return }
         try sync()
-        _ = try append([OutgoingFrame(type: .seal, payload: [])], transactionID: nil, durable: true)
+        let placed = try reserve([OutgoingFrame(type: .seal, payload: [])], transactionID: nil)
+        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
+            try ensure(placed.last!.endByteOffset, durable: true, &locked)
+        }
         state.withLock { $0.value.isClosed = true }
     }
 
@@ -69,11 +102,8 @@ extension LogWriter {
         var rawByteCount: Int
     }
 
-    /// Encodes `frames` (outside the lock), reserves their place, and waits for them to be written (and synced
-    /// when `durable`).
-    func append(_ frames: [OutgoingFrame], transactionID: UInt64?, durable: Bool) throws(LogFormatError)
-        -> [PlacedFrame]
-    {
+    /// Encodes `frames` (outside the writer's lock), reserves their place and queues them.
+    func reserve(_ frames: [OutgoingFrame], transactionID: UInt64?) throws(LogFormatError) -> [PlacedFrame] {
         let seed = state.withLock { $0.value.seed }
         var bodies: [EncodedBody] = []
         bodies.reserveCapacity(frames.count)
@@ -119,7 +149,6 @@ extension LogWriter {
                 position += size
             }
             locked.value.reservedEnd = offset
-            try ensure(offset, durable: durable, &locked)
             return placed
         }
     }

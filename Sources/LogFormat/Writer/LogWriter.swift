@@ -77,9 +77,8 @@ public final class LogWriter: Sendable {
     /// - Throws: ``LogFormatError`` — `.locked` when another process writes the store (naming its pid),
     ///   `.damaged` when data that had already been synced fails its checks (with the byte offset and the
     ///   affected transactions; nothing is truncated), `.notALog`, `.unsupportedVersion`, `.io`.
-    public init(
-        path: String, options: Options = Options(), replay: (LogRecord) throws(LogFormatError) -> Void = { _ in }
-    ) throws(LogFormatError) {
+    ///   Errors thrown by `replay` are rethrown unchanged (and the writer is not opened).
+    public init(path: String, options: Options = Options(), replay: (LogRecord) throws -> Void = { _ in }) throws {
         guard !SystemCalls.isDirectory(path) else {
             throw LogFormatError(.invalidArgument, "is a directory, not an EventGraph log", path: path)
         }
@@ -99,8 +98,16 @@ public final class LogWriter: Sendable {
         var scanner = LogScanner(
             window: FileWindow(file: try LogFile(path: path, flags: O_RDONLY, faults: nil), limit: size),
             header: header)
-        let result = try scanner.scan { event throws(LogFormatError) in
-            if let record = try LogReader.record(for: event, path: path, fromTransactionID: 0) { try replay(record) }
+        let caller = CallerError()
+        let result: ScanResult
+        do {
+            result = try scanner.scan { event throws(LogFormatError) in
+                if let record = try LogReader.record(for: event, path: path, fromTransactionID: 0) {
+                    try caller.run { try replay(record) }
+                }
+            }
+        } catch {
+            try caller.rethrow(error)
         }
         var truncated: TornTail?
         switch result.tail {

@@ -1,0 +1,96 @@
+public import LogFormat
+
+/// An error raised by EventGraph: validation, uniqueness, delete rules, conflicts, model mismatch, I/O.
+///
+/// ``code`` says what kind of failure it is (new codes can be added without breaking callers); ``message`` is a
+/// sentence naming the entity, attribute and object involved; ``failures`` lists every failing object and
+/// property when a save was refused for several reasons at once.
+public struct EventGraphError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case validation, uniqueness, deleteDenied, conflict, invalidModel, modelMismatch, log, readOnly,
+                objectNotFound, invalidArgument, closed
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// Values do not satisfy the model's rules (required, range, length, pattern, counts, custom hook).
+        public static let validation = Code(.validation)
+        /// A uniqueness constraint would be violated.
+        public static let uniqueness = Code(.uniqueness)
+        /// A delete was refused by a `deny` delete rule.
+        public static let deleteDenied = Code(.deleteDenied)
+        /// Objects changed in the store since this context read them.
+        public static let conflict = Code(.conflict)
+        /// The model's declarations are inconsistent (for example a missing inverse).
+        public static let invalidModel = Code(.invalidModel)
+        /// The store was written with a different model.
+        public static let modelMismatch = Code(.modelMismatch)
+        /// The log could not be read or written (see ``EventGraphError/underlying``).
+        public static let log = Code(.log)
+        /// The store or view is read-only.
+        public static let readOnly = Code(.readOnly)
+        /// No object has the given ID.
+        public static let objectNotFound = Code(.objectNotFound)
+        /// A caller passed a value outside the documented range.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The container was closed.
+        public static let closed = Code(.closed)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// One failing object and property.
+    public struct Failure: Hashable, Sendable, CustomStringConvertible {
+        /// The entity of the object.
+        public var entityName: String
+        /// The object, when it has an ID.
+        public var objectID: ObjectID?
+        /// The property, when the failure concerns one.
+        public var propertyName: String?
+        /// A sentence describing the failure.
+        public var message: String
+
+        public init(entityName: String, objectID: ObjectID?, propertyName: String?, message: String) {
+            self.entityName = entityName
+            self.objectID = objectID
+            self.propertyName = propertyName
+            self.message = message
+        }
+
+        public var description: String {
+            var text = entityName
+            if let objectID { text += " \(objectID.uriString)" }
+            if let propertyName { text += ".\(propertyName)" }
+            return text + ": " + message
+        }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// A sentence naming what went wrong.
+    public var message: String
+    /// Every failing object and property (empty when the error concerns none).
+    public var failures: [Failure]
+    /// The log error behind a ``Code/log`` error.
+    public var underlying: LogFormatError?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, failures: [Failure] = [], underlying: LogFormatError? = nil) {
+        self.code = code
+        self.message = message
+        self.failures = failures
+        self.underlying = underlying
+    }
+
+    /// Wraps a log error.
+    init(_ error: LogFormatError) {
+        self.init(.log, error.description, underlying: error)
+    }
+
+    public var description: String {
+        guard !failures.isEmpty else { return message }
+        return message + "\n" + failures.map { "  - \($0)" }.joined(separator: "\n")
+    }
+}

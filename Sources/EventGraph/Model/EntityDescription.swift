@@ -1,0 +1,98 @@
+public import LogFormat
+
+/// An entity of a model: its properties, its place in the inheritance tree, its constraints and indexes.
+public final class EntityDescription: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: every stored property is immutable after the model is built; `objectClass` is a metatype.
+
+    /// The entity's name (the class name for typed models).
+    public let name: String
+    /// The entity's index in ``ObjectModel/entities`` (also its index in the log's schema).
+    public let index: Int
+    /// The parent entity, for sub-entities.
+    public let superentityName: String?
+    public let superentityIndex: Int?
+    /// Abstract entities have no instances of their own; fetching them returns their sub-entities' objects.
+    public let isAbstract: Bool
+    /// Every property, inherited ones first.
+    public let properties: [PropertyDescription]
+    /// Uniqueness constraints declared on this entity (each a list of attribute names); they cover sub-entities.
+    public let uniquenessConstraints: [[String]]
+    /// Indexes declared on this entity (each a list of attribute names).
+    public let indexes: [[String]]
+    /// The direct sub-entities' indices.
+    public internal(set) var subentityIndices: [Int]
+    /// This entity and all its descendants (indices), this entity first.
+    public internal(set) var familyIndices: [Int]
+
+    /// The class instantiated for objects of the entity (``ManagedObject`` itself for models read from a log).
+    public let objectClass: ManagedObject.Type
+    let hasInstanceDefaults: Bool
+    let propertyIndexByName: [String: Int]
+    /// The committed values of a new object: each property's default.
+    let defaultValues: [PropertyValue]
+    /// Uniqueness constraints as attribute indices, including those inherited from superentities, each with the
+    /// index of the entity that declares it.
+    internal(set) var uniqueConstraints: [UniqueConstraint] = []
+    let isPersistentProperty: [Bool]
+
+    init(
+        name: String, index: Int, superentityName: String?, superentityIndex: Int?, isAbstract: Bool,
+        properties: [PropertyDescription], uniquenessConstraints: [[String]], indexes: [[String]],
+        objectClass: ManagedObject.Type, hasInstanceDefaults: Bool
+    ) {
+        self.name = name
+        self.index = index
+        self.superentityName = superentityName
+        self.superentityIndex = superentityIndex
+        self.isAbstract = isAbstract
+        self.properties = properties
+        self.uniquenessConstraints = uniquenessConstraints
+        self.indexes = indexes
+        self.subentityIndices = []
+        self.familyIndices = [index]
+        self.objectClass = objectClass
+        self.hasInstanceDefaults = hasInstanceDefaults
+        var byName: [String: Int] = [:]
+        for (offset, property) in properties.enumerated() { byName[property.name] = offset }
+        self.propertyIndexByName = byName
+        self.defaultValues = properties.map { property in
+            switch property {
+            case .attribute(let attribute): .attribute(attribute.isTransient ? .null : attribute.defaultValue)
+            case .relationship(let relationship): relationship.isToMany ? .toMany([]) : .toOne(nil)
+            }
+        }
+        self.isPersistentProperty = properties.map(\.isPersistent)
+    }
+
+    /// The property with this name.
+    public func property(named name: String) -> PropertyDescription? {
+        propertyIndexByName[name].map { properties[$0] }
+    }
+
+    /// The attribute with this name.
+    public func attribute(named name: String) -> AttributeDescription? {
+        property(named: name)?.attribute
+    }
+
+    /// The relationship with this name.
+    public func relationship(named name: String) -> RelationshipDescription? {
+        property(named: name)?.relationship
+    }
+
+    /// Whether `other` is this entity or one of its descendants.
+    public func isKindOf(_ other: EntityDescription) -> Bool {
+        other.familyIndices.contains(index)
+    }
+
+    public var description: String { "entity \(name)" }
+}
+
+/// A uniqueness constraint resolved to property indices.
+struct UniqueConstraint: Hashable, Sendable {
+    /// The entity that declares the constraint (rows of its whole family are checked together).
+    var entityIndex: Int
+    /// The position of the constraint in that entity's ``EntityDescription/uniquenessConstraints``.
+    var ordinal: Int
+    var propertyIndices: [Int]
+    var propertyNames: [String]
+}

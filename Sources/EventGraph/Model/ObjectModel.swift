@@ -1,0 +1,113 @@
+public import LogFormat
+
+/// A model: the entities of a store, with a version identifier and a stable hash.
+///
+/// Build one from your ``ManagedObject`` subclasses, or from the schema recorded in a log (tools, which have no
+/// application classes, then use the dynamic key-value API):
+/// ```swift
+/// let model = try ObjectModel(name: "Blog", version: "1", types: [Author.self, Post.self, Tag.self])
+/// ```
+public final class ObjectModel: Sendable, CustomStringConvertible {
+    /// The model's name.
+    public let name: String
+    /// The application's version identifier (for example "2").
+    public let versionIdentifier: String
+    /// Every entity; an entity's position is its ``EntityDescription/index``.
+    public let entities: [EntityDescription]
+    /// A stable hash of the model's persistent shape (FNV-1a over the canonical schema encoding).
+    ///
+    /// Equal for equal shapes on every platform and run; the name and version identifier do not contribute.
+    public let hash: UInt64
+    /// The model as the log records it.
+    public let schema: SchemaPayload
+    private let entityIndexByName: [String: Int]
+    private let entityIndexByClass: [ObjectIdentifier: Int]
+
+    /// Builds a model from managed object classes.
+    ///
+    /// Superclasses that are themselves ``ManagedObject`` subclasses become superentities (added automatically
+    /// when not listed). Every relationship's destination class must be part of the model.
+    ///
+    /// - Parameters:
+    ///   - name: the model's name, recorded in the log.
+    ///   - version: the version identifier, recorded in the log.
+    ///   - types: the classes.
+    ///   - abstractTypes: classes whose entities are abstract (no instances of their own).
+    /// - Throws: ``EventGraphError/Code/invalidModel`` naming the inconsistent declaration.
+    public convenience init(
+        name: String = "Model", version: String = "1", types: [ManagedObject.Type],
+        abstractTypes: [ManagedObject.Type] = []
+    ) throws(EventGraphError) {
+        var ordered: [ManagedObject.Type] = []
+        var seen: Set<ObjectIdentifier> = []
+        func add(_ type: ManagedObject.Type) {
+            guard !seen.contains(ObjectIdentifier(type)) else { return }
+            if let superclass = ClassRegistry.managedSuperclass(of: type) { add(superclass) }
+            seen.insert(ObjectIdentifier(type))
+            ordered.append(type)
+        }
+        types.forEach(add)
+        let abstract = Set(abstractTypes.map(ObjectIdentifier.init))
+        var drafts: [EntityDraft] = []
+        for type in ordered {
+            drafts.append(try EntityDraft(type: type, isAbstract: abstract.contains(ObjectIdentifier(type))))
+        }
+        try self.init(name: name, version: version, drafts: drafts)
+    }
+
+    /// Builds a model from a schema recorded in a log; objects are plain ``ManagedObject``s.
+    ///
+    /// - Throws: ``EventGraphError/Code/invalidModel`` when the schema is inconsistent.
+    public convenience init(schema: SchemaPayload) throws(EventGraphError) {
+        try self.init(
+            name: schema.modelName, version: schema.versionIdentifier,
+            drafts: schema.entities.map(EntityDraft.init(schema:)))
+    }
+
+    init(name: String, version: String, drafts: [EntityDraft]) throws(EventGraphError) {
+        self.name = name
+        self.versionIdentifier = version
+        var indexByName: [String: Int] = [:]
+        for (index, draft) in drafts.enumerated() {
+            guard indexByName.updateValue(index, forKey: draft.name) == nil else {
+                throw EventGraphError(.invalidModel, "the model declares the entity '\(draft.name)' twice")
+            }
+        }
+        let entities = try ModelResolver(drafts: drafts, indexByName: indexByName).resolve()
+        self.entities = entities
+        self.entityIndexByName = indexByName
+        var byClass: [ObjectIdentifier: Int] = [:]
+        for entity in entities where entity.objectClass != ManagedObject.self {
+            byClass[ObjectIdentifier(entity.objectClass)] = entity.index
+        }
+        self.entityIndexByClass = byClass
+        let shape = SchemaPayload(
+            modelName: "", versionIdentifier: "", modelHash: 0, entities: entities.map(\.entitySchema))
+        let hash = (try? shape.encoded()).map(StableHash.fnv1a64) ?? 0
+        self.hash = hash
+        self.schema = SchemaPayload(
+            modelName: name, versionIdentifier: version, modelHash: hash, entities: shape.entities)
+    }
+
+    /// The entity with this name.
+    public func entity(named name: String) -> EntityDescription? {
+        entityIndexByName[name].map { entities[$0] }
+    }
+
+    /// The entity of a class.
+    public func entity(for type: ManagedObject.Type) -> EntityDescription? {
+        entityIndexByClass[ObjectIdentifier(type)].map { entities[$0] }
+    }
+
+    /// The entity of a class; a programmer error when the class is not part of the model.
+    func requireEntity(for type: ManagedObject.Type) -> EntityDescription {
+        guard let entity = entity(for: type) else {
+            preconditionFailure("\(type) is not part of the model '\(name)'")
+        }
+        return entity
+    }
+
+    public var description: String {
+        "model \(name) version \(versionIdentifier) (\(entities.count) entities, hash \(String(hash, radix: 16)))"
+    }
+}

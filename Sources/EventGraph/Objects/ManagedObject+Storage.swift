@@ -1,0 +1,111 @@
+import LogFormat
+
+/// The paths that property wrappers and the dynamic API use to read and write values.
+extension ManagedObject {
+    /// The unsaved value of a property, if one was set.
+    @inline(__always)
+    final func pendingValue(at index: Int) -> PropertyValue? {
+        if pending.isEmpty { return nil }
+        for entry in pending where entry.index == index { return entry.value }
+        return nil
+    }
+
+    /// The current value of a property: unsaved, else committed; `nil` for a new object's unset property.
+    @inline(__always)
+    final func currentValue(at index: Int) -> PropertyValue? {
+        if let value = pendingValue(at: index) { return value }
+        if flags.contains(.isFault) { fireFault() }
+        return row?.values[index]
+    }
+
+    /// The current attribute value, with externally stored bytes read on demand.
+    @inline(__always)
+    final func storedAttributeValue(at index: Int) -> AttributeValue? {
+        guard case .attribute(let value) = currentValue(at: index) else { return nil }
+        if case .blob(let reference) = value { return externalValue(reference, at: index) }
+        return value
+    }
+
+    /// Sets an attribute value as an unsaved change.
+    final func setStoredAttributeValue(_ value: AttributeValue, at index: Int) {
+        setPendingValue(.attribute(value), at: index)
+    }
+
+    final func setPendingValue(_ value: PropertyValue, at index: Int) {
+        precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
+        if flags.contains(.isFault) { fireFault() }
+        for position in pending.indices where pending[position].index == index {
+            pending[position].value = value
+            return
+        }
+        if pending.isEmpty { pending.reserveCapacity(8) }
+        pending.append(PendingValue(index: index, value: value))
+        if !flags.contains(.isListedAsChanged), !flags.contains(.isInserted), let context = contextStorage {
+            flags.insert(.isListedAsChanged)
+            context.objectDidChange(self)
+        }
+    }
+
+    /// Loads the committed row, if it is not already held.
+    @inline(never)
+    final func fireFault() {
+        flags.remove(.isFault)
+        guard row == nil, let context = contextStorage else { return }
+        if let found = context.store.row(forKey: key) {
+            row = found
+        } else {
+            // The object no longer exists in the store; it reads as its defaults.
+            row = Row(entityIndex: entity.index, key: key, version: 0, values: entity.defaultValues)
+        }
+    }
+
+    @inline(never)
+    final func externalValue(_ reference: BlobReference, at index: Int) -> AttributeValue {
+        if let loaded = loadedBlobs[index] { return loaded }
+        guard let context = contextStorage else { return .null }
+        do {
+            let bytes = try context.store.readBlob(reference)
+            let value: AttributeValue =
+                entity.properties[index].attribute?.type == .transformable ? .transformable(bytes) : .binary(bytes)
+            loadedBlobs[index] = value
+            return value
+        } catch {
+            preconditionFailure("reading the external value of \(entity.name).\(entity.properties[index].name) failed: \(error)")
+        }
+    }
+
+    /// Whether an externally stored value of the property is held in memory (for tests and tools).
+    final func isExternalValueLoaded(at index: Int) -> Bool { loadedBlobs[index] != nil }
+
+    /// The targets of a relationship, as objects of the object's context.
+    final func relationshipTargets(at index: Int) -> [ManagedObject] {
+        guard let context = contextStorage, let value = currentValue(at: index) else { return [] }
+        return context.objects(for: value.references)
+    }
+
+    /// Sets the targets of a relationship, keeping the inverse consistent.
+    final func setRelationshipTargets(_ targets: [ManagedObject], at index: Int) {
+        if contextStorage == nil {
+            guard let context = targets.first(where: { $0.contextStorage != nil })?.contextStorage else {
+                if targets.isEmpty { return }
+                preconditionFailure(
+                    "insert \(type(of: self)) or one of its targets into a context before setting relationships")
+            }
+            context.insert(self)
+        }
+        contextStorage!.setRelationship(of: self, at: index, to: targets)
+    }
+
+    /// Forgets unsaved values and loaded external values; the next read fires from the store.
+    final func turnIntoFault(keepingTransients: Bool) {
+        if keepingTransients, let entityStorage {
+            pending.removeAll { entityStorage.isPersistentProperty[$0.index] }
+        } else {
+            pending.removeAll()
+        }
+        loadedBlobs.removeAll()
+        row = nil
+        flags.insert(.isFault)
+        flags.remove(.isListedAsChanged)
+    }
+}

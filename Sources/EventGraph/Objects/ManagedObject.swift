@@ -1,0 +1,108 @@
+import LogFormat
+
+/// The base class of every persistent object.
+///
+/// Subclass it and declare properties with ``Attribute``, ``Transformable`` and ``Relationship``; reading and
+/// writing them is plain Swift. An object belongs to at most one ``ObjectContext`` and must only be used in that
+/// context's isolation domain (objects are not `Sendable`; pass ``objectID`` values between tasks instead).
+///
+/// Objects returned by fetches and relationship traversals are *faults*: they hold no values of their own until
+/// a property is read, and then fire from the store's committed snapshot.
+///
+/// A subclass that declares its own designated initializer must also provide `required init() { super.init() }`,
+/// which the store uses to create instances. Such an initializer must not read or write persistent properties.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    struct Flags: OptionSet {
+        var rawValue: UInt8
+        /// Values have not been read yet.
+        static let isFault = Flags(rawValue: 1 << 0)
+        /// Inserted in the context and not yet saved.
+        static let isInserted = Flags(rawValue: 1 << 1)
+        /// Deleted in the context and not yet saved.
+        static let isDeleted = Flags(rawValue: 1 << 2)
+        /// Listed in the context's changed objects.
+        static let isListedAsChanged = Flags(rawValue: 1 << 3)
+        /// Deleted by a save (or found missing from the store); no longer usable.
+        static let isDead = Flags(rawValue: 1 << 4)
+    }
+
+    /// A value set in the context and not yet saved.
+    struct PendingValue {
+        var index: Int
+        var value: PropertyValue
+    }
+
+    final var entityStorage: EntityDescription?
+    final weak var contextStorage: ObjectContext?
+    final var key: UInt64 = 0
+    final var row: Row?
+    final var flags: Flags = []
+    final var pending: [PendingValue] = []
+    /// Externally stored binary values read from the log, by property index; dropped on refresh.
+    final var loadedBlobs: [Int: AttributeValue] = [:]
+
+    /// Creates an object that belongs to no context yet; insert it with ``ObjectContext/insert(_:)``.
+    public required init() {}
+
+    /// The entity's name: the class name unless overridden.
+    open class var entityName: String { String(describing: self) }
+
+    /// Compound uniqueness constraints: each a list of attribute names whose values together are unique.
+    ///
+    /// Single attributes are made unique with ``AttributeOption/unique``.
+    open class var uniquenessConstraints: [[String]] { [] }
+
+    /// Compound indexes: each a list of attribute names. Single attributes use ``AttributeOption/indexed``.
+    open class var indexes: [[String]] { [] }
+
+    /// A custom validation rule run at save for inserted and updated objects; throw to refuse the save.
+    ///
+    /// The error's description becomes the failure's message.
+    open func validate() throws {}
+
+    /// The context the object belongs to, if any.
+    public final var context: ObjectContext? { contextStorage }
+
+    /// The object's entity; a programmer error before the object is inserted.
+    public final var entity: EntityDescription {
+        guard let entityStorage else {
+            preconditionFailure("\(type(of: self)) has no entity until it is inserted into a context")
+        }
+        return entityStorage
+    }
+
+    /// The object's ID: temporary until its first save, permanent after.
+    public final var objectID: ObjectID {
+        guard let context = contextStorage, let entityStorage else {
+            preconditionFailure("\(type(of: self)) has no object ID until it is inserted into a context")
+        }
+        return ObjectID(
+            storeUUID: context.store.storeUUID, entityName: entityStorage.name, key: key,
+            isTemporary: flags.contains(.isInserted))
+    }
+
+    /// Whether no property has been read since the object was fetched, traversed to or refreshed.
+    public final var isFault: Bool { flags.contains(.isFault) }
+    /// Whether the object is inserted and not yet saved.
+    public final var isInserted: Bool { flags.contains(.isInserted) }
+    /// Whether the object is deleted and not yet saved (or was deleted by a save).
+    public final var isDeleted: Bool { flags.contains(.isDeleted) || flags.contains(.isDead) }
+    /// Whether the object has unsaved property changes (inserted and deleted objects aside).
+    public final var isUpdated: Bool { !pending.isEmpty && !isInserted && !isDeleted }
+    /// Whether the object is inserted, deleted or has unsaved changes.
+    public final var hasChanges: Bool { isInserted || isDeleted || hasPersistentChanges }
+
+    var hasPersistentChanges: Bool {
+        guard let entityStorage else { return !pending.isEmpty }
+        return pending.contains { entityStorage.isPersistentProperty[$0.index] }
+    }
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    open var description: String {
+        guard contextStorage != nil, entityStorage != nil else { return "<\(type(of: self)) (not inserted)>" }
+        return "<\(entity.name) \(objectID.uriString)\(isFault ? " fault" : "")>"
+    }
+}

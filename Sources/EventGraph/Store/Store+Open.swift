@@ -1,0 +1,120 @@
+import LogFormat
+
+extension Store {
+    /// Opens a store: replays the backend's log (the latest checkpoint, then the tail) into snapshots.
+    ///
+    /// - Parameters:
+    ///   - model: the application's model; `nil` takes the model recorded in the log (tools).
+    ///   - untilTransaction: stop after this transaction (a read-only view *as of* it).
+    /// - Throws: ``EventGraphError/Code/modelMismatch`` when the log was written with another model.
+    static func open(backend: any LogBackend, model: ObjectModel?, untilTransaction: UInt64? = nil)
+        throws(EventGraphError) -> Store
+    {
+        var replayer = Replayer(model: model, untilTransaction: untilTransaction)
+        try backend.replay { record throws(EventGraphError) in try replayer.consume(record) }
+        let isReadOnly = untilTransaction != nil || backend.isReadOnly
+        guard let resolvedModel = replayer.model else {
+            guard let model, !isReadOnly else {
+                throw EventGraphError(.modelMismatch, "the log records no model, and none was given")
+            }
+            try backend.append(schema: model.schema)
+            return Store(model: model, backend: backend, state: StoreState(entityCount: model.entities.count), isReadOnly: false)
+        }
+        if let until = untilTransaction, until > replayer.state!.lastTransactionID {
+            throw EventGraphError(
+                .invalidArgument,
+                "the log ends at transaction \(replayer.state!.lastTransactionID); cannot view it as of transaction \(until)")
+        }
+        if let floor = replayer.checkpointFloor, let until = untilTransaction, until < floor {
+            throw EventGraphError(
+                .invalidArgument,
+                "the log was compacted at transaction \(floor); history before it is gone (asked for \(until))")
+        }
+        return Store(model: resolvedModel, backend: backend, state: replayer.state!, isReadOnly: isReadOnly)
+    }
+}
+
+/// Turns replay records into a ``StoreState``.
+struct Replayer {
+    private(set) var model: ObjectModel?
+    private let givenModel: ObjectModel?
+    private let untilTransaction: UInt64?
+    private(set) var state: StoreState?
+    private(set) var checkpointFloor: UInt64?
+    private var checkpoint: (begin: CheckpointBegin, state: StoreState, count: UInt64)?
+
+    init(model: ObjectModel?, untilTransaction: UInt64?) {
+        self.givenModel = model
+        self.untilTransaction = untilTransaction
+    }
+
+    mutating func consume(_ record: ReplayRecord) throws(EventGraphError) {
+        switch record {
+        case .schema(let schema):
+            if let model {
+                guard schema.modelHash == model.hash else {
+                    throw EventGraphError(.modelMismatch, "the log changes its model mid-way; migration is not supported yet")
+                }
+                return
+            }
+            if let givenModel {
+                guard schema.modelHash == givenModel.hash else {
+                    throw EventGraphError(
+                        .modelMismatch,
+                        "the store was written with model '\(schema.modelName)' version \(schema.versionIdentifier) (hash \(String(schema.modelHash, radix: 16))), not '\(givenModel.name)' version \(givenModel.versionIdentifier) (hash \(String(givenModel.hash, radix: 16)))")
+                }
+                model = givenModel
+            } else {
+                model = try ObjectModel(schema: schema)
+            }
+            state = StoreState(entityCount: model!.entities.count)
+        case .transaction(let changeset, let handles):
+            guard let model, state != nil else { throw EventGraphError(.log, "a transaction precedes the model in the log") }
+            if let until = untilTransaction, changeset.transactionID > until { return }
+            try state!.replay(changeset, blobHandles: handles, model: model)
+        case .checkpointBegin(let begin):
+            guard let model else { throw EventGraphError(.log, "a checkpoint precedes the model in the log") }
+            var fresh = StoreState(entityCount: model.entities.count)
+            fresh.lastTransactionID = begin.lastTransactionID
+            fresh.lastCommitTimeMicroseconds = begin.lastCommitTimeMicroseconds
+            fresh.nextKey = begin.nextKey
+            checkpoint = (begin, fresh, 0)
+        case .checkpointBlob(let transactionID, let index, let handle):
+            checkpoint?.state.blobHandles[BlobKey(transactionID: transactionID, index: index)] = handle
+        case .checkpointChunk(let chunk):
+            guard let model, checkpoint != nil else { throw EventGraphError(.log, "a checkpoint chunk outside a checkpoint") }
+            let version = checkpoint!.begin.lastTransactionID
+            for record in chunk.records {
+                let entityIndex = Int(record.object.entityIndex)
+                guard entityIndex < model.entities.count else {
+                    throw EventGraphError(.log, "a checkpoint names entity #\(entityIndex), which the model lacks")
+                }
+                var values = model.entities[entityIndex].defaultValues
+                for change in record.properties where Int(change.propertyIndex) < values.count {
+                    values[Int(change.propertyIndex)] = change.value
+                }
+                let row = Row(entityIndex: entityIndex, key: record.object.key, version: version, values: values)
+                checkpoint!.state.tables[entityIndex].put(row)
+                for constraint in model.entities[entityIndex].uniqueConstraints {
+                    if let tuple = UniqueKey(constraint, values: values) { checkpoint!.state.uniqueIndex[tuple] = row.key }
+                }
+            }
+            checkpoint!.count += UInt64(chunk.records.count)
+        case .checkpointEnd(let end):
+            guard let current = checkpoint else { throw EventGraphError(.log, "a checkpoint end without a beginning") }
+            guard end.objectCount == current.count, current.begin.objectCount == current.count else {
+                throw EventGraphError(
+                    .log, "a checkpoint announces \(current.begin.objectCount) objects but holds \(current.count)")
+            }
+            if let until = untilTransaction, until < current.begin.lastTransactionID {
+                // An as-of view older than the checkpoint cannot be built; keep the error for open to report.
+                checkpointFloor = current.begin.lastTransactionID
+                checkpoint = nil
+                return
+            }
+            state = current.state
+            checkpointFloor = current.begin.lastTransactionID
+            checkpoint = nil
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import LogFormat
+
+/// The shared committed state of a store: every live row, the counters and the uniqueness index.
+struct StoreState: Sendable {
+    var tables: [RowTable]
+    var lastTransactionID: UInt64 = 0
+    var lastCommitTimeMicroseconds: Int64 = 0
+    /// The next key the store will allocate (persisted in every changeset and checkpoint).
+    var nextKey: UInt64 = 1
+    /// Where each externally stored value is, by its logical reference.
+    var blobHandles: [BlobKey: UInt64] = [:]
+    /// For each uniqueness constraint, the holder of each value tuple.
+    var uniqueIndex: [UniqueKey: UInt64] = [:]
+
+    init(entityCount: Int) {
+        tables = Array(repeating: RowTable(), count: entityCount)
+    }
+
+    func row(entityIndex: Int, key: UInt64) -> Row? {
+        tables[entityIndex].row(forKey: key)
+    }
+
+    var objectCount: Int { tables.reduce(0) { $0 + $1.count } }
+}
+
+/// One tuple of a uniqueness constraint.
+struct UniqueKey: Hashable, Sendable {
+    var entityIndex: Int
+    var ordinal: Int
+    var values: [AttributeValue]
+
+    /// The tuple of a row for a constraint; `nil` when a value is null (nulls are never equal, as in SQL).
+    init?(_ constraint: UniqueConstraint, values rowValues: [PropertyValue]) {
+        var values: [AttributeValue] = []
+        values.reserveCapacity(constraint.propertyIndices.count)
+        for index in constraint.propertyIndices {
+            guard case .attribute(let value) = rowValues[index], value != .null else { return nil }
+            values.append(value)
+        }
+        self.entityIndex = constraint.entityIndex
+        self.ordinal = constraint.ordinal
+        self.values = values
+    }
+}
+
+/// The rows a changeset produces, computed before anything is installed.
+struct StagedChanges {
+    /// Final row (or `nil` for deleted) of every object the changeset touches, by key.
+    var rows: [UInt64: (entityIndex: Int, row: Row?)] = [:]
+    /// Keys in first-touch order, so installation is deterministic.
+    var order: [UInt64] = []
+}
+
+extension StoreState {
+    /// Computes the rows a changeset produces without changing the state.
+    ///
+    /// - Throws: when an operation names an object that does not exist (or already exists, for an insert).
+    func stage(_ changeset: Changeset, model: ObjectModel) throws(EventGraphError) -> StagedChanges {
+        var staged = StagedChanges()
+        let version = changeset.transactionID
+        func current(_ reference: ObjectReference) throws(EventGraphError) -> Row {
+            let entityIndex = Int(reference.entityIndex)
+            guard entityIndex < tables.count else {
+                throw EventGraphError(.log, "transaction \(version) names entity #\(entityIndex), which the model lacks")
+            }
+            if let entry = staged.rows[reference.key] {
+                guard let row = entry.row else {
+                    throw EventGraphError(.log, "transaction \(version) changes object \(reference.key) after deleting it")
+                }
+                return row
+            }
+            guard let row = row(entityIndex: entityIndex, key: reference.key) else {
+                throw EventGraphError(
+                    .log, "transaction \(version) changes \(model.entities[entityIndex].name) \(reference.key), which does not exist")
+            }
+            return row
+        }
+        func put(_ key: UInt64, _ entityIndex: Int, _ row: Row?) {
+            if staged.rows.updateValue((entityIndex, row), forKey: key) == nil { staged.order.append(key) }
+        }
+        func applied(_ changes: [PropertyChange], to values: inout [PropertyValue]) throws(EventGraphError) {
+            for change in changes {
+                guard change.propertyIndex < values.count else {
+                    throw EventGraphError(.log, "transaction \(version) names property #\(change.propertyIndex), which the entity lacks")
+                }
+                values[Int(change.propertyIndex)] = change.value
+            }
+        }
+        for operation in changeset.operations {
+            switch operation {
+            case .insert(let reference, let changes):
+                let entityIndex = Int(reference.entityIndex)
+                guard entityIndex < tables.count else {
+                    throw EventGraphError(.log, "transaction \(version) inserts into entity #\(entityIndex), which the model lacks")
+                }
+                guard staged.rows[reference.key] == nil, row(entityIndex: entityIndex, key: reference.key) == nil else {
+                    throw EventGraphError(.log, "transaction \(version) inserts object \(reference.key) twice")
+                }
+                var values = model.entities[entityIndex].defaultValues
+                try applied(changes, to: &values)
+                put(reference.key, entityIndex, Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
+            case .update(let reference, let changes):
+                let base = try current(reference)
+                var values = base.values
+                try applied(changes, to: &values)
+                put(reference.key, base.entityIndex, Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
+            case .relate(let reference, let propertyIndex, let added, let removed):
+                let base = try current(reference)
+                var values = base.values
+                guard Int(propertyIndex) < values.count, case .toMany(var targets) = values[Int(propertyIndex)] else {
+                    throw EventGraphError(.log, "transaction \(version) relates through property #\(propertyIndex), which is not to-many")
+                }
+                if !removed.isEmpty {
+                    let removedKeys = Set(removed.map(\.key))
+                    targets.removeAll { removedKeys.contains($0.key) }
+                }
+                if !added.isEmpty {
+                    var present = Set(targets.map(\.key))
+                    for target in added where present.insert(target.key).inserted { targets.append(target) }
+                }
+                values[Int(propertyIndex)] = .toMany(targets)
+                // A relate changes only a to-many list; the version still moves so readers see a new row.
+                put(reference.key, base.entityIndex, Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
+            case .delete(let reference):
+                let base = try current(reference)
+                put(reference.key, base.entityIndex, nil)
+            }
+        }
+        return staged
+    }
+
+    /// Installs staged rows and advances the counters.
+    mutating func install(_ staged: StagedChanges, model: ObjectModel) {
+        for key in staged.order {
+            guard let (entityIndex, newRow) = staged.rows[key] else { continue }
+            let entity = model.entities[entityIndex]
+            if let old = tables[entityIndex].row(forKey: key) {
+                for constraint in entity.uniqueConstraints {
+                    if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
+                        uniqueIndex[tuple] = nil
+                    }
+                }
+            }
+            if let newRow {
+                tables[entityIndex].put(newRow)
+                for constraint in entity.uniqueConstraints {
+                    if let tuple = UniqueKey(constraint, values: newRow.values) { uniqueIndex[tuple] = key }
+                }
+            } else {
+                tables[entityIndex].remove(key: key)
+            }
+        }
+    }
+
+    /// Applies a changeset read from the log.
+    mutating func replay(_ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel) throws(EventGraphError) {
+        guard changeset.transactionID == lastTransactionID + 1 || lastTransactionID == 0 else {
+            throw EventGraphError(
+                .log, "transaction \(changeset.transactionID) follows transaction \(lastTransactionID); IDs must be contiguous")
+        }
+        let staged = try stage(changeset, model: model)
+        install(staged, model: model)
+        for (index, handle) in handles.enumerated() {
+            blobHandles[BlobKey(transactionID: changeset.transactionID, index: UInt32(index))] = handle
+        }
+        lastTransactionID = changeset.transactionID
+        lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
+        nextKey = max(nextKey, changeset.nextKey)
+    }
+}

@@ -1,0 +1,153 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a salvage copied and what it could not.
+public struct SalvageReport: Hashable, Sendable {
+    /// A stretch of the damaged file that held nothing verifiable.
+    public struct LostRegion: Hashable, Sendable {
+        public var byteOffset: UInt64
+        public var byteCount: UInt64
+        public var reason: String
+        /// The last transaction copied before the region (0 when none).
+        public var afterTransactionID: UInt64
+        /// The first transaction copied after the region (nil when none was).
+        public var nextTransactionID: UInt64?
+
+        /// The transactions that were in the region, bounded by the surviving neighbours; nil when nothing after
+        /// the region survived (then every transaction after ``afterTransactionID`` may be lost) or none is missing.
+        public var transactionIDs: ClosedRange<UInt64>? {
+            guard let next = nextTransactionID, next > afterTransactionID + 1 else { return nil }
+            return (afterTransactionID + 1)...(next - 1)
+        }
+    }
+
+    public var copiedTransactionCount: Int
+    public var copiedSchemaCount: Int
+    public var copiedCheckpoint: Bool
+    public var lastTransactionID: UInt64
+    public var lostRegions: [LostRegion]
+    public var outputByteCount: UInt64
+
+    /// Whether everything verifiable was all there was (no region lost).
+    public var isComplete: Bool { lostRegions.isEmpty }
+}
+
+/// Copies every verifiable unit of a damaged log into a new log.
+public enum Salvage {
+    /// Reads `path` (never modifying it), skipping regions that fail their checks, and writes every schema,
+    /// checkpoint and transaction that verifies into a new log at `outputPath` (same store UUID, a new file UUID,
+    /// the next generation), then syncs and verifies it.
+    ///
+    /// Transaction IDs keep their values, so the transactions lost are exactly the gaps the report lists.
+    ///
+    /// - Throws: when `outputPath` exists, when `path` has no readable header, or on I/O errors.
+    public static func salvage(path: String, to outputPath: String) throws(LogFormatError) -> SalvageReport {
+        guard !SystemCalls.exists(outputPath) else {
+            throw LogFormatError(.invalidArgument, "already exists; salvage writes a new file", path: outputPath)
+        }
+        let reader = try LogReader(path: path)
+        let source = try LogFile(path: path, flags: O_RDONLY, faults: nil)
+        let size = try source.size()
+        var scanner = LogScanner(window: FileWindow(file: source, limit: size), header: reader.header)
+
+        let temporary = AtomicRewrite.temporaryPath(for: outputPath, purpose: "salvage")
+        var header = LogFileHeader(storeUUID: reader.header.storeUUID, generation: reader.header.generation + 1)
+        header.compatibleFeatures = reader.header.compatibleFeatures
+        final class Regions { var list: [SalvageReport.LostRegion] = [] }
+        let regions = Regions()
+        var report = SalvageReport(
+            copiedTransactionCount: 0, copiedSchemaCount: 0, copiedCheckpoint: false, lastTransactionID: 0,
+            lostRegions: [], outputByteCount: 0)
+        do throws(LogFormatError) {
+            var frames = try SequentialFrameWriter(
+                file: try LogFile(path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: nil), header: header)
+            var checkpointFrames: [OutgoingFrame] = []
+            var checkpointID: UInt64 = 0
+            let result = try scanner.scan(
+                policy: .resynchronize({ region in
+                    regions.list.append(
+                        SalvageReport.LostRegion(
+                            byteOffset: region.byteOffset, byteCount: region.byteCount, reason: region.reason,
+                            afterTransactionID: region.afterTransactionID, nextTransactionID: nil))
+                })
+            ) { event throws(LogFormatError) in
+                switch event {
+                case .schema(let payload, _):
+                    try frames.append(OutgoingFrame(type: .schema, payload: payload))
+                    report.copiedSchemaCount += 1
+                case .transaction(let id, let payload, let blobs, _):
+                    for blob in blobs {
+                        let (_, bytes) = try reader.readFrame(at: blob.byteOffset)
+                        try frames.append(
+                            OutgoingFrame(type: .blob, transactionID: id, partIndex: blob.index, payload: bytes))
+                    }
+                    for frame in OutgoingFrame.transactionFrames(id: id, payload: payload, fragmentByteCount: 1 << 20) {
+                        try frames.append(frame)
+                    }
+                    report.copiedTransactionCount += 1
+                    report.lastTransactionID = id
+                    if let last = regions.list.indices.last, regions.list[last].nextTransactionID == nil {
+                        regions.list[last].nextTransactionID = id
+                    }
+                case .checkpointBegin(let payload, _):
+                    // A checkpoint is copied only once its end verifies; buffer its frames until then.
+                    checkpointFrames = [OutgoingFrame(type: .checkpointBegin, payload: payload)]
+                case .checkpointChunk(let payload, _):
+                    checkpointFrames.append(OutgoingFrame(type: .checkpointChunk, payload: payload))
+                case .checkpointBlob(let location):
+                    let (_, bytes) = try reader.readFrame(at: location.byteOffset)
+                    checkpointFrames.append(
+                        OutgoingFrame(
+                            type: .blob, transactionID: location.transactionID, partIndex: location.index,
+                            payload: bytes))
+                case .checkpointEnd(let payload, _):
+                    let end = CheckpointEndProbe.lastTransactionID(ofBegin: checkpointFrames.first)
+                    checkpointID = end
+                    checkpointFrames.append(OutgoingFrame(type: .checkpointEnd, payload: payload))
+                    for var frame in checkpointFrames {
+                        if frame.type != .blob { frame.transactionID = checkpointID }
+                        try frames.append(frame)
+                    }
+                    checkpointFrames = []
+                    report.copiedCheckpoint = true
+                    report.lastTransactionID = max(report.lastTransactionID, checkpointID)
+                case .dictionary, .seal, .extensionFrame:
+                    break
+                }
+            }
+            if case .torn(let offset, let count, let reason) = result.tail, count > 0,
+                regions.list.last.map({ $0.byteOffset + $0.byteCount < offset + count }) ?? true
+            {
+                regions.list.append(
+                    SalvageReport.LostRegion(
+                        byteOffset: offset, byteCount: count, reason: reason + " (unsynced tail)",
+                        afterTransactionID: result.lastTransactionID, nextTransactionID: nil))
+            }
+            try frames.finishWithSeal()
+            report.outputByteCount = frames.offset
+            let check = try LogReader(path: temporary).scanTyped { _ in }
+            guard check.tail == .clean, check.transactionCount == report.copiedTransactionCount else {
+                throw LogFormatError(
+                    .verificationFailed, "the salvaged file does not verify (\(check.tail))", path: temporary)
+            }
+            try SystemCalls.rename(temporary, to: outputPath)
+            try SystemCalls.syncDirectory(of: outputPath)
+        } catch {
+            SystemCalls.unlink(temporary)
+            throw error
+        }
+        report.lostRegions = regions.list
+        return report
+    }
+}
+
+/// Reads the transaction ID a checkpoint covers from its begin frame's payload.
+enum CheckpointEndProbe {
+    static func lastTransactionID(ofBegin frame: OutgoingFrame?) -> UInt64 {
+        guard let frame, let begin = try? CheckpointBegin(decoding: frame.payload) else { return 0 }
+        return begin.lastTransactionID
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+
+/// A temporary directory removed when the value is destroyed.
+final class TemporaryDirectory {
+    let path: String
+
+    init(_ name: String = #function) {
+        let base = FileManager.default.temporaryDirectory.path
+        let safe = name.filter { $0.isLetter || $0.isNumber }
+        path = "\(base)/eg-\(safe.prefix(40))-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// A path inside the directory.
+    func file(_ name: String) -> String { path + "/" + name }
+}
