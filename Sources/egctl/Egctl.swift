@@ -6,5 +6,17 @@ struct Egctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "egctl",
         abstract: "Inspect, check, replay, repair and shrink EventGraph stores, without the application's code.",
-        subcommands: [])
+        discussion: """
+            Every command reads the model recorded in the store's log. Exit status: 0 success; 1 damage found or the             command failed on a store; 2 usage error or a file that is not a store.
+
+            Example session:
+              egctl demo /tmp/blog.eglog
+              egctl inspect /tmp/blog.eglog
+              egctl replay /tmp/blog.eglog --summary
+              egctl compact /tmp/blog.eglog
+              egctl verify /tmp/blog.eglog
+            """,
+        subcommands: [
+            Demo.self, Inspect.self, Replay.self, Verify.self, Compact.self, Dump.self, History.self, SalvageCommand.self,
+        ])
 }

@@ -73,7 +73,8 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
                 throw EventGraphError(.invalidModel, "the model declares the entity '\(draft.name)' twice")
             }
         }
-        let entities = try ModelResolver(drafts: drafts, indexByName: indexByName).resolve()
+        var resolver = ModelResolver(drafts: drafts, indexByName: indexByName)
+        let entities = try resolver.resolve()
         self.entities = entities
         self.entityIndexByName = indexByName
         var byClass: [ObjectIdentifier: Int] = [:]
@@ -82,8 +83,9 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
         }
         self.entityIndexByClass = byClass
         let shape = SchemaPayload(
-            modelName: "", versionIdentifier: "", modelHash: 0, entities: entities.map(\.entitySchema))
-        let hash = (try? shape.encoded()).map(StableHash.fnv1a64) ?? 0
+            modelName: "", versionIdentifier: "", modelHash: 0, entities: entities.map { $0.entitySchema })
+        let encodedShape = (try? shape.encoded()) ?? []
+        let hash = StableHash.fnv1a64(encodedShape)
         self.hash = hash
         self.schema = SchemaPayload(
             modelName: name, versionIdentifier: version, modelHash: hash, entities: shape.entities)

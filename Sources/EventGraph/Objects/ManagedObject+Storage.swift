@@ -51,7 +51,7 @@ extension ManagedObject {
     final func fireFault() {
         flags.remove(.isFault)
         guard row == nil, let context = contextStorage else { return }
-        if let found = context.store.row(forKey: key) {
+        if let found = context.store.row(entityIndex: entity.index, key: key) {
             row = found
         } else {
             // The object no longer exists in the store; it reads as its defaults.

@@ -16,7 +16,7 @@ enum PropertySlotCache {
     }
 
     private static let table = SlotTable(capacity: 1 << 13)
-    private static let writer = Mutex<[AnyKeyPath]>([])
+    private static let writer = Mutex<Void>(())
 
     @inline(never)
     private static func resolve(_ keyPath: AnyKeyPath, id: UInt, declaredIn type: ManagedObject.Type) -> Int {
@@ -25,8 +25,9 @@ enum PropertySlotCache {
         guard let index = info.indexByName[name] else {
             preconditionFailure("\(type) has no persistent property named '\(name)' (key path \(keyPath))")
         }
-        writer.withLock { retained in
-            if table.lookup(id) == nil, table.insert(id, index) { retained.append(keyPath) }
+        writer.withLock { _ in
+            // The retain is never balanced: a cached key path must outlive the table entry naming its address.
+            if table.lookup(id) == nil, table.insert(id, index) { _ = Unmanaged.passRetained(keyPath) }
         }
         return index
     }

@@ -10,8 +10,19 @@ extension Store {
     static func open(backend: any LogBackend, model: ObjectModel?, untilTransaction: UInt64? = nil)
         throws(EventGraphError) -> Store
     {
+        try open(model: model, untilTransaction: untilTransaction) { consume throws(EventGraphError) in
+            try backend.replay(consume)
+            return backend
+        }
+    }
+
+    /// Opens a store whose backend replays while it opens (the file backend replays during its recovery scan).
+    static func open(
+        model: ObjectModel?, untilTransaction: UInt64? = nil,
+        makeBackend: ((ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) -> any LogBackend
+    ) throws(EventGraphError) -> Store {
         var replayer = Replayer(model: model, untilTransaction: untilTransaction)
-        try backend.replay { record throws(EventGraphError) in try replayer.consume(record) }
+        let backend = try makeBackend { record throws(EventGraphError) in try replayer.consume(record) }
         let isReadOnly = untilTransaction != nil || backend.isReadOnly
         guard let resolvedModel = replayer.model else {
             guard let model, !isReadOnly else {
@@ -71,6 +82,8 @@ struct Replayer {
         case .transaction(let changeset, let handles):
             guard let model, state != nil else { throw EventGraphError(.log, "a transaction precedes the model in the log") }
             if let until = untilTransaction, changeset.transactionID > until { return }
+            // Transactions a checkpoint already contains are skipped.
+            if checkpointFloor != nil, changeset.transactionID <= state!.lastTransactionID { return }
             try state!.replay(changeset, blobHandles: handles, model: model)
         case .checkpointBegin(let begin):
             guard let model else { throw EventGraphError(.log, "a checkpoint precedes the model in the log") }

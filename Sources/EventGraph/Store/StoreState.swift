@@ -29,6 +29,12 @@ struct UniqueKey: Hashable, Sendable {
     var ordinal: Int
     var values: [AttributeValue]
 
+    init(entityIndex: Int, ordinal: Int, values: [AttributeValue]) {
+        self.entityIndex = entityIndex
+        self.ordinal = ordinal
+        self.values = values
+    }
+
     /// The tuple of a row for a constraint; `nil` when a value is null (nulls are never equal, as in SQL).
     init?(_ constraint: UniqueConstraint, values rowValues: [PropertyValue]) {
         var values: [AttributeValue] = []

@@ -114,7 +114,9 @@ public struct LogFileHeader: Hashable, Sendable {
     /// - Returns: the header and whether one of the copies was damaged (worth a warning, not an error).
     static func decode(region: UnsafeRawBufferPointer, path: String) throws(LogFormatError) -> (LogFileHeader, Bool) {
         let first = decodeCopy(UnsafeRawBufferPointer(rebasing: region.prefix(copyByteCount)))
-        let secondRange = secondCopyByteOffset..<min(region.count, secondCopyByteOffset + copyByteCount)
+        // A region shorter than the second copy's offset (a file cut inside the header) has no second copy.
+        let secondRange =
+            secondCopyByteOffset..<max(secondCopyByteOffset, min(region.count, secondCopyByteOffset + copyByteCount))
         let second =
             secondRange.count == copyByteCount
             ? decodeCopy(UnsafeRawBufferPointer(rebasing: region[secondRange])) : .badMagic

@@ -58,7 +58,15 @@ extension LogScanner {
             let proof = try nextVerifiableFrame(after: offset, sequenceAbove: lastGoodSequence)
             switch policy {
             case .stop:
-                if let proof, proof.header.durableWatermark > offset {
+                // Any later frame whose watermark passes `offset` proves the failed frame was synced. The first
+                // verifiable frame may have been written in the same batch (fragments, blobs, a group commit) and
+                // carry an older watermark, so keep looking until one proves it or none is left.
+                var witness = proof
+                while let candidate = witness, candidate.header.durableWatermark <= offset {
+                    witness = try nextVerifiableFrame(
+                        after: candidate.byteOffset, sequenceAbove: candidate.header.sequence)
+                }
+                if let proof, witness != nil {
                     result.tail = .damaged(
                         DamageReport(
                             byteOffset: offset, reason: reason, lastGoodTransactionID: result.lastTransactionID,

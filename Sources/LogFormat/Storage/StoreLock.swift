@@ -42,6 +42,9 @@ final class StoreLock: Sendable {
         pid.withUnsafeBytes { b in _ = try? SystemCalls.pwrite(descriptor, b, at: 0, path: path) }
     }
 
+    /// Releases the lock before the value is destroyed (a closed writer must not keep the store locked).
+    func release() { SystemCalls.unlock(descriptor) }
+
     deinit {
         // Closing the descriptor releases the flock. The lock file stays: deleting it would race with a process
         // that has just opened it and is about to lock it.

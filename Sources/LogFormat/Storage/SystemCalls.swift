@@ -140,6 +140,11 @@ enum SystemCalls {
 
     static func processID() -> Int32 { getpid() }
 
+    /// Releases a `flock` taken with ``tryExclusiveLock(_:path:)`` (closing the descriptor would too).
+    static func unlock(_ fd: Int32) {
+        _ = flock(fd, LOCK_UN)
+    }
+
     /// Tries to take an exclusive `flock` without blocking; returns false when another open file holds it.
     static func tryExclusiveLock(_ fd: Int32, path: String) throws(LogFormatError) -> Bool {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {

@@ -92,6 +92,7 @@ extension LogWriter {
             try ensure(placed.last!.endByteOffset, durable: true, &locked)
         }
         state.withLock { $0.value.isClosed = true }
+        storeLock.release()
     }
 
     /// Where a frame landed.

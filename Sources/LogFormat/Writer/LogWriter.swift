@@ -67,7 +67,7 @@ public final class LogWriter: Sendable {
     public let path: String
     let options: Options
     let state: ConditionLock<State>
-    private let storeLock: StoreLock
+    let storeLock: StoreLock
     /// What opening the log found and repaired.
     public let recoveryReport: RecoveryReport
 

@@ -1,0 +1,147 @@
+public import Foundation
+public import LogFormat
+
+/// A store opened with a model, and the contexts that work on it.
+///
+/// ```swift
+/// let container = try ModelContainer(path: "/var/lib/blog.eglog", model: model)
+/// let context = container.newBackgroundContext()
+/// ```
+/// The container is `Sendable`; contexts are not — create one per task (``newBackgroundContext()``) or use
+/// ``mainContext`` on the main actor.
+public final class ModelContainer: Sendable {
+    /// How a store is opened.
+    public struct Configuration: Sendable {
+        /// When a save is acknowledged (default: after `fdatasync`).
+        public var durability: Durability
+        /// Whether a missing store file is created.
+        public var createIfMissing: Bool
+
+        /// Creates a configuration.
+        public init(durability: Durability = .full, createIfMissing: Bool = true) {
+            self.durability = durability
+            self.createIfMissing = createIfMissing
+        }
+    }
+
+    let store: Store
+    /// Where the store's log is, when it is a file.
+    public let path: String?
+    private let main: MainContextBox
+
+    /// Opens (or creates) the store at `path` with a model.
+    ///
+    /// - Throws: ``EventGraphError`` with code `log` when the file cannot be opened (for example another
+    ///   process has it open: the message names its pid) and `modelMismatch` when the store was written with
+    ///   another model.
+    public convenience init(path: String, model: ObjectModel, configuration: Configuration = .init())
+        throws(EventGraphError)
+    {
+        try self.init(store: Self.openStore(path: path, model: model, configuration: configuration), path: path)
+    }
+
+    /// Opens the store at `path` with the model recorded in its log (for tools without the application's
+    /// classes; objects are plain ``ManagedObject``s used through the key-value API).
+    public convenience init(path: String, configuration: Configuration = .init(createIfMissing: false))
+        throws(EventGraphError)
+    {
+        try self.init(store: Self.openStore(path: path, model: nil, configuration: configuration), path: path)
+    }
+
+    /// Opens a read-only view of the store at `path` *as of* a transaction: the log replayed up to it.
+    ///
+    /// The view takes no lock and never modifies the file. Pass `model: nil` to use the recorded model.
+    public static func view(path: String, asOfTransaction transactionID: UInt64, model: ObjectModel? = nil)
+        throws(EventGraphError) -> ModelContainer
+    {
+        let backend = try FileBackend.openReadOnly(path: path)
+        return try ModelContainer(
+            store: Store.open(backend: backend, model: model, untilTransaction: transactionID), path: path)
+    }
+
+    private static func openStore(path: String, model: ObjectModel?, configuration: Configuration)
+        throws(EventGraphError) -> Store
+    {
+        var opened: FileBackend?
+        do {
+            return try Store.open(model: model) { consume throws(EventGraphError) in
+                let backend = try FileBackend.open(path: path, configuration: configuration, replay: consume)
+                opened = backend
+                return backend
+            }
+        } catch {
+            try? opened?.close()
+            throw error
+        }
+    }
+
+    /// Creates a store kept only in memory (encoded exactly as a log file would hold it); for tests and previews.
+    public convenience init(inMemoryWith model: ObjectModel) throws(EventGraphError) {
+        try self.init(store: Store.open(backend: MemoryBackend(), model: model), path: nil)
+    }
+
+    init(store: Store, path: String?) {
+        self.store = store
+        self.path = path
+        self.main = MainContextBox(store: store)
+    }
+
+    /// The model.
+    public var model: ObjectModel { store.model }
+    /// The store's identity (part of every ``ObjectID``).
+    public var storeUUID: UUID { store.storeUUID }
+    /// The last committed transaction.
+    public var lastTransactionID: UInt64 { store.lastTransactionID }
+    /// Whether saves are refused (an *as of* view).
+    public var isReadOnly: Bool { store.isReadOnly }
+
+    /// The context of the main actor.
+    @MainActor public var mainContext: ObjectContext { main.context }
+
+    /// A new context for the calling task.
+    public func newBackgroundContext(name: String = "background") -> ObjectContext {
+        ObjectContext(store: store, name: name)
+    }
+
+    /// A view of this store *as of* a transaction (replayed from the log into a separate read-only store).
+    public func view(asOfTransaction transactionID: UInt64) throws(EventGraphError) -> ModelContainer {
+        try ModelContainer(
+            store: Store.open(
+                backend: ViewBackend(base: store.backend), model: store.model, untilTransaction: transactionID), path: path)
+    }
+
+    /// A digest of the live state: equal for equal objects, values and relationships (see ``StateDigest``).
+    public func stateDigest() throws(EventGraphError) -> StateDigest {
+        try store.stateDigest()
+    }
+
+    /// Rewrites the log as a checkpoint of the live state plus nothing else (history is dropped); the rewritten
+    /// file is verified against the live state before it replaces the old one.
+    @discardableResult
+    public func compact() throws(EventGraphError) -> CompactionReport {
+        try store.compact()
+    }
+
+    /// Closes the store: later saves fail. Objects already fetched keep their values.
+    public func close() throws(EventGraphError) {
+        try store.close()
+    }
+}
+
+/// Holds the main context on the main actor.
+@MainActor
+private final class MainContextBox: Sendable {
+    nonisolated let store: Store
+    private var created: ObjectContext?
+
+    nonisolated init(store: Store) {
+        self.store = store
+    }
+
+    var context: ObjectContext {
+        if let created { return created }
+        let context = ObjectContext(store: store, name: "main")
+        created = context
+        return context
+    }
+}

@@ -1,0 +1,93 @@
+import LogFormat
+
+/// Inverse maintenance and delete propagation: both sides of a relationship change together, in memory, so
+/// that a save records both sides explicitly.
+extension ObjectContext {
+    func setRelationship(of object: ManagedObject, at index: Int, to targets: [ManagedObject]) {
+        guard let relationship = object.entity.properties[index].relationship else {
+            preconditionFailure("\(object.entity.name).\(object.entity.properties[index].name) is not a relationship")
+        }
+        precondition(relationship.isToMany || targets.count <= 1, "a to-one relationship takes at most one object")
+        let destination = model.entities[relationship.destinationEntityIndex]
+        var newReferences: [ObjectReference] = []
+        var seen: Set<UInt64> = []
+        for target in targets {
+            if target.contextStorage == nil { insert(target) }
+            precondition(target.contextStorage === self, "\(target) belongs to another context than \(object)")
+            precondition(!target.isDeleted, "\(target) is deleted and cannot be related to \(object)")
+            precondition(
+                target.entity.isKindOf(destination),
+                "\(object.entity.name).\(relationship.name) takes \(destination.name) objects, not \(target.entity.name)")
+            if seen.insert(target.key).inserted { newReferences.append(reference(to: target)) }
+        }
+        let oldReferences = object.currentValue(at: index)?.references ?? []
+        object.setPendingValue(relationship.isToMany ? .toMany(newReferences) : .toOne(newReferences.first), at: index)
+        guard let inverseIndex = relationship.inverseIndex else { return }
+        let oldKeys = Set(oldReferences.map(\.key))
+        for removed in oldReferences where !seen.contains(removed.key) {
+            detach(object, from: self.object(for: removed), at: inverseIndex)
+        }
+        for added in newReferences where !oldKeys.contains(added.key) {
+            attach(object, to: self.object(for: added), at: inverseIndex, forwardIndex: index)
+        }
+    }
+
+    /// Removes `source` from `target`'s relationship at `index`.
+    func detach(_ source: ManagedObject, from target: ManagedObject, at index: Int) {
+        guard let value = target.currentValue(at: index) else { return }
+        switch value {
+        case .toOne(let reference) where reference?.key == source.key:
+            target.setPendingValue(.toOne(nil), at: index)
+        case .toMany(var references):
+            let count = references.count
+            references.removeAll { $0.key == source.key }
+            if references.count != count { target.setPendingValue(.toMany(references), at: index) }
+        default:
+            break
+        }
+    }
+
+    /// Adds `source` to `target`'s relationship at `index` (the inverse of `source`'s relationship at
+    /// `forwardIndex`); a to-one inverse first releases its previous target.
+    func attach(_ source: ManagedObject, to target: ManagedObject, at index: Int, forwardIndex: Int) {
+        switch target.currentValue(at: index) ?? target.entity.defaultValues[index] {
+        case .toMany(var references):
+            guard !references.contains(where: { $0.key == source.key }) else { return }
+            references.append(reference(to: source))
+            target.setPendingValue(.toMany(references), at: index)
+        case .toOne(let previous):
+            guard previous?.key != source.key else { return }
+            if let previous {
+                detach(target, from: object(for: previous), at: forwardIndex)
+            }
+            target.setPendingValue(.toOne(reference(to: source)), at: index)
+        case .attribute:
+            break
+        }
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes an object at the next save, applying delete rules now: `nullify` removes it from its targets'
+    /// inverses, `cascade` also deletes the targets, `deny` is checked at save, `noAction` does nothing.
+    public func delete(_ object: ManagedObject) {
+        precondition(object.contextStorage === self, "\(object) does not belong to this context")
+        guard !object.flags.contains(.isDeleted), !object.flags.contains(.isDead) else { return }
+        if object.flags.contains(.isFault) { object.fireFault() }
+        object.flags.insert(.isDeleted)
+        deletedList.append(object)
+        for property in object.entity.properties {
+            guard let relationship = property.relationship else { continue }
+            guard relationship.deleteRule == .nullify || relationship.deleteRule == .cascade else { continue }
+            let targets = objects(for: object.currentValue(at: relationship.index)?.references ?? [])
+            if let inverseIndex = relationship.inverseIndex {
+                for target in targets where !target.flags.contains(.isDead) {
+                    detach(object, from: target, at: inverseIndex)
+                }
+            }
+            if relationship.deleteRule == .cascade {
+                for target in targets where !target.flags.contains(.isDead) { delete(target) }
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import LogFormat
+
+extension ObjectContext {
+    /// Saves every unsaved change as one changeset appended to the log: all or nothing.
+    ///
+    /// The save validates every inserted and updated object, checks `deny` rules of deleted objects, then —
+    /// under the store's commit lock — detects conflicts with other contexts' saves (see ``mergePolicy``),
+    /// checks uniqueness constraints against the store, appends the changeset and installs it. Inserted objects
+    /// get permanent IDs. When the save throws, neither the log, the store nor other contexts see anything of
+    /// it, and this context keeps its unsaved changes.
+    ///
+    /// - Throws: ``EventGraphError`` with code `validation`, `deleteDenied`, `uniqueness`, `conflict`, `readOnly`
+    ///   or `log`; ``EventGraphError/failures`` lists every failing object and property.
+    public func save() throws(EventGraphError) {
+        let inserted = insertedList.filter { $0.flags.contains(.isInserted) && !$0.flags.contains(.isDeleted) }
+        let deleted = deletedList.filter {
+            $0.flags.contains(.isDeleted) && !$0.flags.contains(.isInserted) && !$0.flags.contains(.isDead)
+        }
+        let updated = changedList.filter {
+            !$0.flags.contains(.isInserted) && !$0.flags.contains(.isDeleted) && !$0.flags.contains(.isDead)
+                && $0.hasPersistentChanges
+        }
+        let abandoned = insertedList.filter { $0.flags.contains(.isInserted) && $0.flags.contains(.isDeleted) }
+        guard !inserted.isEmpty || !deleted.isEmpty || !updated.isEmpty else {
+            finishSave(inserted: [], updated: [], deleted: [], abandoned: abandoned, result: nil)
+            return
+        }
+        guard !store.isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only (an as-of view)") }
+
+        var denied: [EventGraphError.Failure] = []
+        for object in deleted { denied += denyFailures(of: object) }
+        guard denied.isEmpty else {
+            throw EventGraphError(.deleteDenied, "\(denied.count) delete(s) refused by deny rules", failures: denied)
+        }
+        var failures: [EventGraphError.Failure] = []
+        for object in inserted + updated { failures += validationFailures(of: object) }
+        guard failures.isEmpty else {
+            throw EventGraphError(.validation, "\(failures.count) validation failure(s)", failures: failures)
+        }
+
+        var request = CommitRequest(author: name, operations: [], readRows: [:], mergePolicy: mergePolicy)
+        for object in inserted {
+            let entity = object.entity
+            var changes: [PropertyChange] = []
+            for index in entity.properties.indices where entity.isPersistentProperty[index] {
+                guard let value = object.pendingValue(at: index), value != entity.defaultValues[index] else { continue }
+                changes.append(PropertyChange(propertyIndex: UInt32(index), value: value))
+            }
+            request.operations.append(.insert(reference(to: object), changes))
+            if let ordinal = upsertKeys[object.key] { request.upserts[object.key] = ordinal }
+        }
+        for object in updated {
+            appendUpdate(of: object, to: &request)
+        }
+        for object in deleted {
+            request.operations.append(.delete(reference(to: object)))
+            if let row = object.row { request.readRows[object.key] = row }
+        }
+        let result = try store.commit(request)
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
+    }
+
+    /// Records an updated object's changes: scalar properties as one update, to-many ones as added/removed.
+    private func appendUpdate(of object: ManagedObject, to request: inout CommitRequest) {
+        let entity = object.entity
+        if object.row == nil { object.fireFault() }
+        guard let row = object.row else { return }
+        var scalar: [PropertyChange] = []
+        for entry in object.pending.sorted(by: { $0.index < $1.index }) where entity.isPersistentProperty[entry.index] {
+            let old = row.values[entry.index]
+            guard entry.value != old else { continue }
+            if case .toMany(let newTargets) = entry.value, case .toMany(let oldTargets) = old,
+                let relationship = entity.properties[entry.index].relationship
+            {
+                let newKeys = Set(newTargets.map(\.key))
+                let oldKeys = Set(oldTargets.map(\.key))
+                let added = newTargets.filter { !oldKeys.contains($0.key) }
+                let removed = oldTargets.filter { !newKeys.contains($0.key) }
+                let merged = oldTargets.filter { newKeys.contains($0.key) } + added
+                if relationship.isOrdered && merged != newTargets {
+                    // A reordering cannot be expressed as additions and removals.
+                    scalar.append(PropertyChange(propertyIndex: UInt32(entry.index), value: entry.value))
+                } else if !added.isEmpty || !removed.isEmpty {
+                    request.operations.append(
+                        .relate(reference(to: object), propertyIndex: UInt32(entry.index), added: added, removed: removed))
+                }
+                continue
+            }
+            scalar.append(PropertyChange(propertyIndex: UInt32(entry.index), value: entry.value))
+        }
+        if !scalar.isEmpty {
+            request.operations.append(.update(reference(to: object), scalar))
+            request.readRows[object.key] = row
+        }
+    }
+
+    /// Brings the context's objects in line with the committed state after a successful save.
+    private func finishSave(
+        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], abandoned: [ManagedObject],
+        result: CommitResult?
+    ) {
+        let rows = result?.rows ?? [:]
+        for (newKey, existingKey) in result?.mergedKeys ?? [:] {
+            guard let object = registered.removeValue(forKey: newKey) else { continue }
+            registered[existingKey]?.flags.insert(.isFault)
+            object.key = existingKey
+            registered[existingKey] = object
+        }
+        for object in inserted + updated {
+            object.flags.remove([.isInserted, .isListedAsChanged])
+            if let row = rows[object.key] ?? nil {
+                object.row = row
+            } else {
+                object.row = store.row(entityIndex: object.entity.index, key: object.key)
+            }
+            let persistent = object.entity.isPersistentProperty
+            object.pending.removeAll { persistent[$0.index] }
+        }
+        for object in deleted + abandoned {
+            registered[object.key] = nil
+            object.flags = [.isDead]
+            object.pending.removeAll()
+            object.row = nil
+        }
+        for object in changedList { object.flags.remove(.isListedAsChanged) }
+        insertedList.removeAll()
+        changedList.removeAll()
+        deletedList.removeAll()
+        upsertKeys.removeAll()
+    }
+}

@@ -1,0 +1,212 @@
+import LogFormat
+
+/// A scratch pad of objects: insert, change and delete them, then ``save()`` — one changeset, all or nothing.
+///
+/// A context is not `Sendable`: it and its objects stay in the isolation domain that created them (the main
+/// actor for ``ModelContainer/mainContext``, a task for ``ModelContainer/newBackgroundContext()``). Pass
+/// ``ObjectID`` values between contexts. Each object ID has at most one object in a context (uniquing).
+///
+/// Other contexts' saves become visible to this one on its next fetch (for objects without unsaved changes)
+/// and on ``refresh(_:mergeChanges:)``.
+public final class ObjectContext {
+    let store: Store
+    /// The name recorded as the author of this context's changesets.
+    public var name: String
+    /// What a save does when objects it changes were changed in the store meanwhile.
+    public var mergePolicy: MergePolicy = .error
+
+    var registered: [UInt64: ManagedObject] = [:]
+    var insertedList: [ManagedObject] = []
+    var changedList: [ManagedObject] = []
+    var deletedList: [ManagedObject] = []
+    /// Inserted objects created by ``fetchOrInsert(_:unique:equals:configure:)``: key → constraint ordinal.
+    var upsertKeys: [UInt64: Int] = [:]
+
+    init(store: Store, name: String) {
+        self.store = store
+        self.name = name
+    }
+
+    /// The model of the store.
+    public var model: ObjectModel { store.model }
+
+    /// Whether the context's store is read-only (an *as of* view).
+    public var isReadOnly: Bool { store.isReadOnly }
+
+    /// Whether the context holds unsaved inserts, deletes or changes.
+    public var hasChanges: Bool {
+        insertedList.contains { !$0.isDeleted } || deletedList.contains { !$0.isInserted && !$0.flags.contains(.isDead) }
+            || changedList.contains { $0.isUpdated && $0.hasPersistentChanges }
+    }
+
+    /// Objects inserted and not yet saved.
+    public var insertedObjects: [ManagedObject] {
+        insertedList.filter { $0.flags.contains(.isInserted) && !$0.flags.contains(.isDeleted) }
+    }
+
+    /// Saved objects with unsaved changes.
+    public var updatedObjects: [ManagedObject] {
+        changedList.filter { $0.isUpdated && $0.hasPersistentChanges }
+    }
+
+    /// Saved objects deleted and not yet saved.
+    public var deletedObjects: [ManagedObject] {
+        deletedList.filter { !$0.flags.contains(.isInserted) && $0.flags.contains(.isDeleted) }
+    }
+
+    /// Every object the context holds.
+    public var registeredObjects: some Collection<ManagedObject> { registered.values }
+
+    // MARK: - Inserting
+
+    /// Inserts a new object; it gets a temporary ID and a permanent one at the next save.
+    public func insert(_ object: ManagedObject) {
+        if object.contextStorage === self { return }
+        precondition(object.contextStorage == nil, "\(object) already belongs to another context")
+        precondition(!object.flags.contains(.isDead), "\(object) was deleted and cannot be inserted again")
+        let entity = object.entityStorage ?? model.requireEntity(for: type(of: object))
+        precondition(!entity.isAbstract, "\(entity.name) is abstract; insert an object of a sub-entity")
+        object.entityStorage = entity
+        object.contextStorage = self
+        object.key = store.reserveKey()
+        object.flags = [.isInserted]
+        if entity.hasInstanceDefaults {
+            for (index, value) in ClassInfo.instanceDefaults(of: object).enumerated() {
+                if let value, object.pendingValue(at: index) == nil { object.setPendingValue(.attribute(value), at: index) }
+            }
+        }
+        registered[object.key] = object
+        insertedList.append(object)
+    }
+
+    /// Inserts a new object of an entity by name (the dynamic API; the object's class is the entity's class).
+    @discardableResult
+    public func insert(entityNamed name: String) -> ManagedObject {
+        guard let entity = model.entity(named: name) else {
+            preconditionFailure("the model '\(model.name)' has no entity named '\(name)'")
+        }
+        let object = entity.objectClass.init()
+        object.entityStorage = entity
+        insert(object)
+        return object
+    }
+
+    // MARK: - Looking up
+
+    /// The object with an ID: the registered one, or a fault for a saved object; `nil` when the store has none.
+    public func object(with id: ObjectID) -> ManagedObject? {
+        if let object = registered[id.key], object.entity.name == id.entityName || model.entity(named: id.entityName).map({ object.entity.isKindOf($0) }) == true {
+            return object.flags.contains(.isDead) ? nil : object
+        }
+        guard id.storeUUID == store.storeUUID, let entity = model.entity(named: id.entityName),
+            let row = store.row(forKey: id.key, in: entity.familyIndices)
+        else { return nil }
+        return materialize(row)
+    }
+
+    /// The object for a reference: the registered one or a new fault.
+    func object(for reference: ObjectReference) -> ManagedObject {
+        if let object = registered[reference.key] { return object }
+        let entity = model.entities[Int(reference.entityIndex)]
+        let object = entity.objectClass.init()
+        object.entityStorage = entity
+        object.contextStorage = self
+        object.key = reference.key
+        object.flags = [.isFault]
+        registered[reference.key] = object
+        return object
+    }
+
+    func objects(for references: [ObjectReference]) -> [ManagedObject] {
+        references.map(object(for:))
+    }
+
+    /// The registered object for a committed row, or a new fault holding the row.
+    @inline(__always)
+    func materialize(_ row: Row) -> ManagedObject {
+        if let object = registered[row.key] {
+            if object.pending.isEmpty, !object.flags.contains(.isInserted), object.row !== row {
+                object.row = row
+                object.loadedBlobs.removeAll()
+            }
+            return object
+        }
+        let entity = model.entities[row.entityIndex]
+        let object = entity.objectClass.init()
+        object.entityStorage = entity
+        object.contextStorage = self
+        object.key = row.key
+        object.row = row
+        object.flags = [.isFault]
+        registered[row.key] = object
+        return object
+    }
+
+    func reference(to object: ManagedObject) -> ObjectReference {
+        ObjectReference(entityIndex: UInt32(object.entity.index), key: object.key)
+    }
+
+    /// Called by an object the first time it changes after a save.
+    func objectDidChange(_ object: ManagedObject) {
+        changedList.append(object)
+    }
+
+    // MARK: - Discarding
+
+    /// Discards every unsaved change: inserted objects leave the context, deleted and changed ones revert.
+    public func rollback() {
+        for object in insertedList where object.flags.contains(.isInserted) {
+            registered[object.key] = nil
+            object.contextStorage = nil
+            object.flags = [.isDead]
+            object.pending.removeAll()
+        }
+        for object in changedList + deletedList where !object.flags.contains(.isDead) {
+            object.pending.removeAll()
+            object.flags.remove([.isDeleted, .isListedAsChanged])
+        }
+        insertedList.removeAll()
+        changedList.removeAll()
+        deletedList.removeAll()
+        upsertKeys.removeAll()
+    }
+
+    /// Forgets every object: unsaved changes are discarded and the objects must no longer be used.
+    public func reset() {
+        for object in registered.values {
+            object.contextStorage = nil
+            object.flags = [.isDead]
+            object.pending.removeAll()
+            object.row = nil
+        }
+        registered.removeAll()
+        insertedList.removeAll()
+        changedList.removeAll()
+        deletedList.removeAll()
+        upsertKeys.removeAll()
+    }
+
+    /// Turns an object back into a fault so its next read sees the store's latest committed values.
+    ///
+    /// - Parameter mergeChanges: keep the object's unsaved changes (re-applied over the new values); when
+    ///   `false` (the default) they are discarded. Externally stored values are dropped from memory either way.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) {
+        precondition(object.contextStorage === self, "\(object) does not belong to this context")
+        guard !object.flags.contains(.isInserted) else { return }
+        if mergeChanges {
+            object.row = nil
+            object.loadedBlobs.removeAll()
+            object.flags.insert(.isFault)
+        } else {
+            object.turnIntoFault(keepingTransients: true)
+            object.flags.remove(.isDeleted)
+        }
+    }
+
+    /// Refreshes every registered object without unsaved changes.
+    public func refreshAllObjects() {
+        for object in registered.values where object.pending.isEmpty && !object.flags.contains(.isInserted) {
+            object.turnIntoFault(keepingTransients: true)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+public import LogFormat
+
+/// A predicate built at run time from attribute names and values — for tools, migrations and the dynamic API.
+///
+/// Unlike `#Predicate`, it is evaluated directly against the store's committed rows, so a scan never creates
+/// objects that do not match, and equality on a unique attribute is answered from the uniqueness index.
+public indirect enum FetchFilter: Hashable, Sendable {
+    /// Compares an attribute with a value.
+    case compare(String, Comparison, AttributeValue)
+    /// All must hold.
+    case and([FetchFilter])
+    /// At least one must hold.
+    case or([FetchFilter])
+    /// Must not hold.
+    case not(FetchFilter)
+
+    /// How an attribute is compared with a value.
+    public enum Comparison: Hashable, Sendable {
+        case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+        /// The string attribute contains the value.
+        case contains
+        /// The string attribute starts with the value.
+        case beginsWith
+    }
+
+    /// `name == value`.
+    public static func equal(_ name: String, _ value: AttributeValue) -> FetchFilter { .compare(name, .equal, value) }
+}
+
+/// The order of results by attribute name, for the dynamic API.
+public struct SortKey: Hashable, Sendable {
+    public var attributeName: String
+    public var ascending: Bool
+
+    public init(_ attributeName: String, ascending: Bool = true) {
+        self.attributeName = attributeName
+        self.ascending = ascending
+    }
+}
+
+/// A filter with names resolved to property indices for one entity family.
+struct ResolvedFilter {
+    indirect enum Node {
+        case compare(Int, FetchFilter.Comparison, AttributeValue)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+        case constant(Bool)
+    }
+
+    let root: Node
+
+    init(_ filter: FetchFilter, entity: EntityDescription) throws(EventGraphError) {
+        root = try Self.resolve(filter, entity)
+    }
+
+    private static func resolve(_ filter: FetchFilter, _ entity: EntityDescription) throws(EventGraphError) -> Node {
+        switch filter {
+        case .compare(let name, let comparison, let value):
+            guard let attribute = entity.attribute(named: name) else {
+                throw EventGraphError(.invalidArgument, "\(entity.name) has no attribute named '\(name)' to filter on")
+            }
+            return .compare(attribute.index, comparison, value)
+        case .and(let filters):
+            var nodes: [Node] = []
+            for filter in filters { nodes.append(try resolve(filter, entity)) }
+            return .and(nodes)
+        case .or(let filters):
+            var nodes: [Node] = []
+            for filter in filters { nodes.append(try resolve(filter, entity)) }
+            return .or(nodes)
+        case .not(let filter):
+            return .not(try resolve(filter, entity))
+        }
+    }
+
+    /// Evaluates against property values (`value(index)`).
+    func matches(_ value: (Int) -> AttributeValue) -> Bool {
+        Self.evaluate(root, value)
+    }
+
+    private static func evaluate(_ node: Node, _ value: (Int) -> AttributeValue) -> Bool {
+        switch node {
+        case .constant(let result): return result
+        case .and(let nodes): return nodes.allSatisfy { evaluate($0, value) }
+        case .or(let nodes): return nodes.contains { evaluate($0, value) }
+        case .not(let node): return !evaluate(node, value)
+        case .compare(let index, let comparison, let operand):
+            let current = value(index)
+            switch comparison {
+            case .equal: return current.isEqual(to: operand)
+            case .notEqual: return !current.isEqual(to: operand)
+            case .less: return current.compare(to: operand) == .some(.orderedAscending)
+            case .lessOrEqual: return current.compare(to: operand).map { $0 != .orderedDescending } ?? false
+            case .greater: return current.compare(to: operand) == .some(.orderedDescending)
+            case .greaterOrEqual: return current.compare(to: operand).map { $0 != .orderedAscending } ?? false
+            case .contains:
+                guard case .string(let text) = current, case .string(let part) = operand else { return false }
+                return text.contains(part)
+            case .beginsWith:
+                guard case .string(let text) = current, case .string(let prefix) = operand else { return false }
+                return text.hasPrefix(prefix)
+            }
+        }
+    }
+
+    /// When the filter is `attribute == value` on a uniquely constrained single attribute: that constraint.
+    func uniqueLookup(in entity: EntityDescription) -> (UniqueConstraint, AttributeValue)? {
+        guard case .compare(let index, .equal, let value) = root, value != .null else { return nil }
+        guard let constraint = entity.uniqueConstraints.first(where: { $0.propertyIndices == [index] }) else { return nil }
+        return (constraint, value)
+    }
+}
+
+/// The order of two values, for sorting and range comparisons.
+enum ValueOrder {
+    case orderedAscending, orderedSame, orderedDescending
+}
+
+extension AttributeValue {
+    /// Equality across numeric representations (an `Int64` attribute equals an `.int16` operand of the same value).
+    func isEqual(to other: AttributeValue) -> Bool {
+        if self == other { return true }
+        if let a = numericValue, let b = other.numericValue { return a == b }
+        return false
+    }
+
+    /// Orders two values of comparable kinds; `nil` when they cannot be compared. Null sorts first.
+    func compare(to other: AttributeValue) -> ValueOrder? {
+        func order<T: Comparable>(_ a: T, _ b: T) -> ValueOrder {
+            a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+        }
+        switch (self, other) {
+        case (.null, .null): return .orderedSame
+        case (.null, _): return .orderedAscending
+        case (_, .null): return .orderedDescending
+        case (.string(let a), .string(let b)), (.url(let a), .url(let b)): return order(a, b)
+        case (.bool(let a), .bool(let b)): return order(a ? 1 : 0, b ? 1 : 0)
+        case (.uuid(let a), .uuid(let b)): return order(a, b)
+        case (.int64(let a), .int64(let b)): return order(a, b)
+        default:
+            guard let a = numericValue, let b = other.numericValue else { return nil }
+            return order(a, b)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+public import LogFormat
+
+/// A digest of an object graph's state: a hash over a canonical encoding of every live object, its attribute
+/// values and its relationships.
+///
+/// Canonical means independent of how the state came about: objects are visited in (entity name, key) order,
+/// properties in name order, a property an object does not record counts as its default, unordered to-many
+/// targets are sorted, and references name stores by UUID and entities by name. Two logs with the same live state
+/// — for example a log and its compacted rewrite — have the same digest.
+public struct GraphDigest: Hashable, Sendable, CustomStringConvertible {
+    /// The 128-bit value.
+    public var value: UInt128
+
+    /// 32 lowercase hex digits.
+    public var description: String {
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 32 - hex.count) + hex
+    }
+
+    /// The 16 bytes, most significant first.
+    public var bytes: [UInt8] { (0..<16).map { UInt8(truncatingIfNeeded: value >> (120 - 8 * $0)) } }
+}
+
+/// Incremental FNV-1a, 128-bit, over the canonical encoding.
+struct DigestHasher {
+    private static let prime: UInt128 = (1 << 88) + (1 << 8) + 0x3B
+    private(set) var state: UInt128 = 0x6C62_272E_07BB_0142_62B8_2175_6295_C58D
+
+    mutating func combine(byte: UInt8) {
+        state ^= UInt128(byte)
+        state &*= Self.prime
+    }
+
+    mutating func combine<C: Collection<UInt8>>(bytes: C) {
+        combine(integer: UInt64(bytes.count))
+        for byte in bytes { combine(byte: byte) }
+    }
+
+    mutating func combine(integer: UInt64) {
+        var value = integer
+        for _ in 0..<8 {
+            combine(byte: UInt8(truncatingIfNeeded: value))
+            value >>= 8
+        }
+    }
+
+    mutating func combine(string: String) { combine(bytes: string.utf8) }
+
+    mutating func combine(_ value: AttributeValue) {
+        switch value {
+        case .null: combine(byte: 0)
+        case .int16(let v): combine(byte: 1); combine(integer: UInt64(bitPattern: Int64(v)))
+        case .int32(let v): combine(byte: 2); combine(integer: UInt64(bitPattern: Int64(v)))
+        case .int64(let v): combine(byte: 3); combine(integer: UInt64(bitPattern: v))
+        case .double(let v): combine(byte: 4); combine(integer: v.bitPattern)
+        case .float(let v): combine(byte: 5); combine(integer: UInt64(v.bitPattern))
+        case .bool(let v): combine(byte: 6); combine(byte: v ? 1 : 0)
+        case .string(let v): combine(byte: 7); combine(string: v)
+        case .date(let v): combine(byte: 8); combine(integer: v.bitPattern)
+        case .uuid(let v): combine(byte: 9); combine(integer: v.high); combine(integer: v.low)
+        case .url(let v): combine(byte: 10); combine(string: v)
+        case .decimal(let v): combine(byte: 11); combine(string: v)
+        case .binary(let v): combine(byte: 12); combine(bytes: v)
+        case .blob(let r):
+            // The blob's identity and length stand for its bytes (reading every blob would make digests slow);
+            // blob frames are checksummed on their own.
+            combine(byte: 13); combine(integer: r.transactionID); combine(integer: UInt64(r.index))
+            combine(integer: r.byteCount)
+        case .transformable(let v): combine(byte: 14); combine(bytes: v)
+        }
+    }
+}

@@ -1,0 +1,43 @@
+public import LogFormat
+
+extension LogGraph {
+    /// The live state as checkpoint chunks of at most `recordsPerChunk` objects, in (entity, key) order, every
+    /// persistent property recorded explicitly.
+    public func checkpointChunks(recordsPerChunk: Int = 2048) -> [CheckpointChunk] {
+        let ordered = objects.keys.sorted()
+        var chunks: [CheckpointChunk] = []
+        var index = 0
+        while index < ordered.count {
+            let slice = ordered[index..<min(index + recordsPerChunk, ordered.count)]
+            let records = slice.map { object in
+                let values = objects[object]!
+                var properties: [PropertyChange] = []
+                for (position, value) in values.enumerated() {
+                    if let schema = catalog?.property(UInt32(position), ofEntity: object.entityIndex),
+                        !SchemaCatalog.isPersistent(schema)
+                    {
+                        continue
+                    }
+                    if let value { properties.append(PropertyChange(propertyIndex: UInt32(position), value: value)) }
+                }
+                return ObjectRecord(object: object, properties: properties)
+            }
+            chunks.append(CheckpointChunk(foreignStores: foreignStores, records: Array(records)))
+            index += recordsPerChunk
+        }
+        return chunks
+    }
+
+    /// The blobs that live objects reference, with their current locations.
+    public func referencedBlobs() -> [(BlobReference, BlobLocation)] {
+        var result: [(BlobReference, BlobLocation)] = []
+        var seen: Set<BlobKey> = []
+        for values in objects.values {
+            for case .attribute(.blob(let reference))? in values {
+                let key = BlobKey(transactionID: reference.transactionID, index: reference.index)
+                if seen.insert(key).inserted, let location = blobLocations[key] { result.append((reference, location)) }
+            }
+        }
+        return result.sorted { ($0.0.transactionID, $0.0.index) < ($1.0.transactionID, $1.0.index) }
+    }
+}

@@ -1,0 +1,83 @@
+public import LogFormat
+
+extension LogGraph {
+    /// A violation of the model's rules found in the replayed state.
+    public struct IntegrityIssue: Hashable, Sendable, CustomStringConvertible {
+        public enum Kind: String, Hashable, Sendable {
+            case inverseMismatch = "inverse-mismatch"
+            case danglingReference = "dangling-reference"
+            case uniquenessViolation = "uniqueness-violation"
+            case unknownEntity = "unknown-entity"
+            case replayAnomaly = "replay-anomaly"
+        }
+        public var kind: Kind
+        public var message: String
+        public var description: String { "\(kind.rawValue): \(message)" }
+    }
+
+    /// Checks that inverses agree, that references within the store point at live objects, and that uniqueness
+    /// constraints hold; also reports replay anomalies. Returns at most `limit` issues.
+    public func integrityIssues(limit: Int = 100) -> [IntegrityIssue] {
+        var issues = anomalies.prefix(limit).map { IntegrityIssue(kind: .replayAnomaly, message: $0) }
+        guard let catalog else { return issues }
+        func add(_ kind: IntegrityIssue.Kind, _ message: String) {
+            if issues.count < limit { issues.append(IntegrityIssue(kind: kind, message: message)) }
+        }
+        func targets(_ value: PropertyValue?) -> [ObjectReference] {
+            switch value {
+            case .toOne(let target?)?: [target]
+            case .toMany(let list)?: list
+            default: []
+            }
+        }
+        // Uniqueness: per constraint, the values of its attributes within the entity and its sub-entities.
+        var seenUnique: [String: ObjectReference] = [:]
+        for (object, _) in objects.sorted(by: { $0.key < $1.key }) where object.storeIndex == 0 {
+            guard let entity = catalog.entity(at: object.entityIndex) else {
+                add(.unknownEntity, "\(describe(object)) has entity index \(object.entityIndex), not in the schema")
+                continue
+            }
+            for (index, property) in entity.properties.enumerated() {
+                guard case .relationship(let relationship) = property else { continue }
+                for target in targets(value(of: object, property: index)) {
+                    guard target.storeIndex == 0 else { continue }  // other stores are checked when attached
+                    guard objects[target] != nil else {
+                        add(.danglingReference, "\(describe(object)).\(relationship.name) → missing \(describe(target))")
+                        continue
+                    }
+                    guard let inverseName = relationship.inverseName,
+                        let inverseIndex = catalog.propertyIndex(inverseName, inEntity: Int(target.entityIndex))
+                    else { continue }
+                    if !targets(value(of: target, property: inverseIndex)).contains(object) {
+                        add(.inverseMismatch,
+                            "\(describe(object)).\(relationship.name) → \(describe(target)), but "
+                                + "\(describe(target)).\(inverseName) does not point back")
+                    }
+                }
+            }
+            for constraint in entity.uniquenessConstraints {
+                let indices = constraint.compactMap { catalog.propertyIndex($0, inEntity: Int(object.entityIndex)) }
+                guard indices.count == constraint.count else { continue }
+                let values = indices.map { value(of: object, property: $0) }
+                if values.contains(where: { $0 == .attribute(.null) }) { continue }  // nulls never collide
+                let root = rootEntityName(of: Int(object.entityIndex), catalog)
+                let key = "\(root)|\(constraint.joined(separator: ","))|\(values)"
+                if let other = seenUnique[key] {
+                    add(.uniquenessViolation,
+                        "\(describe(object)) and \(describe(other)) share \(constraint.joined(separator: ", "))")
+                } else {
+                    seenUnique[key] = object
+                }
+            }
+        }
+        return issues
+    }
+
+    private func rootEntityName(of index: Int, _ catalog: SchemaCatalog) -> String {
+        var current = catalog.schema.entities[index]
+        while let parent = current.superentityName, let parentIndex = catalog.entityIndex(named: parent) {
+            current = catalog.schema.entities[parentIndex]
+        }
+        return current.name
+    }
+}

@@ -1,0 +1,181 @@
+public import LogFormat
+
+/// The object graph a log describes, rebuilt from its payloads alone — no model classes needed.
+///
+/// Tools (`egctl`) use it to replay, dump, verify and compact any store: it applies changesets and checkpoints
+/// literally, keeps the latest value of every recorded property of every live object, and can hand the live state
+/// back as checkpoint records or as a ``GraphDigest``.
+public struct LogGraph: Sendable {
+    /// The live objects: for each, its recorded property values by property index (nil: not recorded).
+    public private(set) var objects: [ObjectReference: [PropertyValue?]] = [:]
+    /// Stores named by references with a store index above 0, by the UUID that owns them in this graph.
+    public private(set) var foreignStores: [LogUUID] = []
+    /// The schema in force (the last schema record seen).
+    public private(set) var catalog: SchemaCatalog?
+    /// The last transaction applied, and its commit time (µs since 1970).
+    public private(set) var lastTransactionID: UInt64 = 0
+    public private(set) var lastCommitTimeMicroseconds: Int64 = 0
+    /// The next object key the store allocates.
+    public private(set) var nextKey: UInt64 = 1
+    /// Operations that did not fit the state (an update of an object that does not exist, …), in order.
+    public private(set) var anomalies: [String] = []
+    /// Where externally stored values are in the file, by their logical reference.
+    public private(set) var blobLocations: [BlobKey: BlobLocation] = [:]
+
+    /// A blob's logical identity.
+    public struct BlobKey: Hashable, Sendable {
+        public var transactionID: UInt64
+        public var index: UInt32
+    }
+
+    public init() {}
+
+    /// Applies one record read from a log. Returns the decoded changeset for transactions (callers print it).
+    @discardableResult
+    public mutating func apply(_ record: LogRecord) throws -> Changeset? {
+        switch record {
+        case .schema(let schema, _):
+            catalog = SchemaCatalog(schema)
+        case .transaction(let transaction):
+            let changeset = try transaction.changeset()
+            for blob in transaction.blobs {
+                blobLocations[BlobKey(transactionID: blob.transactionID, index: blob.index)] = blob
+            }
+            apply(changeset)
+            return changeset
+        case .checkpointBegin(let begin, _):
+            objects.removeAll(keepingCapacity: true)
+            foreignStores = []
+            blobLocations = [:]
+            lastTransactionID = begin.lastTransactionID
+            lastCommitTimeMicroseconds = begin.lastCommitTimeMicroseconds
+            nextKey = begin.nextKey
+        case .checkpointChunk(let chunk, _):
+            for record in chunk.records {
+                let object = localize(record.object, chunk.foreignStores)
+                objects[object] = row(for: object, record.properties.map { ($0.propertyIndex, $0.value) },
+                    foreign: chunk.foreignStores)
+            }
+        case .checkpointBlob(let location):
+            blobLocations[BlobKey(transactionID: location.transactionID, index: location.index)] = location
+        case .checkpointEnd(let end, let offset):
+            if end.objectCount != UInt64(objects.count) {
+                anomalies.append(
+                    "checkpoint ending at byte offset \(offset) declares \(end.objectCount) objects but holds "
+                        + "\(objects.count)")
+            }
+        case .dictionary, .seal, .extensionFrame:
+            break
+        }
+        return nil
+    }
+
+    /// Applies a decoded changeset.
+    public mutating func apply(_ changeset: Changeset) {
+        let foreign = changeset.foreignStores
+        for operation in changeset.operations {
+            switch operation {
+            case .insert(let reference, let changes):
+                let object = localize(reference, foreign)
+                if objects[object] != nil {
+                    anomalies.append("transaction \(changeset.transactionID) inserts \(describe(object)), which exists")
+                }
+                objects[object] = row(for: object, changes.map { ($0.propertyIndex, $0.value) }, foreign: foreign)
+            case .update(let reference, let changes):
+                let object = localize(reference, foreign)
+                guard var values = objects[object] else {
+                    anomalies.append("transaction \(changeset.transactionID) updates missing \(describe(object))")
+                    continue
+                }
+                objects[object] = nil  // keep the row uniquely referenced while it is edited
+                for change in changes {
+                    let index = Int(change.propertyIndex)
+                    if index >= values.count { values += repeatElement(nil, count: index + 1 - values.count) }
+                    values[index] = localize(change.value, foreign)
+                }
+                objects[object] = values
+            case .relate(let reference, let property, let added, let removed):
+                let object = localize(reference, foreign)
+                guard var values = objects[object] else {
+                    anomalies.append("transaction \(changeset.transactionID) relates missing \(describe(object))")
+                    continue
+                }
+                objects[object] = nil
+                let index = Int(property)
+                if index >= values.count { values += repeatElement(nil, count: index + 1 - values.count) }
+                var targets: [ObjectReference] = []
+                if case .toMany(let current)? = values[index] { targets = current }
+                let removedSet = Set(removed.map { localize($0, foreign) })
+                if !removedSet.isEmpty { targets.removeAll { removedSet.contains($0) } }
+                var present = Set(targets)
+                for target in added.map({ localize($0, foreign) }) where present.insert(target).inserted {
+                    targets.append(target)
+                }
+                values[index] = .toMany(targets)
+                objects[object] = values
+            case .delete(let reference):
+                let object = localize(reference, foreign)
+                if objects.removeValue(forKey: object) == nil {
+                    anomalies.append("transaction \(changeset.transactionID) deletes missing \(describe(object))")
+                }
+            }
+        }
+        lastTransactionID = changeset.transactionID
+        lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
+        nextKey = max(nextKey, changeset.nextKey)
+    }
+
+    /// The value of a property of a live object, its default when the object does not record it.
+    public func value(of object: ObjectReference, property: Int) -> PropertyValue? {
+        guard let values = objects[object], let schema = catalog?.property(UInt32(property), ofEntity: object.entityIndex)
+        else { return nil }
+        return (property < values.count ? values[property] : nil) ?? SchemaCatalog.defaultValue(of: schema)
+    }
+
+    /// The UUID of the store a reference points into (nil for this store).
+    public func storeUUID(of reference: ObjectReference) -> LogUUID? {
+        reference.storeIndex == 0 ? nil : foreignStores[Int(reference.storeIndex) - 1]
+    }
+
+    /// "Post #42" — an object's entity name and key.
+    public func describe(_ object: ObjectReference) -> String {
+        let name = catalog?.entityName(object.entityIndex) ?? "#\(object.entityIndex)"
+        if let store = storeUUID(of: object) { return "\(name) #\(object.key) in store \(store)" }
+        return "\(name) #\(object.key)"
+    }
+
+    // MARK: - Foreign stores
+
+    /// Re-expresses a reference's store index in this graph's own foreign-store table.
+    private mutating func localize(_ reference: ObjectReference, _ foreign: [LogUUID]) -> ObjectReference {
+        guard reference.storeIndex > 0, Int(reference.storeIndex) <= foreign.count else { return reference }
+        let uuid = foreign[Int(reference.storeIndex) - 1]
+        var local = reference
+        if let existing = foreignStores.firstIndex(of: uuid) {
+            local.storeIndex = UInt32(existing + 1)
+        } else {
+            foreignStores.append(uuid)
+            local.storeIndex = UInt32(foreignStores.count)
+        }
+        return local
+    }
+
+    private mutating func localize(_ value: PropertyValue, _ foreign: [LogUUID]) -> PropertyValue {
+        guard !foreign.isEmpty else { return value }
+        switch value {
+        case .attribute: return value
+        case .toOne(let target): return .toOne(target.map { localize($0, foreign) })
+        case .toMany(let targets): return .toMany(targets.map { localize($0, foreign) })
+        }
+    }
+
+    private mutating func row(
+        for object: ObjectReference, _ changes: [(UInt32, PropertyValue)], foreign: [LogUUID]
+    ) -> [PropertyValue?] {
+        let count = max(catalog?.entity(at: object.entityIndex)?.properties.count ?? 0,
+            (changes.map { Int($0.0) }.max() ?? -1) + 1)
+        var values = [PropertyValue?](repeating: nil, count: count)
+        for (index, value) in changes { values[Int(index)] = localize(value, foreign) }
+        return values
+    }
+}

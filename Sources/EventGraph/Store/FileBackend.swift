@@ -1,0 +1,183 @@
+import LogFormat
+import Synchronization
+
+/// A store's log in a file: LogFormat's writer for appends (exclusive lock, group commit, recovery) and a
+/// reader for lazy blob reads and re-scans.
+final class FileBackend: LogBackend {
+    let path: String
+    let storeUUID: LogUUID
+    private let writer: LogWriter?
+    /// Replaced after a rewrite (the old reader still reads the replaced file).
+    private let reader: Mutex<LogReader>
+
+    var isReadOnly: Bool { writer == nil }
+
+    private init(path: String, writer: LogWriter?, reader: LogReader) {
+        self.path = path
+        self.writer = writer
+        self.storeUUID = reader.header.storeUUID
+        self.reader = Mutex(reader)
+    }
+
+    /// Opens (or creates) the log for writing, delivering every committed record to `replay` during the one
+    /// recovery scan.
+    static func open(
+        path: String, configuration: ModelContainer.Configuration,
+        replay: (ReplayRecord) throws(EventGraphError) -> Void
+    ) throws(EventGraphError) -> FileBackend {
+        var options = LogWriter.Options(durability: configuration.durability, createIfMissing: configuration.createIfMissing)
+        options.storeUUID = nil
+        do {
+            let writer = try LogWriter(path: path, options: options) { record in
+                if let converted = try Self.convert(record) { try replay(converted) }
+            }
+            do {
+                return FileBackend(path: path, writer: writer, reader: try LogReader(path: path))
+            } catch {
+                try? writer.close()
+                throw error
+            }
+        } catch let error as EventGraphError {
+            throw error
+        } catch let error as LogFormatError {
+            throw EventGraphError(error)
+        } catch {
+            throw EventGraphError(.log, "\(path): \(error)")
+        }
+    }
+
+    /// Opens the log read-only: no lock, never modified.
+    static func openReadOnly(path: String) throws(EventGraphError) -> FileBackend {
+        do {
+            return FileBackend(path: path, writer: nil, reader: try LogReader(path: path))
+        } catch {
+            throw EventGraphError(error)
+        }
+    }
+
+    static func convert(_ record: LogRecord) throws(LogFormatError) -> ReplayRecord? {
+        switch record {
+        case .schema(let schema, _): .schema(schema)
+        case .transaction(let transaction):
+            .transaction(
+                try transaction.changeset(),
+                blobHandles: transaction.blobs.sorted { $0.index < $1.index }.map(\.byteOffset))
+        case .checkpointBegin(let begin, _): .checkpointBegin(begin)
+        case .checkpointChunk(let chunk, _): .checkpointChunk(chunk)
+        case .checkpointBlob(let location):
+            .checkpointBlob(transactionID: location.transactionID, index: location.index, handle: location.byteOffset)
+        case .checkpointEnd(let end, _): .checkpointEnd(end)
+        case .dictionary, .seal, .extensionFrame: nil
+        }
+    }
+
+    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
+        let reader = self.reader.withLock { $0 }
+        try Self.replay(reader, body)
+    }
+
+    static func replay(_ reader: LogReader, _ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
+        var failure: EventGraphError?
+        do {
+            let report = try reader.scan { record throws(LogFormatError) in
+                guard failure == nil, let converted = try convert(record) else { return }
+                do throws(EventGraphError) { try body(converted) } catch { failure = error }
+            }
+            if case .damaged(let damage) = report.tail, failure == nil {
+                throw EventGraphError(.log, "\(reader.path): \(damage.summary)")
+            }
+        } catch let error as EventGraphError {
+            throw error
+        } catch let error as LogFormatError {
+            throw EventGraphError(error)
+        } catch {
+            throw EventGraphError(.log, "\(error)")
+        }
+        if let failure { throw failure }
+    }
+
+    func append(schema: SchemaPayload) throws(EventGraphError) {
+        guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
+        do { try writer.append(schema: schema) } catch { throw EventGraphError(error) }
+    }
+
+    func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> [UInt64] {
+        guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
+        do {
+            let appended = try writer.appendTransaction(id: id, payload: payload, blobs: blobs)
+            return appended.blobs.sorted { $0.index < $1.index }.map(\.byteOffset)
+        } catch {
+            throw EventGraphError(error)
+        }
+    }
+
+    func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8] {
+        let reader = self.reader.withLock { $0 }
+        do throws(LogFormatError) { return try reader.readBlob(at: handle) } catch { throw EventGraphError(error) }
+    }
+
+    func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64] {
+        guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
+        let model: ObjectModel
+        do { model = try ObjectModel(schema: schema) }
+        do {
+            let report = try writer.rewrite(
+                schema: schema, begin: checkpoint.begin, end: checkpoint.end,
+                writeCheckpoint: { sink in
+                    for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
+                    for chunk in checkpoint.chunks { try sink.append(chunk) }
+                },
+                verify: { temporaryPath in
+                    // Replay the new file and compare its state digest with the live state's.
+                    let reader = try LogReader(path: temporaryPath)
+                    var replayer = Replayer(model: nil, untilTransaction: nil)
+                    try Self.replay(reader) { record throws(EventGraphError) in try replayer.consume(record) }
+                    guard let state = replayer.state else {
+                        throw EventGraphError(.log, "the rewritten log holds no model")
+                    }
+                    let handles = state.blobHandles
+                    let digest = try state.digest(model: model) { reference throws(EventGraphError) in
+                        guard let handle = handles[BlobKey(transactionID: reference.transactionID, index: reference.index)]
+                        else { throw EventGraphError(.log, "the rewritten log lacks a blob of transaction \(reference.transactionID)") }
+                        do throws(LogFormatError) { return try reader.readBlob(at: handle) } catch { throw EventGraphError(error) }
+                    }
+                    guard digest.bytes == checkpoint.end.stateDigest else {
+                        throw EventGraphError(
+                            .log, "the rewritten log's state digest \(digest) differs from the live state's")
+                    }
+                })
+            let newReader = try LogReader(path: path)
+            reader.withLock { $0 = newReader }
+            return report.checkpointBlobs.map(\.byteOffset)
+        } catch let error as EventGraphError {
+            throw error
+        } catch let error as LogFormatError {
+            throw EventGraphError(error)
+        } catch {
+            throw EventGraphError(.log, "\(path): \(error)")
+        }
+    }
+
+    func close() throws(EventGraphError) {
+        guard let writer else { return }
+        do { try writer.close() } catch { throw EventGraphError(error) }
+    }
+}
+
+/// A read-only window on another backend (for *as of* views of an open store): closing it closes nothing.
+struct ViewBackend: LogBackend {
+    let base: any LogBackend
+    var storeUUID: LogUUID { base.storeUUID }
+    var isReadOnly: Bool { true }
+
+    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) { try base.replay(body) }
+    func append(schema: SchemaPayload) throws(EventGraphError) { throw EventGraphError(.readOnly, "a view is read-only") }
+    func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> [UInt64] {
+        throw EventGraphError(.readOnly, "a view is read-only")
+    }
+    func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8] { try base.readBlob(at: handle) }
+    func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64] {
+        throw EventGraphError(.readOnly, "a view is read-only")
+    }
+    func close() throws(EventGraphError) {}
+}

@@ -1,0 +1,86 @@
+import LogFormat
+import Synchronization
+
+/// What a compaction did.
+public struct CompactionReport: Hashable, Sendable {
+    /// The last transaction the checkpoint contains.
+    public var lastTransactionID: UInt64
+    /// How many live objects the checkpoint holds.
+    public var objectCount: Int
+    /// How many externally stored values were copied.
+    public var blobCount: Int
+    /// The digest of the state before and after (equal, or the rewrite is refused).
+    public var stateDigest: StateDigest
+}
+
+extension Store {
+    /// The largest number of objects in one checkpoint chunk (chunks are also split to fit a frame).
+    static let checkpointChunkObjectCount = 2048
+
+    /// Rewrites the log as the schema plus a checkpoint of the live state.
+    func compact() throws(EventGraphError) -> CompactionReport {
+        guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
+        return try commitLock.withLock { closed throws(EventGraphError) -> CompactionReport in
+            guard !closed else { throw EventGraphError(.closed, "the store is closed") }
+            let snapshot = state.withLock { $0 }
+            let input = try checkpointInput(of: snapshot)
+            let handles = try backend.rewrite(schema: model.schema, checkpoint: input)
+            state.withLock { state in
+                for (blob, handle) in zip(input.blobs, handles) {
+                    state.blobHandles[BlobKey(transactionID: blob.reference.transactionID, index: blob.reference.index)] = handle
+                }
+            }
+            return CompactionReport(
+                lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
+                blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest))
+        }
+    }
+
+    /// The checkpoint frames for a state: every live object with its non-default persistent values.
+    func checkpointInput(of snapshot: StoreState) throws(EventGraphError) -> CheckpointInput {
+        var chunks: [CheckpointChunk] = []
+        var records: [ObjectRecord] = []
+        var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
+        var recordBytes = 0
+        for (entityIndex, table) in snapshot.tables.enumerated() {
+            let entity = model.entities[entityIndex]
+            for row in table.liveRows {
+                var properties: [PropertyChange] = []
+                for (index, value) in row.values.enumerated()
+                where entity.isPersistentProperty[index] && value != entity.defaultValues[index] {
+                    properties.append(PropertyChange(propertyIndex: UInt32(index), value: value))
+                    recordBytes += Self.estimatedByteCount(value)
+                    if case .attribute(.blob(let reference)) = value {
+                        blobs.append((reference, try readBlob(reference)))
+                    }
+                }
+                records.append(ObjectRecord(object: row.reference, properties: properties))
+                recordBytes += 16
+                if records.count >= Self.checkpointChunkObjectCount || recordBytes >= LogLimits.maxFrameRawByteCount / 4 {
+                    chunks.append(CheckpointChunk(records: records))
+                    records.removeAll(keepingCapacity: true)
+                    recordBytes = 0
+                }
+            }
+        }
+        if !records.isEmpty { chunks.append(CheckpointChunk(records: records)) }
+        let objectCount = UInt64(snapshot.objectCount)
+        let digest = try snapshot.digest(model: model) { reference throws(EventGraphError) in try readBlob(reference) }
+        return CheckpointInput(
+            begin: CheckpointBegin(
+                lastTransactionID: snapshot.lastTransactionID,
+                lastCommitTimeMicroseconds: snapshot.lastCommitTimeMicroseconds, nextKey: keyWatermark,
+                objectCount: objectCount),
+            chunks: chunks, end: CheckpointEnd(objectCount: objectCount, stateDigest: digest.bytes), blobs: blobs)
+    }
+
+    private static func estimatedByteCount(_ value: PropertyValue) -> Int {
+        switch value {
+        case .attribute(.string(let s)), .attribute(.url(let s)), .attribute(.decimal(let s)): 8 + s.utf8.count
+        case .attribute(.binary(let b)), .attribute(.transformable(let b)): 8 + b.count
+        case .attribute: 16
+        case .toOne: 16
+        case .toMany(let references): 8 + 16 * references.count
+        }
+    }
+}

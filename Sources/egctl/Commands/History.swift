@@ -1,0 +1,116 @@
+import ArgumentParser
+import EventGraph
+import LogFormat
+
+/// `egctl history STORE OBJECT-URI [--json]`
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Every change to one object: transaction, time, author, old → new values, relationship changes.",
+        discussion: """
+            OBJECT-URI is the object's URI, as dump prints it: eventgraph://<store UUID>/<Entity>/<key> \
+            (the store UUID may be omitted: eventgraph:///Post/42).
+
+            Example:
+              egctl history blog.eglog eventgraph:///Post/42
+            """)
+
+    @OptionGroup var store: StoreArgument
+    @Argument(help: "The object's URI, e.g. eventgraph:///Post/42.")
+    var object: String
+    @OptionGroup var output: OutputOptions
+
+    /// Parses `eventgraph://[uuid]/Entity/key`.
+    static func parse(_ uri: String) -> (store: LogUUID?, entity: String, key: UInt64)? {
+        guard uri.hasPrefix("eventgraph://") else { return nil }
+        let parts = uri.dropFirst("eventgraph://".count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, let key = UInt64(parts[2]), !parts[1].isEmpty else { return nil }
+        if parts[0].isEmpty { return (nil, String(parts[1]), key) }
+        guard let store = LogUUID(string: String(parts[0])) else { return nil }
+        return (store, String(parts[1]), key)
+    }
+
+    func run() throws {
+        try Failure.guarding {
+            guard let target = Self.parse(object) else {
+                throw ValidationError(
+                    "'\(object)' is not an object URI; expected eventgraph://<store UUID>/<Entity>/<key>")
+            }
+            let reader = try LogReader(path: store.store)
+            if let uuid = target.store, uuid != reader.header.storeUUID {
+                throw ValidationError("\(object) names store \(uuid), but \(store.store) is store \(reader.header.storeUUID)")
+            }
+            var entries: [[String: Any]] = []
+            var found = false
+            var before = LogGraph()
+            _ = try StoreLoader.load(store.store, label: "history") { changeset, _, after in
+                defer { before = after }
+                guard let entityIndex = after.catalog?.entityIndex(named: target.entity) else { return }
+                found = true
+                let reference = ObjectReference(entityIndex: UInt32(entityIndex), key: target.key)
+                let renderer = ChangesetRenderer(graph: after, storeUUID: reader.header.storeUUID)
+                var changes: [String] = []
+                var jsonChanges: [[String: Any]] = []
+                for operation in changeset.operations {
+                    switch operation {
+                    case .insert(let object, let values) where object == reference:
+                        changes.append("inserted")
+                        jsonChanges.append(["op": "insert"])
+                        for value in values {
+                            let name = renderer.propertyName(object, value.propertyIndex, after)
+                            changes.append("  \(name) = \(renderer.valueText(value.value, after, changeset.foreignStores))")
+                            jsonChanges.append(["property": name, "new": renderer.valueJSON(value.value, after, changeset.foreignStores)])
+                        }
+                    case .update(let object, let values) where object == reference:
+                        for value in values {
+                            let name = renderer.propertyName(object, value.propertyIndex, after)
+                            let old = before.value(of: object, property: Int(value.propertyIndex))
+                            let oldText = old.map { renderer.valueText($0, before, []) } ?? "?"
+                            changes.append("\(name): \(oldText) → \(renderer.valueText(value.value, after, changeset.foreignStores))")
+                            var entry: [String: Any] = [
+                                "property": name, "new": renderer.valueJSON(value.value, after, changeset.foreignStores),
+                            ]
+                            if let old { entry["old"] = renderer.valueJSON(old, before, []) }
+                            jsonChanges.append(entry)
+                        }
+                    case .relate(let object, let property, let added, let removed) where object == reference:
+                        let name = renderer.propertyName(object, property, after)
+                        let foreign = changeset.foreignStores
+                        if !added.isEmpty {
+                            changes.append("\(name) += " + added.map { renderer.uri($0, after, foreign) }.joined(separator: ", "))
+                        }
+                        if !removed.isEmpty {
+                            changes.append("\(name) -= " + removed.map { renderer.uri($0, after, foreign) }.joined(separator: ", "))
+                        }
+                        jsonChanges.append([
+                            "relationship": name, "added": added.map { renderer.uri($0, after, foreign) },
+                            "removed": removed.map { renderer.uri($0, after, foreign) },
+                        ])
+                    case .delete(let object) where object == reference:
+                        changes.append("deleted")
+                        jsonChanges.append(["op": "delete"])
+                    default:
+                        continue
+                    }
+                }
+                guard !changes.isEmpty else { return }
+                let time = ValueFormatting.time(microseconds: changeset.commitTimeMicroseconds)
+                entries.append([
+                    "transaction": changeset.transactionID, "time": time, "author": changeset.author,
+                    "changes": jsonChanges,
+                ])
+                if !output.json {
+                    print("transaction \(changeset.transactionID)  \(time)" + (changeset.author.isEmpty ? "" : "  by \(changeset.author)"))
+                    for change in changes { print("  " + change) }
+                }
+            }
+            guard found else {
+                throw ValidationError("the store's model has no entity named '\(target.entity)'")
+            }
+            if output.json {
+                JSONOutput.print(["object": object, "history": entries])
+            } else if entries.isEmpty {
+                print("no changes to \(object) in the log (it may predate the last checkpoint)")
+            }
+        }
+    }
+}

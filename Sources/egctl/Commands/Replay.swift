@@ -1,0 +1,112 @@
+import ArgumentParser
+import EventGraph
+import Foundation
+import LogFormat
+
+/// `egctl replay STORE [--from TXN] [--until TXN | --at DATE] [--changesets | --summary] [--json]`
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay a store's log, checking every frame; print its changesets or a summary with a state digest.",
+        discussion: """
+            Never modifies the file and works while another process writes the store. --until and --at replay only \
+            up to that point: the store as it was then. The state digest is a hash over every live object, its \
+            attributes and relationships; two stores with the same state have the same digest.
+
+            Examples:
+              egctl replay blog.eglog --summary
+              egctl replay blog.eglog --changesets --from 40 --until 42
+              egctl replay blog.eglog --at 2026-11-22T10:00:00Z --summary --json
+            """)
+
+    @OptionGroup var store: StoreArgument
+    @OptionGroup var output: OutputOptions
+    @Option(help: "Print changesets starting with this transaction (replay still starts at the beginning).")
+    var from: UInt64?
+    @Option(help: "Replay up to and including this transaction.")
+    var until: UInt64?
+    @Option(help: "Replay the transactions committed at or before this ISO 8601 time.")
+    var at: String?
+    @Flag(help: "Print every changeset: transaction, time, author, and every operation with its values.")
+    var changesets = false
+    @Flag(help: "Print counts and the state digest (the default).")
+    var summary = false
+
+    func validate() throws {
+        if until != nil && at != nil { throw ValidationError("use either --until or --at, not both") }
+        if changesets && summary { throw ValidationError("use either --changesets or --summary, not both") }
+        if let at, Self.parseDate(at) == nil {
+            throw ValidationError("--at '\(at)' is not an ISO 8601 time such as 2026-11-22T10:00:00Z")
+        }
+    }
+
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withFullDate]
+        return formatter.date(from: text)
+    }
+
+    func run() throws {
+        try Failure.guarding {
+            let limit: StoreLoader.Limit =
+                if let until { .transaction(until) } else if let at, let date = Self.parseDate(at) {
+                    .time(microseconds: Int64(date.timeIntervalSince1970 * 1e6))
+                } else { .none }
+            let started = Progress.now()
+            let printer = ChangesetPrinter(json: output.json, storeUUID: try LogReader(path: store.store).header.storeUUID)
+            let from = self.from ?? 0
+            let loaded = try StoreLoader.load(store.store, limit: limit) { changeset, _, graph in
+                guard changesets, changeset.transactionID >= from else { return }
+                printer.print(changeset, graph: graph)
+            }
+            if let until, loaded.graph.lastTransactionID < until, loaded.report.lastTransactionID < until {
+                Terminal.warn("egctl: note: the log ends at transaction \(loaded.report.lastTransactionID)")
+            }
+            if changesets { return }
+            let seconds = Double(Progress.now() - started) / 1e9
+            let digest = loaded.graph.digest()
+            let issues = loaded.graph.anomalies
+            if output.json {
+                JSONOutput.print([
+                    "lastTransactionID": loaded.graph.lastTransactionID,
+                    "transactionsReplayed": loaded.appliedTransactionCount,
+                    "objectCount": loaded.graph.objects.count,
+                    "stateDigest": digest.description,
+                    "seconds": seconds,
+                    "megabytesPerSecond": Double(loaded.report.fileByteCount) / max(seconds, 1e-9) / 1e6,
+                    "tail": TailJSON.json(loaded.report.tail),
+                    "anomalies": issues,
+                ])
+            } else {
+                print("replayed     \(loaded.appliedTransactionCount) transactions, up to \(loaded.graph.lastTransactionID)")
+                print("objects      \(loaded.graph.objects.count)")
+                print("state digest \(digest)")
+                print(
+                    "time         \(Formatting.decimal(seconds, digits: 3)) s, "
+                        + "\(Formatting.decimal(Double(loaded.report.fileByteCount) / max(seconds, 1e-9) / 1e6, digits: 1)) MB/s")
+                print("tail         \(StoreSummary(loaded).tailText)")
+                for issue in issues.prefix(20) { print("anomaly      \(issue)") }
+            }
+        }
+    }
+}
+
+/// Prints changesets as text blocks or JSON lines.
+struct ChangesetPrinter {
+    let json: Bool
+    let storeUUID: LogUUID
+
+    func print(_ changeset: Changeset, graph: LogGraph) {
+        let renderer = ChangesetRenderer(graph: graph, storeUUID: storeUUID)
+        if json {
+            JSONOutput.print(renderer.json(changeset), pretty: false)
+            return
+        }
+        Swift.print(
+            "transaction \(changeset.transactionID)  \(ValueFormatting.time(microseconds: changeset.commitTimeMicroseconds))"
+                + (changeset.author.isEmpty ? "" : "  by \(changeset.author)"))
+        for line in renderer.lines(changeset) { Swift.print("  " + line) }
+    }
+}

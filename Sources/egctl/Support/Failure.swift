@@ -1,0 +1,40 @@
+import ArgumentParser
+import LogFormat
+
+/// Exit statuses shared by every command (documented in `egctl --help`).
+enum ExitStatus {
+    /// Everything committed is intact / the command did what was asked.
+    static let success = ExitCode(0)
+    /// Damage was found, or the command failed on a valid store.
+    static let damage = ExitCode(1)
+    /// Usage error, or the file is not a store (missing, a directory, not a log, a newer format).
+    static let usage = ExitCode(2)
+}
+
+/// Turns any error into one line on standard error and the right exit status — never a stack trace.
+enum Failure {
+    static func exit(_ error: any Error) -> ExitCode {
+        if let error = error as? LogFormatError {
+            Terminal.warn("egctl: \(error.description)")
+            if error.code == .io, let code = error.systemErrno, [2, 13, 20, 21].contains(code) {
+                return ExitStatus.usage  // ENOENT, EACCES, ENOTDIR, EISDIR: the argument does not name a store
+            }
+            switch error.code {
+            case .damaged, .verificationFailed, .malformedPayload, .io, .locked, .poisoned: return ExitStatus.damage
+            default: return ExitStatus.usage
+            }
+        }
+        if let exit = error as? ExitCode { return exit }
+        if let validation = error as? ValidationError {
+            Terminal.warn("egctl: \(validation.message)")
+            return ExitStatus.usage
+        }
+        Terminal.warn("egctl: \(error)")
+        return ExitStatus.damage
+    }
+
+    /// Runs a command body, converting every error.
+    static func guarding(_ body: () throws -> Void) throws {
+        do { try body() } catch { throw exit(error) }
+    }
+}

@@ -1,0 +1,82 @@
+import EventGraph
+import Foundation
+import LogFormat
+
+/// Replays a store file read-only into a ``LogGraph``, with progress on a terminal.
+struct StoreLoader {
+    /// Where to stop replaying.
+    enum Limit {
+        case none
+        case transaction(UInt64)
+        case time(microseconds: Int64)
+    }
+
+    /// What a replay produced.
+    struct Loaded {
+        var reader: LogReader
+        var graph: LogGraph
+        var report: ScanReport
+        var firstCommitMicroseconds: Int64?
+        var lastCheckpoint: (transactionID: UInt64, byteOffset: UInt64)?
+        var appliedTransactionCount: Int
+    }
+
+    /// Stops a scan early without it counting as an error.
+    private struct StopScan: Error {}
+
+    /// Replays `path` up to `limit`, calling `each` with every applied changeset.
+    static func load(
+        _ path: String, label: String = "replay", limit: Limit = .none,
+        each: (Changeset, TransactionRecord, LogGraph) throws -> Void = { _, _, _ in }
+    ) throws -> Loaded {
+        let reader = try LogReader(path: path)
+        var graph = LogGraph()
+        var first: Int64?
+        var checkpoint: (UInt64, UInt64)?
+        var applied = 0
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
+        let progress = Progress(label, totalByteCount: size ?? 0)
+        defer { progress.finish() }
+        var report: ScanReport?
+        do {
+            report = try reader.scan { record in
+                switch record {
+                case .transaction(let transaction):
+                    progress.update(byteOffset: transaction.byteOffset)
+                    let changeset = try transaction.changeset()
+                    switch limit {
+                    case .transaction(let last) where changeset.transactionID > last: throw StopScan()
+                    case .time(let micros) where changeset.commitTimeMicroseconds > micros: throw StopScan()
+                    default: break
+                    }
+                    try graph.apply(record)
+                    applied += 1
+                    if first == nil { first = changeset.commitTimeMicroseconds }
+                    try each(changeset, transaction, graph)
+                case .checkpointBegin(let begin, let offset):
+                    if case .transaction(let last) = limit, begin.lastTransactionID > last {
+                        throw LogFormatError(
+                            .invalidArgument,
+                            "transaction \(last) was compacted into the checkpoint at byte offset \(offset), which "
+                                + "covers transactions up to \(begin.lastTransactionID); its state before that is gone",
+                            path: path)
+                    }
+                    checkpoint = (begin.lastTransactionID, offset)
+                    try graph.apply(record)
+                    if first == nil { first = begin.lastCommitTimeMicroseconds }
+                default:
+                    if case .checkpointChunk(_, let offset) = record { progress.update(byteOffset: offset) }
+                    try graph.apply(record)
+                }
+            }
+        } catch is StopScan {
+            report = nil
+        }
+        // A stopped scan still needs a report of the whole file's condition for the caller (a second pass that
+        // only verifies frames).
+        let finalReport = try report ?? reader.scan()
+        return Loaded(
+            reader: reader, graph: graph, report: finalReport, firstCommitMicroseconds: first,
+            lastCheckpoint: checkpoint, appliedTransactionCount: applied)
+    }
+}
