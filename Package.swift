@@ -54,9 +54,16 @@ let package = Package(
             resources: [.copy("Golden")],
             swiftSettings: swiftSettings
         ),
+        // The seed applications (blog, photos) as library code that EventGraphTests exercises.
+        .target(
+            name: "EventGraphExamples",
+            dependencies: ["EventGraph"],
+            path: "Examples",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "EventGraphTests",
-            dependencies: ["EventGraph"],
+            dependencies: ["EventGraph", "EventGraphExamples"],
             swiftSettings: swiftSettings
         ),
     ],

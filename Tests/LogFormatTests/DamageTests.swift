@@ -180,6 +180,30 @@ struct DamageTests {
         #expect(try Replay.read(path).report.tail == .clean)
     }
 
+    @Test(
+        "damage in a fragment of synced data is damage, though the fragments after it carry an older watermark",
+        arguments: [0, 1, 2, 3])
+    func damagedFragment(fragment: Int) throws {
+        var options = LogWriter.Options()
+        options.fragmentByteCount = 64
+        do {
+            let writer = try LogWriter(path: path, options: options)
+            for id in 1...3 as ClosedRange<UInt64> {
+                try writer.appendTransaction(id: id, payload: TestLog.payload(for: id, byteCount: id == 2 ? 256 : 40))
+            }
+        }
+        // No seal: only transaction 3's watermark proves transaction 2's fragments synced.
+        let frames = try FrameMap.frames(in: path).filter { $0.header.transactionID == 2 }
+        #expect(frames.count == 4)
+        try LogFileSurgery.flipBit(path, byteOffset: frames[fragment].bodyByteOffset + 5)
+
+        let replay = try Replay.read(path)
+        let damage = try #require(replay.report.tail.damage, "got \(replay.report.tail)")
+        #expect(damage.byteOffset == frames[fragment].byteOffset)
+        #expect(replay.transactions.map(\.id) == [1])
+        try TestLog.expectWriterRefuses(path, damageAt: frames[fragment].byteOffset)
+    }
+
     @Test("damage in the last frame of a log that was never closed is a torn tail (nothing proves it synced)")
     func damageInUnprovenLastFrame() throws {
         let appended = try TestLog.make(at: path, transactionCount: 10, close: false)
@@ -216,8 +240,12 @@ struct DamageTests {
 
         let replay = try Replay.read(path)
         #expect(replay.report.endsWithSeal)
-        #expect(replay.report.tail == .torn(TornTail(
-            byteOffset: size, byteCount: UInt64(byteCount), reason: try #require(tornReason(replay.report.tail)))))
+        #expect(
+            replay.report.tail
+                == .torn(
+                    TornTail(
+                        byteOffset: size, byteCount: UInt64(byteCount),
+                        reason: try #require(tornReason(replay.report.tail)))))
         try TestLog.expectWriterTruncates(path, tornAt: size)
         let writer = try LogWriter(path: path)
         #expect(writer.recoveryReport.truncatedTail == nil)
@@ -230,26 +258,35 @@ struct DamageTests {
 
     @Test("fragments out of order (valid checksums and sequence numbers) are damage")
     func fragmentsOutOfOrder() throws {
-        let writer = try LogWriter(path: path, options: {
-            var options = LogWriter.Options()
-            options.fragmentByteCount = 64
-            return options
-        }())
-        for id in 1...3 as ClosedRange<UInt64> { try writer.appendTransaction(id: id, payload: TestLog.payload(for: id)) }
+        let writer = try LogWriter(
+            path: path,
+            options: {
+                var options = LogWriter.Options()
+                options.fragmentByteCount = 64
+                return options
+            }())
+        for id in 1...3 as ClosedRange<UInt64> {
+            try writer.appendTransaction(id: id, payload: TestLog.payload(for: id))
+        }
         let fragmented = try writer.appendTransaction(id: 4, payload: TestLog.payload(for: 4, byteCount: 256))
-        for id in 5...8 as ClosedRange<UInt64> { try writer.appendTransaction(id: id, payload: TestLog.payload(for: id)) }
+        for id in 5...8 as ClosedRange<UInt64> {
+            try writer.appendTransaction(id: id, payload: TestLog.payload(for: id))
+        }
         try writer.close()
 
         // Swap the two middle fragments, keeping each slot's sequence number.
         let frames = try FrameMap.frames(in: path).filter { $0.header.transactionID == 4 }
-        #expect(frames.map(\.header.type) == [.transactionFirst, .transactionMiddle, .transactionMiddle, .transactionLast])
+        #expect(
+            frames.map(\.header.type) == [.transactionFirst, .transactionMiddle, .transactionMiddle, .transactionLast])
         let bytes = try LogFileSurgery.bytes(of: path)
         let (a, b) = (frames[1], frames[2])
         var headerForA = b.header
         var headerForB = a.header
         (headerForA.sequence, headerForB.sequence) = (a.header.sequence, b.header.sequence)
-        try LogFileSurgery.overwrite(path, at: a.bodyByteOffset, with: Array(bytes[Int(b.bodyByteOffset)..<Int(b.endByteOffset)]))
-        try LogFileSurgery.overwrite(path, at: b.bodyByteOffset, with: Array(bytes[Int(a.bodyByteOffset)..<Int(a.endByteOffset)]))
+        try LogFileSurgery.overwrite(
+            path, at: a.bodyByteOffset, with: Array(bytes[Int(b.bodyByteOffset)..<Int(b.endByteOffset)]))
+        try LogFileSurgery.overwrite(
+            path, at: b.bodyByteOffset, with: Array(bytes[Int(a.bodyByteOffset)..<Int(a.endByteOffset)]))
         try FrameMap.rewriteHeader(path, at: a.byteOffset, headerForA)
         try FrameMap.rewriteHeader(path, at: b.byteOffset, headerForB)
 
@@ -272,7 +309,8 @@ struct DamageTests {
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let replay = try Replay.read(path)
-        let damage = try #require(replay.report.tail.damage, "got \(replay.report.tail)", sourceLocation: sourceLocation)
+        let damage = try #require(
+            replay.report.tail.damage, "got \(replay.report.tail)", sourceLocation: sourceLocation)
         #expect(damage.byteOffset == byteOffset, sourceLocation: sourceLocation)
         #expect(damage.reason.contains(reason), "reason: \(damage.reason)", sourceLocation: sourceLocation)
         #expect(damage.affectedTransactionIDs == affected, sourceLocation: sourceLocation)

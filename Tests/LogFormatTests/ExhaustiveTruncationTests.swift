@@ -15,18 +15,20 @@ struct ExhaustiveTruncationTests {
     /// The cuts are split into shards that run in parallel (recovery's truncate + fdatasync dominates the time).
     static let shardCount = 4
 
-    @Test("a log of 210 transactions (fragments, blobs, compressed frames) cut at every byte offset",
+    @Test(
+        "a log of 210 transactions (fragments, blobs, compressed frames) cut at every byte offset",
         arguments: 0..<shardCount)
     func cutAtEveryOffset(shard: Int) throws {
         let started = ContinuousClock.now
-        let directory = TemporaryDirectory()
+        let directory = TemporaryDirectory(inMemory: true)
         let original = directory.file("original.eglog")
         let (transactions, commitPoints) = try makeLog(at: original)
         let bytes = try LogFileSurgery.bytes(of: original)
         #expect(transactions.count >= 200)
         #expect(commitPoints.last?.endByteOffset == UInt64(bytes.count))
         let lowestCut = UInt64(bytes.count * shard / Self.shardCount)
-        let highestCut = shard == Self.shardCount - 1 ? UInt64(bytes.count) : UInt64(bytes.count * (shard + 1) / Self.shardCount) - 1
+        let highestCut =
+            shard == Self.shardCount - 1 ? UInt64(bytes.count) : UInt64(bytes.count * (shard + 1) / Self.shardCount) - 1
 
         let path = directory.file("cut.eglog")
         try LogFileSurgery.write(Array(bytes[..<Int(highestCut)]), to: path)
@@ -45,8 +47,11 @@ struct ExhaustiveTruncationTests {
             let point = commitPoints[pointIndex]
             let expectedTail: LogTail =
                 cut == point.endByteOffset
-                ? .clean : .torn(TornTail(byteOffset: point.endByteOffset, byteCount: cut - point.endByteOffset,
-                    reason: ""))
+                ? .clean
+                : .torn(
+                    TornTail(
+                        byteOffset: point.endByteOffset, byteCount: cut - point.endByteOffset,
+                        reason: ""))
 
             // Read-only: exactly the committed prefix, and the tail classified as torn (never as damage).
             let replay = try Replay.read(path)
@@ -54,7 +59,7 @@ struct ExhaustiveTruncationTests {
             guard replay.transactions.elementsEqual(expected), sameTail(replay.report.tail, expectedTail) else {
                 let message =
                     "cut at \(cut): got \(replay.transactions.count) transactions and \(replay.report.tail); expected "
-                        + "\(expected.count) and a tail at \(point.endByteOffset)"
+                    + "\(expected.count) and a tail at \(point.endByteOffset)"
                 Issue.record("\(message)")
                 return
             }
@@ -70,8 +75,8 @@ struct ExhaustiveTruncationTests {
                 else {
                     let message =
                         "cut at \(cut): the writer left \(size) bytes (expected \(point.endByteOffset)), reported "
-                            + "\(String(describing: writer.recoveryReport.truncatedTail)), last transaction "
-                            + "\(writer.lastTransactionID)"
+                        + "\(String(describing: writer.recoveryReport.truncatedTail)), last transaction "
+                        + "\(writer.lastTransactionID)"
                     Issue.record("\(message)")
                     return
                 }
@@ -85,13 +90,17 @@ struct ExhaustiveTruncationTests {
         }
         let expectedCount = (lowestCut...highestCut).count { $0 >= LogFileHeader.framesByteOffset }
         #expect(checkedCount == expectedCount)
-        print("exhaustive truncation, shard \(shard): cuts \(lowestCut)...\(highestCut) of a \(bytes.count)-byte log in \(ContinuousClock.now - started)")
+        print(
+            "exhaustive truncation, shard \(shard): cuts \(lowestCut)...\(highestCut) of a \(bytes.count)-byte log in \(ContinuousClock.now - started)"
+        )
     }
 
     /// A file cut inside the 1 KiB header region is refused with a clear error, never read and never "repaired".
     private func expectRefused(_ path: String, cut: UInt64) throws {
         let readError = #expect(throws: LogFormatError.self, "cut at \(cut)") { _ = try LogReader(path: path) }
-        #expect(readError?.code == .notALog || readError?.code == .damaged, "cut at \(cut): \(String(describing: readError))")
+        #expect(
+            readError?.code == .notALog || readError?.code == .damaged,
+            "cut at \(cut): \(String(describing: readError))")
         let writeError = #expect(throws: LogFormatError.self, "cut at \(cut)") { _ = try LogWriter(path: path) }
         #expect(writeError?.code == .notALog || writeError?.code == .damaged)
         #expect(try LogFileSurgery.size(of: path) == cut)
@@ -108,7 +117,7 @@ struct ExhaustiveTruncationTests {
     /// Writes a schema, 210 transactions and a seal; returns the transactions and every commit point in order.
     private func makeLog(at path: String) throws -> ([ReplayedTransaction], [CommitPoint]) {
         var options = LogWriter.Options()
-        options.fragmentByteCount = 40
+        options.fragmentByteCount = 32
         let writer = try LogWriter(path: path, options: options)
         var points = [CommitPoint(endByteOffset: LogFileHeader.framesByteOffset, transactionCount: 0)]
         try writer.append(schema: SchemaPayload(modelName: "Cut", versionIdentifier: "1", modelHash: 7, entities: []))
@@ -117,7 +126,7 @@ struct ExhaustiveTruncationTests {
         var transactions: [ReplayedTransaction] = []
         var generator = SeededGenerator(seed: 0xC0FFEE)
         for id in 1...210 as ClosedRange<UInt64> {
-            let payloadByteCount = id % 7 == 0 ? Int.random(in: 90...150, using: &generator) : Int(id % 37)
+            let payloadByteCount = id % 7 == 0 ? Int.random(in: 70...110, using: &generator) : Int(id % 17)
             let payload = TestBytes.random(payloadByteCount, using: &generator)
             var blobs: [[UInt8]] = []
             if id % 11 == 0 { blobs.append(TestBytes.random(Int(id % 23) + 1, using: &generator)) }
@@ -127,12 +136,16 @@ struct ExhaustiveTruncationTests {
             points.append(CommitPoint(endByteOffset: appended.endByteOffset, transactionCount: transactions.count))
         }
         try writer.close()
-        points.append(CommitPoint(endByteOffset: try LogFileSurgery.size(of: path), transactionCount: transactions.count))
+        points.append(
+            CommitPoint(endByteOffset: try LogFileSurgery.size(of: path), transactionCount: transactions.count))
 
         // The log really has the shapes this test is about.
         let types = Set(try FrameMap.frames(in: path).map(\.header.type))
-        #expect(types.isSuperset(of: [.schema, .transaction, .transactionFirst, .transactionMiddle, .transactionLast,
-            .blob, .seal]))
+        #expect(
+            types.isSuperset(of: [
+                .schema, .transaction, .transactionFirst, .transactionMiddle, .transactionLast,
+                .blob, .seal,
+            ]))
         #expect(try FrameMap.frames(in: path).contains { $0.header.codec == .lz4 })
         return (transactions, points)
     }

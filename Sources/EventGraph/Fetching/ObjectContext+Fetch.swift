@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import LogFormat
 import Synchronization
 
@@ -93,11 +93,11 @@ extension ObjectContext {
         _ type: T.Type, unique keyPath: KeyPath<T, Value>, equals value: Value, configure: (T) -> Void = { _ in }
     ) -> T {
         let entity = model.requireEntity(for: type)
-        let name = PropertySlotCache.propertyName(of: keyPath)
-        guard let attribute = entity.attribute(named: name),
+        guard let index = PropertyKeyPathResolver.attributeIndex(of: keyPath),
+            let attribute = entity.properties[index].attribute,
             let ordinal = entity.uniqueConstraints.firstIndex(where: { $0.propertyIndices == [attribute.index] })
         else {
-            preconditionFailure("\(entity.name).\(name) is not a unique attribute")
+            preconditionFailure("\(keyPath) does not name a unique attribute of \(entity.name)")
         }
         let stored = value.attributeValue
         for object in insertedList where object.flags.contains(.isInserted) && !object.flags.contains(.isDeleted) {

@@ -18,7 +18,9 @@ extension LogGraph {
                     {
                         continue
                     }
-                    if let value { properties.append(PropertyChange(propertyIndex: UInt32(position), value: value)) }
+                    if let value {
+                        properties.append(PropertyChange(propertyIndex: UInt32(position), value: value.propertyValue))
+                    }
                 }
                 return ObjectRecord(object: object, properties: properties)
             }
@@ -33,7 +35,7 @@ extension LogGraph {
         var result: [(BlobReference, BlobLocation)] = []
         var seen: Set<BlobKey> = []
         for values in objects.values {
-            for case .attribute(.blob(let reference))? in values {
+            for case .value(.attribute(.blob(let reference)))? in values {
                 let key = BlobKey(transactionID: reference.transactionID, index: reference.index)
                 if seen.insert(key).inserted, let location = blobLocations[key] { result.append((reference, location)) }
             }

@@ -30,7 +30,16 @@ extension LogGraph {
                 if let schema, !SchemaCatalog.isPersistent(schema) { continue }
                 let values = objects[object]!
                 let recorded = index < values.count ? values[index] : nil
-                guard let value = recorded ?? schema.map(SchemaCatalog.defaultValue(of:)) else { continue }
+                if case .targets(let set)? = recorded {
+                    hasher.combine(string: name)
+                    hasher.combine(byte: 0xA2)
+                    hasher.combine(integer: UInt64(set.count))
+                    for target in sortedCanonically(Array(set), entityName) { combine(target, into: &hasher) }
+                    continue
+                }
+                guard let value = recorded?.propertyValue ?? schema.map(SchemaCatalog.defaultValue(of:)) else {
+                    continue
+                }
                 hasher.combine(string: name)
                 switch value {
                 case .attribute(let attribute):
@@ -43,17 +52,22 @@ extension LogGraph {
                     hasher.combine(byte: 0xA2)
                     var isOrdered = false
                     if case .relationship(let relationship)? = schema { isOrdered = relationship.isOrdered }
-                    let list = isOrdered ? targets : targets.sorted { a, b in
-                        let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
-                        if sa != sb { return sa < sb }
-                        let (na, nb) = (entityName(a.entityIndex), entityName(b.entityIndex))
-                        return na != nb ? na < nb : a.key < b.key
-                    }
+                    let list = isOrdered ? targets : sortedCanonically(targets, entityName)
                     hasher.combine(integer: UInt64(list.count))
                     for target in list { combine(target, into: &hasher) }
                 }
             }
         }
         return GraphDigest(value: hasher.state)
+    }
+
+    /// Targets in (store UUID, entity name, key) order: independent of store and entity indices.
+    private func sortedCanonically(_ targets: [ObjectReference], _ entityName: (UInt32) -> String) -> [ObjectReference] {
+        targets.sorted { a, b in
+            let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
+            if sa != sb { return sa < sb }
+            if a.entityIndex != b.entityIndex { return entityName(a.entityIndex) < entityName(b.entityIndex) }
+            return a.key < b.key
+        }
     }
 }

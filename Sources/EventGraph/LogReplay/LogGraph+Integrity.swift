@@ -23,23 +23,25 @@ extension LogGraph {
         func add(_ kind: IntegrityIssue.Kind, _ message: String) {
             if issues.count < limit { issues.append(IntegrityIssue(kind: kind, message: message)) }
         }
-        func targets(_ value: PropertyValue?) -> [ObjectReference] {
-            switch value {
-            case .toOne(let target?)?: [target]
-            case .toMany(let list)?: list
-            default: []
+        func targets(_ object: ObjectReference, _ property: Int) -> [ObjectReference] {
+            guard let values = objects[object], property < values.count else { return [] }
+            switch values[property] {
+            case .targets(let set)?: return Array(set)
+            case .value(.toOne(let target?))?: return [target]
+            case .value(.toMany(let list))?: return list
+            default: return []
             }
         }
         // Uniqueness: per constraint, the values of its attributes within the entity and its sub-entities.
         var seenUnique: [String: ObjectReference] = [:]
-        for (object, _) in objects.sorted(by: { $0.key < $1.key }) where object.storeIndex == 0 {
+        for object in objects.keys.sorted() where object.storeIndex == 0 {
             guard let entity = catalog.entity(at: object.entityIndex) else {
                 add(.unknownEntity, "\(describe(object)) has entity index \(object.entityIndex), not in the schema")
                 continue
             }
             for (index, property) in entity.properties.enumerated() {
                 guard case .relationship(let relationship) = property else { continue }
-                for target in targets(value(of: object, property: index)) {
+                for target in targets(object, index) {
                     guard target.storeIndex == 0 else { continue }  // other stores are checked when attached
                     guard objects[target] != nil else {
                         add(.danglingReference, "\(describe(object)).\(relationship.name) → missing \(describe(target))")
@@ -48,7 +50,7 @@ extension LogGraph {
                     guard let inverseName = relationship.inverseName,
                         let inverseIndex = catalog.propertyIndex(inverseName, inEntity: Int(target.entityIndex))
                     else { continue }
-                    if !targets(value(of: target, property: inverseIndex)).contains(object) {
+                    if !self.relationship(of: target, property: inverseIndex, contains: object) {
                         add(.inverseMismatch,
                             "\(describe(object)).\(relationship.name) → \(describe(target)), but "
                                 + "\(describe(target)).\(inverseName) does not point back")

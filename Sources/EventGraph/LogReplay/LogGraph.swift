@@ -6,8 +6,52 @@ public import LogFormat
 /// literally, keeps the latest value of every recorded property of every live object, and can hand the live state
 /// back as checkpoint records or as a ``GraphDigest``.
 public struct LogGraph: Sendable {
+    /// One recorded property value. Unordered to-many targets are kept as a set, so that adding or removing one
+    /// target costs O(1) however many there are (a tag can have hundreds of thousands of posts).
+    enum Slot: Sendable {
+        case value(PropertyValue)
+        case targets(Set<ObjectReference>)
+
+        /// Adds and removes to-many targets in place.
+        mutating func relate(added: [ObjectReference], removed: [ObjectReference]) {
+            switch self {
+            case .targets(var set):
+                self = .value(.toOne(nil))  // release self's reference so `set` is unique
+                for target in removed { set.remove(target) }
+                for target in added { set.insert(target) }
+                self = .targets(set)
+            case .value(.toMany(var list)):  // ordered: keep positions
+                self = .value(.toOne(nil))
+                if !removed.isEmpty {
+                    let removedSet = Set(removed)
+                    list.removeAll { removedSet.contains($0) }
+                }
+                for target in added where !list.contains(target) { list.append(target) }
+                self = .value(.toMany(list))
+            case .value:
+                self = .targets(Set(added))
+            }
+        }
+
+        var propertyValue: PropertyValue {
+            switch self {
+            case .value(let value): value
+            case .targets(let set): .toMany(set.sorted())
+            }
+        }
+    }
+
     /// The live objects: for each, its recorded property values by property index (nil: not recorded).
-    public private(set) var objects: [ObjectReference: [PropertyValue?]] = [:]
+    var objects: [ObjectReference: [Slot?]] = [:]
+
+    /// Every live object, in no particular order.
+    public var objectReferences: [ObjectReference] { Array(objects.keys) }
+
+    /// The number of live objects.
+    public var objectCount: Int { objects.count }
+
+    /// Whether `object` is live.
+    public func contains(_ object: ObjectReference) -> Bool { objects[object] != nil }
     /// Stores named by references with a store index above 0, by the UUID that owns them in this graph.
     public private(set) var foreignStores: [LogUUID] = []
     /// The schema in force (the last schema record seen).
@@ -91,7 +135,7 @@ public struct LogGraph: Sendable {
                 for change in changes {
                     let index = Int(change.propertyIndex)
                     if index >= values.count { values += repeatElement(nil, count: index + 1 - values.count) }
-                    values[index] = localize(change.value, foreign)
+                    values[index] = slot(localize(change.value, foreign), object: object, property: index)
                 }
                 objects[object] = values
             case .relate(let reference, let property, let added, let removed):
@@ -103,15 +147,12 @@ public struct LogGraph: Sendable {
                 objects[object] = nil
                 let index = Int(property)
                 if index >= values.count { values += repeatElement(nil, count: index + 1 - values.count) }
-                var targets: [ObjectReference] = []
-                if case .toMany(let current)? = values[index] { targets = current }
-                let removedSet = Set(removed.map { localize($0, foreign) })
-                if !removedSet.isEmpty { targets.removeAll { removedSet.contains($0) } }
-                var present = Set(targets)
-                for target in added.map({ localize($0, foreign) }) where present.insert(target).inserted {
-                    targets.append(target)
-                }
-                values[index] = .toMany(targets)
+                let added = added.map { localize($0, foreign) }
+                let removed = removed.map { localize($0, foreign) }
+                var current = values[index] ?? slot(.toMany([]), object: object, property: index)
+                values[index] = nil  // the slot's storage is now referenced once, so edits happen in place
+                current.relate(added: added, removed: removed)
+                values[index] = current
                 objects[object] = values
             case .delete(let reference):
                 let object = localize(reference, foreign)
@@ -129,7 +170,18 @@ public struct LogGraph: Sendable {
     public func value(of object: ObjectReference, property: Int) -> PropertyValue? {
         guard let values = objects[object], let schema = catalog?.property(UInt32(property), ofEntity: object.entityIndex)
         else { return nil }
-        return (property < values.count ? values[property] : nil) ?? SchemaCatalog.defaultValue(of: schema)
+        return (property < values.count ? values[property]?.propertyValue : nil) ?? SchemaCatalog.defaultValue(of: schema)
+    }
+
+    /// Whether `object`'s to-many or to-one relationship at `property` includes `target`, in O(1) for sets.
+    func relationship(of object: ObjectReference, property: Int, contains target: ObjectReference) -> Bool {
+        guard let values = objects[object], property < values.count, let slot = values[property] else { return false }
+        switch slot {
+        case .targets(let set): return set.contains(target)
+        case .value(.toMany(let list)): return list.contains(target)
+        case .value(.toOne(let one)): return one == target
+        case .value(.attribute): return false
+        }
     }
 
     /// The UUID of the store a reference points into (nil for this store).
@@ -171,11 +223,24 @@ public struct LogGraph: Sendable {
 
     private mutating func row(
         for object: ObjectReference, _ changes: [(UInt32, PropertyValue)], foreign: [LogUUID]
-    ) -> [PropertyValue?] {
+    ) -> [Slot?] {
         let count = max(catalog?.entity(at: object.entityIndex)?.properties.count ?? 0,
             (changes.map { Int($0.0) }.max() ?? -1) + 1)
-        var values = [PropertyValue?](repeating: nil, count: count)
-        for (index, value) in changes { values[Int(index)] = localize(value, foreign) }
+        var values = [Slot?](repeating: nil, count: count)
+        for (index, value) in changes {
+            values[Int(index)] = slot(localize(value, foreign), object: object, property: Int(index))
+        }
         return values
+    }
+
+    /// Stores unordered to-many values as sets.
+    private func slot(_ value: PropertyValue, object: ObjectReference, property: Int) -> Slot {
+        guard case .toMany(let targets) = value else { return .value(value) }
+        if case .relationship(let relationship)? = catalog?.property(UInt32(property), ofEntity: object.entityIndex),
+            relationship.isOrdered
+        {
+            return .value(value)
+        }
+        return .targets(Set(targets))
     }
 }

@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 /// An entity of a model: its properties, its place in the inheritance tree, its constraints and indexes.
 public final class EntityDescription: @unchecked Sendable, CustomStringConvertible {
@@ -32,7 +32,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     let defaultValues: [PropertyValue]
     /// Uniqueness constraints as attribute indices, including those inherited from superentities, each with the
     /// index of the entity that declares it.
-    internal(set) var uniqueConstraints: [UniqueConstraint] = []
+    var uniqueConstraints: [UniqueConstraint] = []
     let isPersistentProperty: [Bool]
 
     init(

@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 /// Declares a transformable attribute: any value type, stored as the bytes an ``AttributeTransformer`` makes.
 ///

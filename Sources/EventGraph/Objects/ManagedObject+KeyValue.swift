@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 /// The dynamic key-value API: every property by name, for tools and migrations without the application's
 /// classes.

@@ -14,7 +14,7 @@ extension ManagedObject {
     @inline(__always)
     final func currentValue(at index: Int) -> PropertyValue? {
         if let value = pendingValue(at: index) { return value }
-        if flags.contains(.isFault) { fireFault() }
+        if flags.contains(.isFault) { fireFault(readingIndex: index) }
         return row?.values[index]
     }
 
@@ -48,7 +48,11 @@ extension ManagedObject {
 
     /// Loads the committed row, if it is not already held.
     @inline(never)
-    final func fireFault() {
+    final func fireFault(readingIndex index: Int? = nil) {
+        if flags.contains(.isProbe) {
+            probedIndex = index
+            return
+        }
         flags.remove(.isFault)
         guard row == nil, let context = contextStorage else { return }
         if let found = context.store.row(entityIndex: entity.index, key: key) {

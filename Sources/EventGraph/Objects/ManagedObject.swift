@@ -24,6 +24,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         static let isListedAsChanged = Flags(rawValue: 1 << 3)
         /// Deleted by a save (or found missing from the store); no longer usable.
         static let isDead = Flags(rawValue: 1 << 4)
+        /// A probe instance that records which property a key path reads (see ``ManagedObject/propertyIndex(of:)``).
+        static let isProbe = Flags(rawValue: 1 << 5)
     }
 
     /// A value set in the context and not yet saved.
@@ -40,6 +42,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var pending: [PendingValue] = []
     /// Externally stored binary values read from the log, by property index; dropped on refresh.
     final var loadedBlobs: [Int: AttributeValue] = [:]
+    /// For probe instances: the index of the last property read.
+    final var probedIndex: Int?
 
     /// Creates an object that belongs to no context yet; insert it with ``ObjectContext/insert(_:)``.
     public required init() {}
@@ -102,7 +106,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     open var description: String {
-        guard contextStorage != nil, entityStorage != nil else { return "<\(type(of: self)) (not inserted)>" }
+        guard contextStorage != nil, entityStorage != nil else {
+            if flags.contains(.isDead) { return "<\(type(of: self)) (deleted or reset)>" }
+            return key == 0 ? "<\(type(of: self)) (not inserted)>" : "<\(type(of: self)) \(key) (its context was released)>"
+        }
         return "<\(entity.name) \(objectID.uriString)\(isFault ? " fault" : "")>"
     }
 }

@@ -75,6 +75,9 @@ extension LogWriter {
     /// Waits until everything appended so far is durable (an `fdatasync`, shared with concurrent appends).
     public func sync() throws(LogFormatError) {
         try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
+            // A poisoned writer must not report success even when nothing is pending (after a failed directory
+            // sync, for example, the durability of the rename is unknown).
+            try checkUsable(locked.value)
             try ensure(locked.value.reservedEnd, durable: true, &locked)
         }
     }

@@ -39,7 +39,7 @@ struct Compact: ParsableCommand {
             let reader = try LogReader(path: store.store)
             let chunks = graph.checkpointChunks()
             let blobs = graph.referencedBlobs()
-            let objectCount = UInt64(graph.objects.count)
+            let objectCount = UInt64(graph.objectCount)
             let report = try writer.rewrite(
                 schema: schema,
                 begin: CheckpointBegin(

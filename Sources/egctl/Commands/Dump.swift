@@ -44,7 +44,7 @@ struct Dump: ParsableCommand {
                 throw ValidationError("\(error)")
             }
             let family = Set(catalog.familyIndices[entityIndex].map(UInt32.init))
-            let selected = graph.objects.keys.filter { object in
+            let selected = graph.objectReferences.filter { object in
                 object.storeIndex == 0 && family.contains(object.entityIndex)
                     && (expression?.matches(object, in: graph) ?? true)
             }.sorted { ($0.key, $0.entityIndex) < ($1.key, $1.entityIndex) }

@@ -72,7 +72,7 @@ struct Replay: ParsableCommand {
                 JSONOutput.print([
                     "lastTransactionID": loaded.graph.lastTransactionID,
                     "transactionsReplayed": loaded.appliedTransactionCount,
-                    "objectCount": loaded.graph.objects.count,
+                    "objectCount": loaded.graph.objectCount,
                     "stateDigest": digest.description,
                     "seconds": seconds,
                     "megabytesPerSecond": Double(loaded.report.fileByteCount) / max(seconds, 1e-9) / 1e6,
@@ -81,7 +81,7 @@ struct Replay: ParsableCommand {
                 ])
             } else {
                 print("replayed     \(loaded.appliedTransactionCount) transactions, up to \(loaded.graph.lastTransactionID)")
-                print("objects      \(loaded.graph.objects.count)")
+                print("objects      \(loaded.graph.objectCount)")
                 print("state digest \(digest)")
                 print(
                     "time         \(Formatting.decimal(seconds, digits: 3)) s, "

@@ -39,7 +39,7 @@ struct Verify: ParsableCommand {
                     "frames": report.frameCount,
                     "transactions": report.transactionCount,
                     "lastTransactionID": report.lastTransactionID,
-                    "objectCount": loaded.graph.objects.count,
+                    "objectCount": loaded.graph.objectCount,
                     "stateDigest": loaded.graph.digest().description,
                     "headerCopyDamaged": report.headerCopyDamaged,
                     "tail": TailJSON.json(report.tail),
@@ -49,7 +49,7 @@ struct Verify: ParsableCommand {
             } else {
                 print("frames       \(report.frameCount) verified (\(Formatting.bytes(report.committedByteCount)))")
                 print("transactions \(report.transactionCount), last \(report.lastTransactionID)")
-                print("objects      \(loaded.graph.objects.count)")
+                print("objects      \(loaded.graph.objectCount)")
                 print("header       \(report.headerCopyDamaged ? "one copy DAMAGED (the other copy was used)" : "both copies intact")")
                 print("tail         \(StoreSummary(loaded).tailText)")
                 if issues.isEmpty {

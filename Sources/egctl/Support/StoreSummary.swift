@@ -12,7 +12,7 @@ struct StoreSummary {
 
     var countsByEntity: [(String, Int)] {
         var counts: [String: Int] = [:]
-        for object in loaded.graph.objects.keys {
+        for object in loaded.graph.objectReferences {
             counts[loaded.graph.catalog?.entityName(object.entityIndex) ?? "#\(object.entityIndex)", default: 0] += 1
         }
         for entity in loaded.graph.catalog?.schema.entities ?? [] where counts[entity.name] == nil {
@@ -69,7 +69,7 @@ struct StoreSummary {
             lines.append(contentsOf: ModelDiagram.text(schema).map { "  " + $0 })
         }
         lines.append("")
-        lines.append("objects      \(loaded.graph.objects.count)")
+        lines.append("objects      \(loaded.graph.objectCount)")
         for (name, count) in countsByEntity { lines.append("  \(name): \(count)") }
         return lines.joined(separator: "\n")
     }
@@ -91,7 +91,7 @@ struct StoreSummary {
             "lastTransactionID": report.lastTransactionID,
             "sealed": report.endsWithSeal,
             "tail": TailJSON.json(report.tail),
-            "objectCount": loaded.graph.objects.count,
+            "objectCount": loaded.graph.objectCount,
             "objectsByEntity": Dictionary(uniqueKeysWithValues: countsByEntity),
         ]
         if let first = loaded.firstCommitMicroseconds {

@@ -69,7 +69,8 @@ enum FrameMap {
         var offset = Int(LogFileHeader.framesByteOffset)
         while offset + FrameHeader.byteCount <= bytes.count {
             let decoded = bytes.withUnsafeBytes { raw in
-                FrameHeader.decode(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + FrameHeader.byteCount]), seed: seed)
+                FrameHeader.decode(
+                    UnsafeRawBufferPointer(rebasing: raw[offset..<offset + FrameHeader.byteCount]), seed: seed)
             }
             guard case .success(let header) = decoded, offset + Int(header.frameByteCount) <= bytes.count else { break }
             frames.append(FrameLayout(byteOffset: UInt64(offset), header: header))

@@ -4,8 +4,12 @@ import Foundation
 final class TemporaryDirectory {
     let path: String
 
-    init(_ name: String = #function) {
-        let base = FileManager.default.temporaryDirectory.path
+    /// - Parameter inMemory: use a RAM-backed file system (`/dev/shm`) when there is one, for tests that make
+    ///   thousands of `fdatasync` calls and check logic rather than the disk.
+    init(_ name: String = #function, inMemory: Bool = false) {
+        let base =
+            inMemory && FileManager.default.fileExists(atPath: "/dev/shm")
+            ? "/dev/shm" : FileManager.default.temporaryDirectory.path
         let safe = name.filter { $0.isLetter || $0.isNumber }
         path = "\(base)/eg-\(safe.prefix(40))-\(UUID().uuidString.prefix(8))"
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

@@ -18,7 +18,8 @@ enum TestLog {
         let writer = try LogWriter(path: path, options: .init(durability: durability))
         var appended: [AppendedTransaction] = []
         for id in 1...UInt64(count) {
-            appended.append(try writer.appendTransaction(id: id, payload: payload(for: id, byteCount: payloadByteCount)))
+            appended.append(
+                try writer.appendTransaction(id: id, payload: payload(for: id, byteCount: payloadByteCount)))
         }
         if close { try writer.close() }
         return appended
@@ -42,7 +43,8 @@ enum TestLog {
         #expect(error?.byteOffset == byteOffset, sourceLocation: sourceLocation)
         #expect(error?.damage?.byteOffset == byteOffset, sourceLocation: sourceLocation)
         #expect(error?.message.contains("byte offset \(byteOffset)") == true, sourceLocation: sourceLocation)
-        #expect(try LogFileSurgery.bytes(of: path) == before, "synced data must never be truncated",
+        #expect(
+            try LogFileSurgery.bytes(of: path) == before, "synced data must never be truncated",
             sourceLocation: sourceLocation)
         return error?.damage
     }

@@ -1,0 +1,40 @@
+public import EventGraph
+import Foundation
+
+// Seed 000: a blog library with Author, Post, Tag and Category (Core Data's CDAuthor, CDPost, CDTag, CDCategory).
+
+/// A blog author; `identity` is the key the remote API uses.
+public final class Author: ManagedObject {
+    @Attribute(.unique) public var identity: Int64 = 0
+    @Attribute public var name: String = ""
+    @Attribute(.pattern("[^@ ]+@[^@ ]+|")) public var email: String = ""
+    @Attribute public var about: String = ""
+    @Relationship(inverse: "authoredBy", deleteRule: .cascade) public var posts: Set<Post>
+}
+
+/// A blog post.
+public final class Post: ManagedObject {
+    @Attribute(.unique) public var identity: Int64 = 0
+    @Attribute(.length(1...)) public var title: String = "Untitled"
+    @Attribute public var body: String = ""
+    @Attribute public var date: String = ""
+    @Attribute public var excerpt: String = ""
+    @Attribute public var url: String = ""
+    @Attribute public var fullCoverageImageURL: String = ""
+    @Attribute public var thumbnailCoverageImageURL: String = ""
+    @Relationship(inverse: "posts") public var authoredBy: Author?
+    @Relationship(inverse: "posts") public var tags: Set<Tag>
+    @Relationship(inverse: "posts") public var categories: Set<Category>
+}
+
+/// A tag; many posts share a tag (many-to-many).
+public final class Tag: ManagedObject {
+    @Attribute(.unique) public var name: String = ""
+    @Relationship public var posts: Set<Post>
+}
+
+/// A category; many posts share a category (many-to-many).
+public final class Category: ManagedObject {
+    @Attribute(.unique) public var name: String = ""
+    @Relationship public var posts: Set<Post>
+}
