@@ -60,7 +60,7 @@ struct GoldenFileTests {
     static let checkpointBlob: [UInt8] = Array("checkpoint blob of transaction 1".utf8)
 
     static func changeset(_ id: UInt64) -> Changeset {
-        let operations: [LogFormat.Operation] =
+        let operations: [ChangeOperation] =
             switch id {
             case 1:
                 [

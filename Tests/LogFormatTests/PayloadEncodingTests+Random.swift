@@ -113,7 +113,7 @@ struct RandomPayloads {
         }
     }
 
-    mutating func operation(foreignStoreCount: Int) -> LogFormat.Operation {
+    mutating func operation(foreignStoreCount: Int) -> ChangeOperation {
         let object = reference(foreignStoreCount: foreignStoreCount)
         switch Int.random(in: 0..<4, using: &generator) {
         case 0: return .insert(object, changes(foreignStoreCount: foreignStoreCount))

@@ -75,7 +75,7 @@ struct PayloadEncodingTests {
         }
 
         @Test("every operation survives a round trip", arguments: PayloadFixtures.operations)
-        func operation(operation: Operation) throws {
+        func operation(operation: ChangeOperation) throws {
             let changeset = Changeset(
                 transactionID: .max, commitTimeMicroseconds: .min, author: "a", nextKey: .max,
                 foreignStores: [PayloadFixtures.storeA, PayloadFixtures.storeB], operations: [operation])

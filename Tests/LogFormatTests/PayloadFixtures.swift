@@ -34,7 +34,7 @@ enum PayloadFixtures {
     }
 
     /// One operation of every kind, with references into two foreign stores.
-    static let operations: [Operation] = [
+    static let operations: [ChangeOperation] = [
         .insert(reference(0, 1), []),
         .insert(
             reference(1, 2),

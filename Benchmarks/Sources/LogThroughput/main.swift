@@ -28,7 +28,7 @@ func sentence(_ count: Int) -> String {
     return (0..<count).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")
 }
 func realisticChangeset(id: UInt64, posts: Int, firstKey: UInt64) -> [UInt8] {
-    var operations: [LogFormat.Operation] = []
+    var operations: [ChangeOperation] = []
     for index in 0..<posts {
         let key = firstKey + UInt64(index)
         operations.append(

@@ -112,7 +112,7 @@ public final class ModelContainer: Sendable {
 
     /// A digest of the live state: equal for equal objects, values and relationships (see ``StateDigest``).
     public func stateDigest() throws(EventGraphError) -> StateDigest {
-        try store.stateDigest()
+        store.stateDigest()
     }
 
     /// Rewrites the log as a checkpoint of the live state plus nothing else (history is dropped); the rewritten

@@ -1,8 +1,8 @@
 public import LogFormat
 
 extension LogGraph {
-    /// The canonical digest of the live state (see ``GraphDigest``).
-    public func digest() -> GraphDigest {
+    /// The canonical digest of the live state (see ``StateDigest``).
+    public func digest() -> StateDigest {
         var hasher = DigestHasher()
         let catalog = self.catalog
         func entityName(_ index: UInt32) -> String { catalog?.entityName(index) ?? "#\(index)" }
@@ -58,7 +58,7 @@ extension LogGraph {
                 }
             }
         }
-        return GraphDigest(value: hasher.state)
+        return StateDigest(value: hasher.state)
     }
 
     /// Targets in (store UUID, entity name, key) order: independent of store and entity indices.

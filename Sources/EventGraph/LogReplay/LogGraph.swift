@@ -4,7 +4,7 @@ public import LogFormat
 ///
 /// Tools (`egctl`) use it to replay, dump, verify and compact any store: it applies changesets and checkpoints
 /// literally, keeps the latest value of every recorded property of every live object, and can hand the live state
-/// back as checkpoint records or as a ``GraphDigest``.
+/// back as checkpoint records or as a ``StateDigest``.
 public struct LogGraph: Sendable {
     /// One recorded property value. Unordered to-many targets are kept as a set, so that adding or removing one
     /// target costs O(1) however many there are (a tag can have hundreds of thousands of posts).

@@ -3,7 +3,7 @@ import LogFormat
 /// What a context asks the store to commit: the operations of one changeset, without its transaction ID.
 struct CommitRequest: Sendable {
     var author: String
-    var operations: [Operation]
+    var operations: [ChangeOperation]
     /// The row each updated or deleted object was read from (optimistic conflict detection).
     var readRows: [UInt64: Row]
     var mergePolicy: MergePolicy

@@ -118,8 +118,6 @@ final class FileBackend: LogBackend {
 
     func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64] {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
-        let model: ObjectModel
-        do { model = try ObjectModel(schema: schema) }
         do {
             let report = try writer.rewrite(
                 schema: schema, begin: checkpoint.begin, end: checkpoint.end,
@@ -128,19 +126,10 @@ final class FileBackend: LogBackend {
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
                 },
                 verify: { temporaryPath in
-                    // Replay the new file and compare its state digest with the live state's.
-                    let reader = try LogReader(path: temporaryPath)
-                    var replayer = Replayer(model: nil, untilTransaction: nil)
-                    try Self.replay(reader) { record throws(EventGraphError) in try replayer.consume(record) }
-                    guard let state = replayer.state else {
-                        throw EventGraphError(.log, "the rewritten log holds no model")
-                    }
-                    let handles = state.blobHandles
-                    let digest = try state.digest(model: model) { reference throws(EventGraphError) in
-                        guard let handle = handles[BlobKey(transactionID: reference.transactionID, index: reference.index)]
-                        else { throw EventGraphError(.log, "the rewritten log lacks a blob of transaction \(reference.transactionID)") }
-                        do throws(LogFormatError) { return try reader.readBlob(at: handle) } catch { throw EventGraphError(error) }
-                    }
+                    // Replay the new file from its bytes alone and compare its state digest with the live state's.
+                    var graph = LogGraph()
+                    try LogReader(path: temporaryPath).scan { try graph.apply($0) }
+                    let digest = graph.digest()
                     guard digest.bytes == checkpoint.end.stateDigest else {
                         throw EventGraphError(
                             .log, "the rewritten log's state digest \(digest) differs from the live state's")

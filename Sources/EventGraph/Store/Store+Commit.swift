@@ -47,7 +47,7 @@ extension Store {
     // MARK: - Upserts
 
     /// Turns inserts whose unique values already exist in the store into updates of the existing objects.
-    private func resolveUpserts(_ operations: inout [Operation], _ upserts: [UInt64: Int]) -> [UInt64: UInt64] {
+    private func resolveUpserts(_ operations: inout [ChangeOperation], _ upserts: [UInt64: Int]) -> [UInt64: UInt64] {
         guard !upserts.isEmpty else { return [:] }
         var merged: [UInt64: ObjectReference] = [:]
         for operation in operations {
@@ -74,7 +74,7 @@ extension Store {
         func map(_ changes: [PropertyChange]) -> [PropertyChange] {
             changes.map { PropertyChange(propertyIndex: $0.propertyIndex, value: map($0.value)) }
         }
-        var rewritten: [Operation] = []
+        var rewritten: [ChangeOperation] = []
         for operation in operations {
             switch operation {
             case .insert(let reference, let changes):
@@ -108,7 +108,7 @@ extension Store {
     // MARK: - Conflicts
 
     /// Checks every changed object against the committed state; applies the merge policy or throws.
-    private func resolveConflicts(_ operations: inout [Operation], _ request: CommitRequest) throws(EventGraphError) {
+    private func resolveConflicts(_ operations: inout [ChangeOperation], _ request: CommitRequest) throws(EventGraphError) {
         let policy = request.mergePolicy
         var inserted: Set<UInt64> = []
         var referenced: Set<ObjectReference> = []
@@ -163,7 +163,7 @@ extension Store {
                 return .toMany(targets.filter(exists))
             }
         }
-        var resolved: [Operation] = []
+        var resolved: [ChangeOperation] = []
         for operation in operations {
             switch operation {
             case .insert(let reference, let changes):
@@ -217,7 +217,7 @@ extension Store {
     // MARK: - External storage
 
     /// Replaces binary values at or above their attribute's threshold by blob references.
-    private func externalize(_ operations: inout [Operation], transactionID: UInt64, blobs: inout [[UInt8]]) {
+    private func externalize(_ operations: inout [ChangeOperation], transactionID: UInt64, blobs: inout [[UInt8]]) {
         func convert(_ reference: ObjectReference, _ changes: [PropertyChange]) -> [PropertyChange] {
             let entity = model.entities[Int(reference.entityIndex)]
             return changes.map { change in

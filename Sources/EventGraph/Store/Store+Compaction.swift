@@ -17,6 +17,14 @@ extension Store {
     /// The largest number of objects in one checkpoint chunk (chunks are also split to fit a frame).
     static let checkpointChunkObjectCount = 2048
 
+    /// The digest of the committed state: the ``StateDigest`` of the graph its checkpoint would describe, equal to
+    /// what `egctl replay --summary` computes from the log.
+    func stateDigest() -> StateDigest {
+        let snapshot = state.withLock { $0 }
+        let (begin, chunks) = checkpointRecords(of: snapshot)
+        return LogGraph(schema: model.schema, begin: begin, chunks: chunks).digest()
+    }
+
     /// Rewrites the log as the schema plus a checkpoint of the live state.
     func compact() throws(EventGraphError) -> CompactionReport {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
@@ -32,15 +40,32 @@ extension Store {
             }
             return CompactionReport(
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
-                blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest))
+                blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest)!)
         }
     }
 
-    /// The checkpoint frames for a state: every live object with its non-default persistent values.
+    /// The checkpoint frames for a state, with the bytes of every external value the live objects reference.
     func checkpointInput(of snapshot: StoreState) throws(EventGraphError) -> CheckpointInput {
+        let (begin, chunks) = checkpointRecords(of: snapshot)
+        var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
+        for chunk in chunks {
+            for record in chunk.records {
+                for case .attribute(.blob(let reference)) in record.properties.map(\.value) {
+                    blobs.append((reference, try readBlob(reference)))
+                }
+            }
+        }
+        let digest = LogGraph(schema: model.schema, begin: begin, chunks: chunks).digest()
+        return CheckpointInput(
+            begin: begin, chunks: chunks,
+            end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: digest.bytes), blobs: blobs)
+    }
+
+    /// The checkpoint records of a state: every live object with its non-default persistent values, in chunks
+    /// that fit a frame.
+    func checkpointRecords(of snapshot: StoreState) -> (CheckpointBegin, [CheckpointChunk]) {
         var chunks: [CheckpointChunk] = []
         var records: [ObjectRecord] = []
-        var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         var recordBytes = 0
         for (entityIndex, table) in snapshot.tables.enumerated() {
             let entity = model.entities[entityIndex]
@@ -50,9 +75,6 @@ extension Store {
                 where entity.isPersistentProperty[index] && value != entity.defaultValues[index] {
                     properties.append(PropertyChange(propertyIndex: UInt32(index), value: value))
                     recordBytes += Self.estimatedByteCount(value)
-                    if case .attribute(.blob(let reference)) = value {
-                        blobs.append((reference, try readBlob(reference)))
-                    }
                 }
                 records.append(ObjectRecord(object: row.reference, properties: properties))
                 recordBytes += 16
@@ -64,14 +86,11 @@ extension Store {
             }
         }
         if !records.isEmpty { chunks.append(CheckpointChunk(records: records)) }
-        let objectCount = UInt64(snapshot.objectCount)
-        let digest = try snapshot.digest(model: model) { reference throws(EventGraphError) in try readBlob(reference) }
-        return CheckpointInput(
-            begin: CheckpointBegin(
-                lastTransactionID: snapshot.lastTransactionID,
-                lastCommitTimeMicroseconds: snapshot.lastCommitTimeMicroseconds, nextKey: keyWatermark,
-                objectCount: objectCount),
-            chunks: chunks, end: CheckpointEnd(objectCount: objectCount, stateDigest: digest.bytes), blobs: blobs)
+        let begin = CheckpointBegin(
+            lastTransactionID: snapshot.lastTransactionID,
+            lastCommitTimeMicroseconds: snapshot.lastCommitTimeMicroseconds, nextKey: keyWatermark,
+            objectCount: UInt64(snapshot.objectCount))
+        return (begin, chunks)
     }
 
     private static func estimatedByteCount(_ value: PropertyValue) -> Int {

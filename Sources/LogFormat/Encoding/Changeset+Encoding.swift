@@ -44,11 +44,11 @@ extension Changeset {
         let nextKey = try reader.readVarUInt("the next key")
         let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
         let operationCount = try reader.readCount(
-            "the number of operations", minimumElementByteCount: Operation.minimumEncodedByteCount)
-        var operations: [Operation] = []
+            "the number of operations", minimumElementByteCount: ChangeOperation.minimumEncodedByteCount)
+        var operations: [ChangeOperation] = []
         operations.reserveCapacity(operationCount)
         for _ in 0..<operationCount {
-            operations.append(try Operation(from: &reader, foreignStoreCount: foreignStores.count))
+            operations.append(try ChangeOperation(from: &reader, foreignStoreCount: foreignStores.count))
         }
         self.init(
             transactionID: transactionID, commitTimeMicroseconds: commitTime, author: author, nextKey: nextKey,

@@ -40,7 +40,7 @@ public struct PropertyChange: Hashable, Sendable {
 }
 
 /// One operation of a changeset.
-public enum Operation: Hashable, Sendable {
+public enum ChangeOperation: Hashable, Sendable {
     /// A new object with the given property values (properties not listed take their defaults).
     case insert(ObjectReference, [PropertyChange])
     /// Changed properties of an existing object (only those that changed).
@@ -63,11 +63,11 @@ public struct Changeset: Hashable, Sendable {
     public var nextKey: UInt64
     /// Stores referenced by ``ObjectReference/storeIndex`` values greater than 0.
     public var foreignStores: [LogUUID]
-    public var operations: [Operation]
+    public var operations: [ChangeOperation]
 
     public init(
         transactionID: UInt64, commitTimeMicroseconds: Int64, author: String, nextKey: UInt64,
-        foreignStores: [LogUUID] = [], operations: [Operation]
+        foreignStores: [LogUUID] = [], operations: [ChangeOperation]
     ) {
         self.transactionID = transactionID
         self.commitTimeMicroseconds = commitTimeMicroseconds

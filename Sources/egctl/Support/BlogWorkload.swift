@@ -115,7 +115,7 @@ struct BlogWorkload {
         guard postsWritten < postCount || transactionID == 0 else { return nil }
         transactionID += 1
         time += Int64(1 + random.below(120)) * 1_000_000
-        var operations: [LogFormat.Operation] = []
+        var operations: [ChangeOperation] = []
         if transactionID == 1 {
             let authorCount = max(3, min(200, postCount / 50))
             for index in 0..<authorCount {
@@ -159,7 +159,7 @@ struct BlogWorkload {
         return changeset(operations)
     }
 
-    private mutating func insertPost(into operations: inout [LogFormat.Operation]) {
+    private mutating func insertPost(into operations: inout [ChangeOperation]) {
         postsWritten += 1
         let post = newReference(Self.post)
         posts.append(post)
@@ -196,7 +196,7 @@ struct BlogWorkload {
         operations.append(.relate(category, propertyIndex: NamedProperty.posts.rawValue, added: [post], removed: []))
     }
 
-    private mutating func deletePost(at index: Int, into operations: inout [LogFormat.Operation]) {
+    private mutating func deletePost(at index: Int, into operations: inout [ChangeOperation]) {
         let post = posts.remove(at: index)
         guard let targets = postTargets.removeValue(forKey: post.key) else { return }
         operations.append(.relate(targets.author, propertyIndex: AuthorProperty.posts.rawValue, added: [], removed: [post]))
@@ -210,7 +210,7 @@ struct BlogWorkload {
         operations.append(.delete(post))
     }
 
-    private func changeset(_ operations: [LogFormat.Operation]) -> Changeset {
+    private func changeset(_ operations: [ChangeOperation]) -> Changeset {
         Changeset(
             transactionID: transactionID, commitTimeMicroseconds: time, author: "egctl demo", nextKey: nextKey,
             operations: operations)

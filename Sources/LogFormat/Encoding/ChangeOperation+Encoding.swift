@@ -1,6 +1,6 @@
 // An operation is one tag byte, then the object reference, then the fields of its kind.
 
-extension Operation {
+extension ChangeOperation {
     /// The tag byte that starts an encoded operation. Zero is not a tag, so that a run of zero bytes never decodes.
     enum EncodingTag: UInt8 {
         /// Fields: object reference, property changes.

@@ -7,9 +7,18 @@ public import LogFormat
 /// properties in name order, a property an object does not record counts as its default, unordered to-many
 /// targets are sorted, and references name stores by UUID and entities by name. Two logs with the same live state
 /// — for example a log and its compacted rewrite — have the same digest.
-public struct GraphDigest: Hashable, Sendable, CustomStringConvertible {
+public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     /// The 128-bit value.
     public var value: UInt128
+
+    /// Wraps a 128-bit value.
+    public init(value: UInt128) { self.value = value }
+
+    /// Reads the 16 bytes written by ``bytes`` (for example from a checkpoint's end frame); nil for other lengths.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        value = bytes.reduce(0) { $0 << 8 | UInt128($1) }
+    }
 
     /// 32 lowercase hex digits.
     public var description: String {
