@@ -66,6 +66,12 @@ let package = Package(
             dependencies: ["EventGraph", "EventGraphExamples"],
             swiftSettings: swiftSettings
         ),
+        // End-to-end tests of the built `egctl` (the dependency makes SwiftPM build it first).
+        .testTarget(
+            name: "EgctlTests",
+            dependencies: ["egctl", "EventGraph", "EventGraphExamples", "LogFormat"],
+            swiftSettings: swiftSettings
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

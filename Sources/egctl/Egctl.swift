@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The root command: `egctl <subcommand>`.
 @main
@@ -19,4 +20,20 @@ struct Egctl: ParsableCommand {
         subcommands: [
             Demo.self, Inspect.self, Replay.self, Verify.self, Compact.self, Dump.self, History.self, SalvageCommand.self,
         ])
+
+    /// Parses and runs, with egctl's exit statuses: argument errors exit with 2 (not ArgumentParser's 64), so that
+    /// scripts can tell "bad input" (2) from "damage found" (1).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                Terminal.warn(fullMessage(for: error))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
 }

@@ -145,7 +145,8 @@ struct BlogWorkload {
             return changeset(operations)
         }
         // Saves of varied size: mostly small, sometimes large.
-        let size = random.below(20) == 0 ? 200 + random.below(800) : 1 + random.below(20)
+        let largest = max(20, min(1000, postCount / 20))
+        let size = random.below(20) == 0 ? largest / 2 + random.below(largest / 2 + 1) : 1 + random.below(20)
         for _ in 0..<min(size, postCount - postsWritten) { insertPost(into: &operations) }
         // Some history: updates of earlier posts and the occasional delete.
         if !posts.isEmpty {
