@@ -6,14 +6,18 @@ public import LogFormat
 /// literally, keeps the latest value of every recorded property of every live object, and can hand the live state
 /// back as checkpoint records or as a ``StateDigest``.
 public struct LogGraph: Sendable {
-    /// One recorded property value. Unordered to-many targets are kept as a set, so that adding or removing one
-    /// target costs O(1) however many there are (a tag can have hundreds of thousands of posts).
+    /// One recorded property value. Unordered to-many targets beyond ``setThreshold`` are kept as a set, so that
+    /// adding or removing one costs O(1) however many there are (a tag can have hundreds of thousands of posts);
+    /// smaller ones stay arrays, which cost one allocation instead of a hash table.
     enum Slot: Sendable {
         case value(PropertyValue)
         case targets(Set<ObjectReference>)
 
+        /// Unordered to-many relationships with more targets than this are kept as sets.
+        static let setThreshold = 32
+
         /// Adds and removes to-many targets in place.
-        mutating func relate(added: [ObjectReference], removed: [ObjectReference]) {
+        mutating func relate(added: [ObjectReference], removed: [ObjectReference], isOrdered: Bool) {
             switch self {
             case .targets(var set):
                 self = .value(.toOne(nil))  // release self's reference so `set` is unique
@@ -27,7 +31,7 @@ public struct LogGraph: Sendable {
                     list.removeAll { removedSet.contains($0) }
                 }
                 for target in added where !list.contains(target) { list.append(target) }
-                self = .value(.toMany(list))
+                self = !isOrdered && list.count > Self.setThreshold ? .targets(Set(list)) : .value(.toMany(list))
             case .value:
                 self = .targets(Set(added))
             }
@@ -82,10 +86,7 @@ public struct LogGraph: Sendable {
             catalog = SchemaCatalog(schema)
         case .transaction(let transaction):
             let changeset = try transaction.changeset()
-            for blob in transaction.blobs {
-                blobLocations[BlobKey(transactionID: blob.transactionID, index: blob.index)] = blob
-            }
-            apply(changeset)
+            apply(changeset, blobs: transaction.blobs)
             return changeset
         case .checkpointBegin(let begin, _):
             objects.removeAll(keepingCapacity: true)
@@ -112,6 +113,13 @@ public struct LogGraph: Sendable {
             break
         }
         return nil
+    }
+
+    /// Applies a decoded changeset whose blob frames are at `blobs` (callers that decoded the transaction
+    /// themselves use this instead of ``apply(_:)-(LogRecord)`` to decode it once).
+    public mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
+        for blob in blobs { blobLocations[BlobKey(transactionID: blob.transactionID, index: blob.index)] = blob }
+        apply(changeset)
     }
 
     /// Applies a decoded changeset.
@@ -151,7 +159,7 @@ public struct LogGraph: Sendable {
                 let removed = removed.map { localize($0, foreign) }
                 var current = values[index] ?? slot(.toMany([]), object: object, property: index)
                 values[index] = nil  // the slot's storage is now referenced once, so edits happen in place
-                current.relate(added: added, removed: removed)
+                current.relate(added: added, removed: removed, isOrdered: isOrdered(object, index))
                 values[index] = current
                 objects[object] = values
             case .delete(let reference):
@@ -233,14 +241,18 @@ public struct LogGraph: Sendable {
         return values
     }
 
-    /// Stores unordered to-many values as sets.
+    /// Stores large unordered to-many values as sets.
     private func slot(_ value: PropertyValue, object: ObjectReference, property: Int) -> Slot {
-        guard case .toMany(let targets) = value else { return .value(value) }
-        if case .relationship(let relationship)? = catalog?.property(UInt32(property), ofEntity: object.entityIndex),
-            relationship.isOrdered
-        {
+        guard case .toMany(let targets) = value, targets.count > Slot.setThreshold, !isOrdered(object, property) else {
             return .value(value)
         }
         return .targets(Set(targets))
+    }
+
+    private func isOrdered(_ object: ObjectReference, _ property: Int) -> Bool {
+        if case .relationship(let relationship)? = catalog?.property(UInt32(property), ofEntity: object.entityIndex) {
+            return relationship.isOrdered
+        }
+        return false
     }
 }

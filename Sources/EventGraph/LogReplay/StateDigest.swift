@@ -30,30 +30,41 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     public var bytes: [UInt8] { (0..<16).map { UInt8(truncatingIfNeeded: value >> (120 - 8 * $0)) } }
 }
 
-/// Incremental FNV-1a, 128-bit, over the canonical encoding.
+/// Incremental FNV-1a with a 128-bit state over the canonical encoding, taking 64-bit little-endian words
+/// (bytes of strings and binaries are packed eight to a word, the last word zero-padded, after their length):
+/// one 128-bit multiply per word instead of per byte.
 struct DigestHasher {
     private static let prime: UInt128 = (1 << 88) + (1 << 8) + 0x3B
     private(set) var state: UInt128 = 0x6C62_272E_07BB_0142_62B8_2175_6295_C58D
 
-    mutating func combine(byte: UInt8) {
-        state ^= UInt128(byte)
+    @inline(__always)
+    mutating func combine(integer: UInt64) {
+        state ^= UInt128(integer)
         state &*= Self.prime
     }
 
-    mutating func combine<C: Collection<UInt8>>(bytes: C) {
-        combine(integer: UInt64(bytes.count))
-        for byte in bytes { combine(byte: byte) }
-    }
+    mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
 
-    mutating func combine(integer: UInt64) {
-        var value = integer
-        for _ in 0..<8 {
-            combine(byte: UInt8(truncatingIfNeeded: value))
-            value >>= 8
+    mutating func combine(raw: UnsafeRawBufferPointer) {
+        combine(integer: UInt64(raw.count))
+        var offset = 0
+        while offset + 8 <= raw.count {
+            combine(integer: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+            offset += 8
+        }
+        if offset < raw.count {
+            var word: UInt64 = 0
+            for (shift, index) in (offset..<raw.count).enumerated() { word |= UInt64(raw[index]) << (8 * shift) }
+            combine(integer: word)
         }
     }
 
-    mutating func combine(string: String) { combine(bytes: string.utf8) }
+    mutating func combine(bytes: [UInt8]) { bytes.withUnsafeBytes { combine(raw: $0) } }
+
+    mutating func combine(string: String) {
+        var string = string
+        string.withUTF8 { combine(raw: UnsafeRawBufferPointer($0)) }
+    }
 
     mutating func combine(_ value: AttributeValue) {
         switch value {
