@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,10 +17,22 @@ final class StoreLock: Sendable {
     /// The lock file's path for a log at `logPath`.
     static func lockPath(for logPath: String) -> String { logPath + ".lock" }
 
+    /// The lock files this process holds, by device and inode (paths can differ for the same file).
+    private static let heldHere = Mutex<Set<FileIdentity>>([])
+    private let identity: FileIdentity
+    private let isReleased = Atomic<Bool>(false)
+
     /// Takes the lock or throws ``LogFormatError/Code/locked`` naming the holder's pid.
     init(logPath: String) throws(LogFormatError) {
         path = Self.lockPath(for: logPath)
         descriptor = try SystemCalls.open(path, flags: O_RDWR | O_CREAT)
+        identity = (try? SystemCalls.fileIdentity(descriptor, path: path)) ?? FileIdentity(device: 0, inode: 0)
+        if identity.inode != 0, Self.heldHere.withLock({ $0.contains(identity) }) {
+            SystemCalls.close(descriptor)
+            throw LogFormatError(
+                .locked, "the store is already open for writing in this process; use that writer, or close it first",
+                path: logPath)
+        }
         let acquired: Bool
         do {
             acquired = try SystemCalls.tryExclusiveLock(descriptor, path: path)
@@ -37,17 +51,25 @@ final class StoreLock: Sendable {
                     + "read-only",
                 path: logPath)
         }
+        _ = Self.heldHere.withLock { $0.insert(identity) }
         let pid = Array("\(SystemCalls.processID())\n".utf8)
         _ = try? SystemCalls.truncate(descriptor, to: 0, path: path)
         pid.withUnsafeBytes { b in _ = try? SystemCalls.pwrite(descriptor, b, at: 0, path: path) }
     }
 
     /// Releases the lock before the value is destroyed (a closed writer must not keep the store locked).
-    func release() { SystemCalls.unlock(descriptor) }
+    func release() {
+        guard !isReleased.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // LOCK_UN releases the lock of the open file description itself, even if a child process forked by this
+        // one still shares the description (between its fork and exec): merely closing our descriptor would leave
+        // the store locked until that child execs.
+        SystemCalls.unlock(descriptor)
+        _ = Self.heldHere.withLock { $0.remove(identity) }
+    }
 
     deinit {
-        // Closing the descriptor releases the flock. The lock file stays: deleting it would race with a process
-        // that has just opened it and is about to lock it.
+        release()
+        // The lock file stays: deleting it would race with a process that has just opened it to lock it.
         SystemCalls.close(descriptor)
     }
 }

@@ -141,6 +141,12 @@ enum SystemCalls {
     static func processID() -> Int32 { getpid() }
 
     /// Releases a `flock` taken with ``tryExclusiveLock(_:path:)`` (closing the descriptor would too).
+    static func fileIdentity(_ fd: Int32, path: String) throws(LogFormatError) -> FileIdentity {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("stat", path: path) }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
     static func unlock(_ fd: Int32) {
         _ = flock(fd, LOCK_UN)
     }
@@ -170,3 +176,9 @@ enum SystemCalls {
 @inline(__always) private func Glibc_rename(_ a: String, _ b: String) -> Int32 { rename(a, b) }
 @inline(__always) private func Glibc_link(_ a: String, _ b: String) -> Int32 { link(a, b) }
 @inline(__always) private func Glibc_unlink(_ a: String) -> Int32 { unlink(a) }
+
+/// A file's identity independent of the path used to reach it.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+}
