@@ -30,7 +30,9 @@ final class StoreLock: Sendable {
         if identity.inode != 0, Self.heldHere.withLock({ $0.contains(identity) }) {
             SystemCalls.close(descriptor)
             throw LogFormatError(
-                .locked, "the store is already open for writing in this process; use that writer, or close it first",
+                .locked,
+                "the store is already open for writing in this process (pid \(SystemCalls.processID())); use that "
+                    + "writer, or close it first",
                 path: logPath)
         }
         let acquired: Bool
