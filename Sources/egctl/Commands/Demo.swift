@@ -13,12 +13,15 @@ struct Demo: ParsableCommand {
             Examples:
               egctl demo /tmp/blog.eglog
               egctl demo /tmp/big.eglog --posts 1000000 --seed 7
+              egctl demo /tmp/history.eglog --posts 100000 --updates 1000000
             """)
 
     @Argument(help: "Path of the store to create (must not exist).", completion: .file())
     var path: String
     @Option(help: "How many posts to write.")
     var posts = 2000
+    @Option(help: "Title updates to write after the posts, in saves of 1–200 (a long history for compaction).")
+    var updates = 0
     @Option(help: "Seed of the generator.")
     var seed: UInt64 = 1
     @Flag(name: .long, help: "Print a JSON summary.")
@@ -26,6 +29,7 @@ struct Demo: ParsableCommand {
 
     func validate() throws {
         guard posts >= 0 else { throw ValidationError("--posts must be 0 or more") }
+        guard updates >= 0 else { throw ValidationError("--updates must be 0 or more") }
     }
 
     func run() throws {
@@ -36,7 +40,7 @@ struct Demo: ParsableCommand {
             let started = Progress.now()
             let writer = try LogWriter(path: path, options: .init(durability: .normal))
             try writer.append(schema: BlogWorkload.schema)
-            var workload = BlogWorkload(posts: posts, seed: seed)
+            var workload = BlogWorkload(posts: posts, updates: updates, seed: seed)
             let progress = Progress("demo", totalByteCount: UInt64(max(posts, 1)))
             var transactions = 0
             while let changeset = workload.next() {

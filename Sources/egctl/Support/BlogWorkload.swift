@@ -86,6 +86,8 @@ struct BlogWorkload {
 
     var random: Random
     let postCount: Int
+    /// Title updates still to write after every post exists (a long update history, for compaction).
+    var remainingUpdates: Int
     var nextKey: UInt64 = 1
     var transactionID: UInt64 = 0
     var time: Int64 = 1_767_225_600_000_000  // 2026-01-01T00:00:00Z
@@ -96,9 +98,10 @@ struct BlogWorkload {
     var postsWritten = 0
     var postTargets: [UInt64: (author: ObjectReference, tags: [ObjectReference], categories: [ObjectReference])] = [:]
 
-    init(posts: Int, seed: UInt64) {
+    init(posts: Int, updates: Int = 0, seed: UInt64) {
         self.random = Random(state: seed)
         self.postCount = posts
+        self.remainingUpdates = updates
     }
 
     mutating func sentence(_ count: Int) -> String {
@@ -112,8 +115,22 @@ struct BlogWorkload {
 
     /// The next changeset, or nil when every post has been written.
     mutating func next() -> Changeset? {
-        guard postsWritten < postCount || transactionID == 0 else { return nil }
+        guard postsWritten < postCount || transactionID == 0 || (remainingUpdates > 0 && !posts.isEmpty) else {
+            return nil
+        }
         transactionID += 1
+        if postsWritten == postCount, transactionID > 1 {
+            // Update-only saves of 1–200 titles.
+            var operations: [ChangeOperation] = []
+            for _ in 0..<min(remainingUpdates, 1 + random.below(200)) {
+                let post = posts[random.below(posts.count)]
+                operations.append(
+                    .update(post, [PropertyChange(propertyIndex: PostProperty.title.rawValue, value: .attribute(.string(sentence(6).capitalizedFirst)))]))
+                remainingUpdates -= 1
+            }
+            time += Int64(1 + random.below(120)) * 1_000_000
+            return changeset(operations)
+        }
         time += Int64(1 + random.below(120)) * 1_000_000
         var operations: [ChangeOperation] = []
         if transactionID == 1 {
