@@ -18,7 +18,8 @@ struct Egctl: ParsableCommand {
               egctl verify /tmp/blog.eglog
             """,
         subcommands: [
-            Demo.self, Inspect.self, Replay.self, Verify.self, Compact.self, Dump.self, History.self, SalvageCommand.self,
+            Demo.self, Inspect.self, Replay.self, Verify.self, Compact.self, Dump.self, History.self,
+            SalvageCommand.self,
         ])
 
     /// Parses and runs, with egctl's exit statuses: argument errors exit with 2 (not ArgumentParser's 64), so that

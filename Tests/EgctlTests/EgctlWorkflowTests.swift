@@ -67,7 +67,8 @@ struct EgctlWorkflowTests {
         #expect(text.stdout.hasPrefix("transaction 2"))
         #expect(text.stdout.contains("insert eventgraph://"))
 
-        let dump = try Egctl.run("dump", store, "--entity", "Post", "--where", "identity <= 5 and identity > 2", "--format", "json")
+        let dump = try Egctl.run(
+            "dump", store, "--entity", "Post", "--where", "identity <= 5 and identity > 2", "--format", "json")
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [[String: Any]])
         #expect(Set(rows.compactMap { $0["identity"] as? Int }).isSubset(of: [3, 4, 5]))
         #expect(rows.allSatisfy { ($0["authoredBy"] as? String)?.hasPrefix("eventgraph://") == true })

@@ -21,8 +21,10 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 }
 
 // A realistic changeset: inserts of blog posts (seed 000's model) with text that compresses like prose.
-let words = ["swift", "event", "graph", "store", "replay", "snapshot", "context", "fault", "the", "a", "of", "and",
-    "to", "in", "log", "frame", "commit", "durable", "linux", "object", "relationship", "inverse", "author", "post"]
+let words = [
+    "swift", "event", "graph", "store", "replay", "snapshot", "context", "fault", "the", "a", "of", "and",
+    "to", "in", "log", "frame", "commit", "durable", "linux", "object", "relationship", "inverse", "author", "post",
+]
 func sentence(_ count: Int) -> String {
     var rng = SystemRandomNumberGenerator()
     return (0..<count).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")
@@ -51,7 +53,9 @@ func realisticChangeset(id: UInt64, posts: Int, firstKey: UInt64) -> [UInt8] {
     return try! changeset.encoded()
 }
 
-print("LogFormat throughput on \(ProcessInfo.processInfo.processorCount) cores, CRC32C hardware: \(CRC32C.isHardwareAccelerated)")
+print(
+    "LogFormat throughput on \(ProcessInfo.processInfo.processorCount) cores, CRC32C hardware: \(CRC32C.isHardwareAccelerated)"
+)
 print("")
 
 // 1. Appends per durability mode.
@@ -114,10 +118,14 @@ let one = try concurrentCommits(threads: 1, perThread: 2000)
 let eight = try concurrentCommits(threads: 8, perThread: 2000)
 let sixtyFour = try concurrentCommits(threads: 64, perThread: 250)
 print(String(format: "group commit, .full:  1 appender %8.0f commits/s (%d syncs)", one.perSecond, one.syncs))
-print(String(format: "group commit, .full:  8 appenders %7.0f commits/s (%d syncs)  → %.1f× one", eight.perSecond,
-    eight.syncs, eight.perSecond / one.perSecond))
-print(String(format: "group commit, .full: 64 appenders %7.0f commits/s (%d syncs)  → %.1f× one", sixtyFour.perSecond,
-    sixtyFour.syncs, sixtyFour.perSecond / one.perSecond))
+print(
+    String(
+        format: "group commit, .full:  8 appenders %7.0f commits/s (%d syncs)  → %.1f× one", eight.perSecond,
+        eight.syncs, eight.perSecond / one.perSecond))
+print(
+    String(
+        format: "group commit, .full: 64 appenders %7.0f commits/s (%d syncs)  → %.1f× one", sixtyFour.perSecond,
+        sixtyFour.syncs, sixtyFour.perSecond / one.perSecond))
 print("")
 
 // 3. Sequential scan: verify every frame and decompress every payload.
@@ -145,11 +153,16 @@ do {
         best = min(best, t)
     }
     let r = report!
-    print(String(format: "scan (verify + decompress): %.0f MB/s of payload, %.0f MB/s of file, %.0f txn/s (best of 5)",
-        Double(r.rawPayloadByteCount) / best / 1e6, Double(r.fileByteCount) / best / 1e6,
-        Double(r.transactionCount) / best))
-    print(String(format: "compression on realistic changesets: %.2f× (%d → %d bytes stored)",
-        Double(r.rawPayloadByteCount) / Double(r.storedBodyByteCount), r.rawPayloadByteCount, r.storedBodyByteCount))
+    print(
+        String(
+            format: "scan (verify + decompress): %.0f MB/s of payload, %.0f MB/s of file, %.0f txn/s (best of 5)",
+            Double(r.rawPayloadByteCount) / best / 1e6, Double(r.fileByteCount) / best / 1e6,
+            Double(r.transactionCount) / best))
+    print(
+        String(
+            format: "compression on realistic changesets: %.2f× (%d → %d bytes stored)",
+            Double(r.rawPayloadByteCount) / Double(r.storedBodyByteCount), r.rawPayloadByteCount, r.storedBodyByteCount)
+    )
     var decodeBest = Double.infinity
     for _ in 0..<3 {
         let t = try seconds {
@@ -157,6 +170,8 @@ do {
         }
         decodeBest = min(decodeBest, t)
     }
-    print(String(format: "scan + decode every changeset: %.0f MB/s of payload, %.0f txn/s",
-        Double(r.rawPayloadByteCount) / decodeBest / 1e6, Double(r.transactionCount) / decodeBest))
+    print(
+        String(
+            format: "scan + decode every changeset: %.0f MB/s of payload, %.0f txn/s",
+            Double(r.rawPayloadByteCount) / decodeBest / 1e6, Double(r.transactionCount) / decodeBest))
 }

@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 extension LogGraph {
     /// The canonical digest of the live state (see ``StateDigest``).
@@ -87,7 +87,8 @@ extension LogGraph {
     }
 
     /// Targets in (store UUID, entity name, key) order: independent of store and entity indices.
-    private func sortedCanonically(_ targets: [ObjectReference], _ entityName: (UInt32) -> String) -> [ObjectReference] {
+    private func sortedCanonically(_ targets: [ObjectReference], _ entityName: (UInt32) -> String) -> [ObjectReference]
+    {
         targets.sorted { a, b in
             let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
             if sa != sb { return sa < sb }

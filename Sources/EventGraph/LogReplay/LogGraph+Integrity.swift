@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 extension LogGraph {
     /// A violation of the model's rules found in the replayed state.
@@ -44,14 +44,17 @@ extension LogGraph {
                 for target in targets(object, index) {
                     guard target.storeIndex == 0 else { continue }  // other stores are checked when attached
                     guard objects[target] != nil else {
-                        add(.danglingReference, "\(describe(object)).\(relationship.name) → missing \(describe(target))")
+                        add(
+                            .danglingReference, "\(describe(object)).\(relationship.name) → missing \(describe(target))"
+                        )
                         continue
                     }
                     guard let inverseName = relationship.inverseName,
                         let inverseIndex = catalog.propertyIndex(inverseName, inEntity: Int(target.entityIndex))
                     else { continue }
                     if !self.relationship(of: target, property: inverseIndex, contains: object) {
-                        add(.inverseMismatch,
+                        add(
+                            .inverseMismatch,
                             "\(describe(object)).\(relationship.name) → \(describe(target)), but "
                                 + "\(describe(target)).\(inverseName) does not point back")
                     }
@@ -65,7 +68,8 @@ extension LogGraph {
                 let root = rootEntityName(of: Int(object.entityIndex), catalog)
                 let key = "\(root)|\(constraint.joined(separator: ","))|\(values)"
                 if let other = seenUnique[key] {
-                    add(.uniquenessViolation,
+                    add(
+                        .uniquenessViolation,
                         "\(describe(object)) and \(describe(other)) share \(constraint.joined(separator: ", "))")
                 } else {
                     seenUnique[key] = object

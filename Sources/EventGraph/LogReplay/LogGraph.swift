@@ -98,7 +98,8 @@ public struct LogGraph: Sendable {
         case .checkpointChunk(let chunk, _):
             for record in chunk.records {
                 let object = localize(record.object, chunk.foreignStores)
-                objects[object] = row(for: object, record.properties.map { ($0.propertyIndex, $0.value) },
+                objects[object] = row(
+                    for: object, record.properties.map { ($0.propertyIndex, $0.value) },
                     foreign: chunk.foreignStores)
             }
         case .checkpointBlob(let location):
@@ -176,9 +177,11 @@ public struct LogGraph: Sendable {
 
     /// The value of a property of a live object, its default when the object does not record it.
     public func value(of object: ObjectReference, property: Int) -> PropertyValue? {
-        guard let values = objects[object], let schema = catalog?.property(UInt32(property), ofEntity: object.entityIndex)
+        guard let values = objects[object],
+            let schema = catalog?.property(UInt32(property), ofEntity: object.entityIndex)
         else { return nil }
-        return (property < values.count ? values[property]?.propertyValue : nil) ?? SchemaCatalog.defaultValue(of: schema)
+        return (property < values.count ? values[property]?.propertyValue : nil)
+            ?? SchemaCatalog.defaultValue(of: schema)
     }
 
     /// Whether `object`'s to-many or to-one relationship at `property` includes `target`, in O(1) for sets.
@@ -232,7 +235,8 @@ public struct LogGraph: Sendable {
     private mutating func row(
         for object: ObjectReference, _ changes: [(UInt32, PropertyValue)], foreign: [LogUUID]
     ) -> [Slot?] {
-        let count = max(catalog?.entity(at: object.entityIndex)?.properties.count ?? 0,
+        let count = max(
+            catalog?.entity(at: object.entityIndex)?.properties.count ?? 0,
             (changes.map { Int($0.0) }.max() ?? -1) + 1)
         var values = [Slot?](repeating: nil, count: count)
         for (index, value) in changes {

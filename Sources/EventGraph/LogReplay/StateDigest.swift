@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 /// A digest of an object graph's state: a hash over a canonical encoding of every live object, its attribute
 /// values and its relationships.

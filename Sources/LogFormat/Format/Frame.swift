@@ -32,7 +32,8 @@ extension OutgoingFrame {
                 start == 0 ? .transactionFirst : end == payload.count ? .transactionLast : .transactionMiddle
             frames.append(
                 OutgoingFrame(
-                    type: type, transactionID: id, partIndex: UInt32(frames.count), payload: Array(payload[start..<end])))
+                    type: type, transactionID: id, partIndex: UInt32(frames.count), payload: Array(payload[start..<end])
+                ))
             start = end
         }
         return frames

@@ -130,7 +130,8 @@ public struct LogFileHeader: Hashable, Sendable {
         case (_, .valid(let b)):
             (header, oneCopyDamaged) = (b, true)
         case (.badMagic, .badMagic):
-            throw LogFormatError(.notALog, "is not an EventGraph log (no valid header magic)", path: path, byteOffset: 0)
+            throw LogFormatError(
+                .notALog, "is not an EventGraph log (no valid header magic)", path: path, byteOffset: 0)
         default:
             throw LogFormatError(
                 .damaged, "both copies of the file header fail their checksum (byte offsets 0 and 512)", path: path,

@@ -39,7 +39,8 @@ public struct LogUUID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The 16 bytes in RFC 4122 order.
     public var bytes: [UInt8] {
         (0..<16).map { index in
-            index < 8 ? UInt8(truncatingIfNeeded: high >> (56 - 8 * index))
+            index < 8
+                ? UInt8(truncatingIfNeeded: high >> (56 - 8 * index))
                 : UInt8(truncatingIfNeeded: low >> (56 - 8 * (index - 8)))
         }
     }

@@ -31,7 +31,8 @@ struct FileWindow: ~Copyable {
         }
         let start = Int(offset - bufferStart)
         let result = buffer.withUnsafeBytes { raw in
-            Result { () throws(LogFormatError) in try body(UnsafeRawBufferPointer(rebasing: raw[start..<start + count])) }
+            Result { () throws(LogFormatError) in try body(UnsafeRawBufferPointer(rebasing: raw[start..<start + count]))
+            }
         }
         return try result.get()
     }

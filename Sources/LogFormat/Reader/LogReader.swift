@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Read-only access to a log: never modifies the file, takes no lock, and may run while another process writes.
@@ -36,7 +36,8 @@ public final class LogReader: Sendable {
         let region = try file.read(count: Int(LogFileHeader.framesByteOffset), at: 0)
         guard region.count >= LogFileHeader.copyByteCount else {
             if region.isEmpty { throw LogFormatError(.notALog, "is empty, not an EventGraph log", path: file.path) }
-            throw LogFormatError(.notALog, "is too short (\(region.count) bytes) to be an EventGraph log",
+            throw LogFormatError(
+                .notALog, "is too short (\(region.count) bytes) to be an EventGraph log",
                 path: file.path)
         }
         let path = file.path
@@ -77,6 +78,7 @@ public final class LogReader: Sendable {
     }
 
     /// ``scan(fromTransactionID:_:)`` for LogFormat's own typed-throwing callers.
+    @discardableResult
     func scanTyped(fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws(LogFormatError) -> Void)
         throws(LogFormatError) -> ScanReport
     {
@@ -110,7 +112,8 @@ public final class LogReader: Sendable {
             return .schema(try decoding(offset, "schema") { try SchemaPayload(decoding: payload) }, byteOffset: offset)
         case .transaction(let id, let payload, let blobs, let offset):
             guard id >= fromTransactionID else { return nil }
-            return .transaction(TransactionRecord(transactionID: id, payload: payload, blobs: blobs, byteOffset: offset))
+            return .transaction(
+                TransactionRecord(transactionID: id, payload: payload, blobs: blobs, byteOffset: offset))
         case .checkpointBegin(let payload, let offset):
             return .checkpointBegin(
                 try decoding(offset, "checkpoint begin") { try CheckpointBegin(decoding: payload) }, byteOffset: offset)
@@ -140,20 +143,23 @@ public final class LogReader: Sendable {
         }
         let headerBytes = try file.read(count: FrameHeader.byteCount, at: byteOffset)
         guard headerBytes.count == FrameHeader.byteCount else {
-            throw LogFormatError(.damaged, "truncated frame header at byte offset \(byteOffset)", path: path,
+            throw LogFormatError(
+                .damaged, "truncated frame header at byte offset \(byteOffset)", path: path,
                 byteOffset: byteOffset)
         }
         let seed = header.checksumSeed
         let decoded = headerBytes.withUnsafeBytes { FrameHeader.decode($0, seed: seed) }
         guard case .success(let frameHeader) = decoded else {
-            throw LogFormatError(.damaged, "frame header at byte offset \(byteOffset) fails its checks", path: path,
+            throw LogFormatError(
+                .damaged, "frame header at byte offset \(byteOffset) fails its checks", path: path,
                 byteOffset: byteOffset)
         }
         let body = try file.read(count: Int(frameHeader.bodyByteCount), at: byteOffset + UInt64(FrameHeader.byteCount))
         guard body.count == Int(frameHeader.bodyByteCount),
             CRC32C.checksum(body, continuing: seed) == frameHeader.bodyChecksum
         else {
-            throw LogFormatError(.damaged, "frame body at byte offset \(byteOffset) fails its checksum", path: path,
+            throw LogFormatError(
+                .damaged, "frame body at byte offset \(byteOffset) fails its checksum", path: path,
                 byteOffset: byteOffset)
         }
         switch frameHeader.codec {
@@ -162,7 +168,8 @@ public final class LogReader: Sendable {
         case .lz4:
             guard let raw = body.withUnsafeBytes({ LZ4.decompress($0, rawByteCount: Int(frameHeader.rawByteCount)) })
             else {
-                throw LogFormatError(.damaged, "frame at byte offset \(byteOffset) does not decompress", path: path,
+                throw LogFormatError(
+                    .damaged, "frame at byte offset \(byteOffset) does not decompress", path: path,
                     byteOffset: byteOffset)
             }
             return (frameHeader, raw)

@@ -134,7 +134,9 @@ extension LogScanner {
             guard h.transactionID > result.lastTransactionID else {
                 return "transaction \(h.transactionID) does not follow transaction \(result.lastTransactionID)"
             }
-            var (id, start, blobs, fragments, byteCount) = (h.transactionID, frame.byteOffset, [BlobLocation](), [[UInt8]]?.none, 0)
+            var (id, start, blobs, fragments, byteCount) = (
+                h.transactionID, frame.byteOffset, [BlobLocation](), [[UInt8]]?.none, 0
+            )
             switch pending {
             case .none:
                 break
@@ -170,7 +172,8 @@ extension LogScanner {
                 }
                 parts.append(frame.payload)
                 if h.type == .transactionMiddle {
-                    pending = .transaction(id: id, byteOffset: start, blobs: blobs, fragments: parts, byteCount: byteCount)
+                    pending = .transaction(
+                        id: id, byteOffset: start, blobs: blobs, fragments: parts, byteCount: byteCount)
                 } else {
                     var joined: [UInt8] = []
                     joined.reserveCapacity(byteCount)

@@ -83,9 +83,11 @@ struct LogScanner: ~Copyable {
     ) throws(LogFormatError) -> Result<VerifiedFrame, Rejection> {
         let seed = self.seed
         guard
-            let decoded = try window.withBytes(at: offset, count: FrameHeader.byteCount, { raw in
-                FrameHeader.decode(raw, seed: seed)
-            })
+            let decoded = try window.withBytes(
+                at: offset, count: FrameHeader.byteCount,
+                { raw in
+                    FrameHeader.decode(raw, seed: seed)
+                })
         else {
             return .failure(Rejection(reason: "truncated frame header"))
         }

@@ -18,7 +18,9 @@ public enum AtomicRewrite {
         var removed: [String] = []
         for name in SystemCalls.listDirectory(directory) where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
-            guard rest.hasPrefix("rewrite-") || rest.hasPrefix("create-") || rest.hasPrefix("salvage-") else { continue }
+            guard rest.hasPrefix("rewrite-") || rest.hasPrefix("create-") || rest.hasPrefix("salvage-") else {
+                continue
+            }
             let leftover = FilePath.join(directory, name)
             SystemCalls.unlink(leftover)
             removed.append(leftover)
@@ -44,7 +46,8 @@ public struct CheckpointSink: ~Copyable {
     @discardableResult
     public mutating func appendBlob(_ reference: BlobReference, bytes: [UInt8]) throws(LogFormatError) -> BlobLocation {
         let offset = try writer.append(
-            OutgoingFrame(type: .blob, transactionID: reference.transactionID, partIndex: reference.index, payload: bytes))
+            OutgoingFrame(
+                type: .blob, transactionID: reference.transactionID, partIndex: reference.index, payload: bytes))
         let location = BlobLocation(
             transactionID: reference.transactionID, index: reference.index, byteOffset: offset,
             byteCount: UInt32(bytes.count))

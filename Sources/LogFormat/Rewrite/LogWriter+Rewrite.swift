@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What a rewrite did.
@@ -33,7 +33,8 @@ extension LogWriter {
     ///
     /// - Parameter previousPath: when given, the old file is kept there (hard link) instead of being dropped.
     public func rewrite(
-        schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd, keepingPreviousAt previousPath: String? = nil,
+        schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd,
+        keepingPreviousAt previousPath: String? = nil,
         writeCheckpoint: (inout CheckpointSink) throws -> Void,
         verify: (String) throws -> Void = { _ in }
     ) throws -> RewriteReport {
@@ -52,7 +53,8 @@ extension LogWriter {
         schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd, previousPath: String?, started: UInt64,
         caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void, verify: (String) throws -> Void
     ) throws(LogFormatError) -> RewriteReport {
-        return try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteReport in
+        return try state.withLock {
+            (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteReport in
             try checkUsable(locked.value)
             try ensure(locked.value.reservedEnd, durable: true, &locked)
             let old = locked.value
@@ -94,7 +96,8 @@ extension LogWriter {
                 // Copy the transactions the checkpoint does not cover.
                 if begin.lastTransactionID < old.lastTransactionID {
                     let reader = try LogReader(path: path)
-                    try reader.scanTyped(fromTransactionID: begin.lastTransactionID + 1) { record throws(LogFormatError) in
+                    try reader.scanTyped(fromTransactionID: begin.lastTransactionID + 1) {
+                        record throws(LogFormatError) in
                         guard case .transaction(let transaction) = record else { return }
                         var blobs: [[UInt8]] = []
                         for blob in transaction.blobs { blobs.append(try reader.readBlob(at: blob.byteOffset)) }

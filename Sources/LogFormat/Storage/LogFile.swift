@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An open file descriptor with the operations the log needs, each passing through the optional fault injector.
@@ -43,9 +43,11 @@ struct LogFile: ~Copyable {
         case .fail(let code):
             throw SystemCalls.failure("write (injected)", path: path, code: code, offset: offset)
         case .tear(let code):
-            try SystemCalls.pwrite(descriptor, UnsafeRawBufferPointer(rebasing: bytes.prefix(bytes.count / 2)),
+            try SystemCalls.pwrite(
+                descriptor, UnsafeRawBufferPointer(rebasing: bytes.prefix(bytes.count / 2)),
                 at: offset, path: path)
-            throw SystemCalls.failure("write (injected tear)", path: path, code: code,
+            throw SystemCalls.failure(
+                "write (injected tear)", path: path, code: code,
                 offset: offset + UInt64(bytes.count / 2))
         case nil:
             try SystemCalls.pwrite(descriptor, bytes, at: offset, path: path)

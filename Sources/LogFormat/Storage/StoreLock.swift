@@ -1,9 +1,9 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one-writer-per-store lock: an exclusive `flock` on `<log path>.lock`, never a POSIX lock on the log itself
@@ -44,7 +44,8 @@ final class StoreLock: Sendable {
         }
         guard acquired else {
             var buffer = [UInt8](repeating: 0, count: 32)
-            let n = buffer.withUnsafeMutableBytes { b in (try? SystemCalls.pread(descriptor, b, at: 0, path: path)) ?? 0 }
+            let n = buffer.withUnsafeMutableBytes { b in (try? SystemCalls.pread(descriptor, b, at: 0, path: path)) ?? 0
+            }
             SystemCalls.close(descriptor)
             let holder = String(decoding: buffer.prefix(n), as: UTF8.self).split(separator: "\n").first.map(String.init)
             throw LogFormatError(

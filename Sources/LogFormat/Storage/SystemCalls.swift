@@ -1,24 +1,25 @@
 // Every C call LogFormat makes goes through this file: C return codes become Swift errors in one place,
 // interrupted calls are retried, and short reads and writes are completed.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 enum SystemCalls {
     static var errno: Int32 {
         #if canImport(Glibc)
-        Glibc.errno
+            Glibc.errno
         #else
-        Darwin.errno
+            Darwin.errno
         #endif
     }
 
     static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     static func failure(_ what: String, path: String, code: Int32 = errno, offset: UInt64? = nil) -> LogFormatError {
-        LogFormatError(.io, "\(what) failed: \(errorText(code)) (errno \(code))", path: path, byteOffset: offset,
+        LogFormatError(
+            .io, "\(what) failed: \(errorText(code)) (errno \(code))", path: path, byteOffset: offset,
             systemErrno: code)
     }
 
@@ -66,9 +67,9 @@ enum SystemCalls {
 
     static func dataSync(_ fd: Int32, path: String) throws(LogFormatError) {
         #if canImport(Darwin)
-        let result = fcntl(fd, F_FULLFSYNC)
+            let result = fcntl(fd, F_FULLFSYNC)
         #else
-        let result = fdatasync(fd)
+            let result = fdatasync(fd)
         #endif
         if result != 0 { throw failure("fdatasync", path: path) }
     }

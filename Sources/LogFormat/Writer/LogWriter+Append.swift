@@ -112,7 +112,8 @@ extension LogWriter {
         var bodies: [EncodedBody] = []
         bodies.reserveCapacity(frames.count)
         for frame in frames { bodies.append(try frame.encodeBody(seed: seed, dictionary: nil)) }
-        return try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> [PlacedFrame] in
+        return try state.withLock {
+            (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> [PlacedFrame] in
             try checkUsable(locked.value)
             if locked.value.seed != seed {
                 // The log was rewritten between encoding and locking: the checksums need the new file's seed.

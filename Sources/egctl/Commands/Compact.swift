@@ -32,7 +32,8 @@ struct Compact: ParsableCommand {
             progress.finish()
             defer { try? writer.close() }
             guard let schema = graph.catalog?.schema else {
-                throw LogFormatError(.invalidArgument, "has no model recorded, so it cannot be checkpointed",
+                throw LogFormatError(
+                    .invalidArgument, "has no model recorded, so it cannot be checkpointed",
                     path: store.store)
             }
             let before = graph.digest()

@@ -1,6 +1,6 @@
-import Foundation
 import ArgumentParser
 import EventGraph
+import Foundation
 import LogFormat
 
 /// `egctl dump STORE --entity NAME [--where EXPR] [--format text|json|csv]`
@@ -75,7 +75,10 @@ struct Dump: ParsableCommand {
                 for object in selected {
                     let byName = Dictionary(values(object), uniquingKeysWith: { a, _ in a })
                     let fields =
-                        [ValueFormatting.uri(object, graph: graph, storeUUID: storeUUID), catalog.entityName(object.entityIndex)]
+                        [
+                            ValueFormatting.uri(object, graph: graph, storeUUID: storeUUID),
+                            catalog.entityName(object.entityIndex),
+                        ]
                         + columns.map { name in
                             byName[name].map { Self.csvText($0, graph: graph, storeUUID: storeUUID) } ?? ""
                         }

@@ -37,7 +37,8 @@ struct History: ParsableCommand {
             }
             let reader = try LogReader(path: store.store)
             if let uuid = target.store, uuid != reader.header.storeUUID {
-                throw ValidationError("\(object) names store \(uuid), but \(store.store) is store \(reader.header.storeUUID)")
+                throw ValidationError(
+                    "\(object) names store \(uuid), but \(store.store) is store \(reader.header.storeUUID)")
             }
             var entries: [[String: Any]] = []
             var found = false
@@ -57,17 +58,24 @@ struct History: ParsableCommand {
                         jsonChanges.append(["op": "insert"])
                         for value in values {
                             let name = renderer.propertyName(object, value.propertyIndex, after)
-                            changes.append("  \(name) = \(renderer.valueText(value.value, after, changeset.foreignStores))")
-                            jsonChanges.append(["property": name, "new": renderer.valueJSON(value.value, after, changeset.foreignStores)])
+                            changes.append(
+                                "  \(name) = \(renderer.valueText(value.value, after, changeset.foreignStores))")
+                            jsonChanges.append([
+                                "property": name,
+                                "new": renderer.valueJSON(value.value, after, changeset.foreignStores),
+                            ])
                         }
                     case .update(let object, let values) where object == reference:
                         for value in values {
                             let name = renderer.propertyName(object, value.propertyIndex, after)
                             let old = before.value(of: object, property: Int(value.propertyIndex))
                             let oldText = old.map { renderer.valueText($0, before, []) } ?? "?"
-                            changes.append("\(name): \(oldText) → \(renderer.valueText(value.value, after, changeset.foreignStores))")
+                            changes.append(
+                                "\(name): \(oldText) → \(renderer.valueText(value.value, after, changeset.foreignStores))"
+                            )
                             var entry: [String: Any] = [
-                                "property": name, "new": renderer.valueJSON(value.value, after, changeset.foreignStores),
+                                "property": name,
+                                "new": renderer.valueJSON(value.value, after, changeset.foreignStores),
                             ]
                             if let old { entry["old"] = renderer.valueJSON(old, before, []) }
                             jsonChanges.append(entry)
@@ -76,10 +84,13 @@ struct History: ParsableCommand {
                         let name = renderer.propertyName(object, property, after)
                         let foreign = changeset.foreignStores
                         if !added.isEmpty {
-                            changes.append("\(name) += " + added.map { renderer.uri($0, after, foreign) }.joined(separator: ", "))
+                            changes.append(
+                                "\(name) += " + added.map { renderer.uri($0, after, foreign) }.joined(separator: ", "))
                         }
                         if !removed.isEmpty {
-                            changes.append("\(name) -= " + removed.map { renderer.uri($0, after, foreign) }.joined(separator: ", "))
+                            changes.append(
+                                "\(name) -= " + removed.map { renderer.uri($0, after, foreign) }.joined(separator: ", ")
+                            )
                         }
                         jsonChanges.append([
                             "relationship": name, "added": added.map { renderer.uri($0, after, foreign) },
@@ -99,7 +110,9 @@ struct History: ParsableCommand {
                     "changes": jsonChanges,
                 ])
                 if !output.json {
-                    print("transaction \(changeset.transactionID)  \(time)" + (changeset.author.isEmpty ? "" : "  by \(changeset.author)"))
+                    print(
+                        "transaction \(changeset.transactionID)  \(time)"
+                            + (changeset.author.isEmpty ? "" : "  by \(changeset.author)"))
                     for change in changes { print("  " + change) }
                 }
             }

@@ -55,7 +55,8 @@ struct Replay: ParsableCommand {
                     .time(microseconds: Int64(date.timeIntervalSince1970 * 1e6))
                 } else { .none }
             let started = Progress.now()
-            let printer = ChangesetPrinter(json: output.json, storeUUID: try LogReader(path: store.store).header.storeUUID)
+            let printer = ChangesetPrinter(
+                json: output.json, storeUUID: try LogReader(path: store.store).header.storeUUID)
             let from = self.from ?? 0
             let loaded = try StoreLoader.load(store.store, limit: limit) { changeset, _, graph in
                 guard changesets, changeset.transactionID >= from else { return }
@@ -80,12 +81,15 @@ struct Replay: ParsableCommand {
                     "anomalies": issues,
                 ])
             } else {
-                print("replayed     \(loaded.appliedTransactionCount) transactions, up to \(loaded.graph.lastTransactionID)")
+                print(
+                    "replayed     \(loaded.appliedTransactionCount) transactions, up to \(loaded.graph.lastTransactionID)"
+                )
                 print("objects      \(loaded.graph.objectCount)")
                 print("state digest \(digest)")
                 print(
                     "time         \(Formatting.decimal(seconds, digits: 3)) s, "
-                        + "\(Formatting.decimal(Double(loaded.report.fileByteCount) / max(seconds, 1e-9) / 1e6, digits: 1)) MB/s")
+                        + "\(Formatting.decimal(Double(loaded.report.fileByteCount) / max(seconds, 1e-9) / 1e6, digits: 1)) MB/s"
+                )
                 print("tail         \(StoreSummary(loaded).tailText)")
                 for issue in issues.prefix(20) { print("anomaly      \(issue)") }
             }

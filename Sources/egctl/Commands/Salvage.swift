@@ -41,12 +41,14 @@ struct SalvageCommand: ParsableCommand {
                 ])
                 return
             }
-            print("copied       \(report.copiedTransactionCount) transactions"
-                + (report.copiedCheckpoint ? " and a checkpoint" : "") + ", last \(report.lastTransactionID)")
+            print(
+                "copied       \(report.copiedTransactionCount) transactions"
+                    + (report.copiedCheckpoint ? " and a checkpoint" : "") + ", last \(report.lastTransactionID)")
             print("wrote        \(output) (\(Formatting.bytes(report.outputByteCount)))")
             if report.isComplete { print("lost         nothing") }
             for region in report.lostRegions {
-                var line = "lost         bytes \(region.byteOffset)..<\(region.byteOffset + region.byteCount) (\(region.reason))"
+                var line =
+                    "lost         bytes \(region.byteOffset)..<\(region.byteOffset + region.byteCount) (\(region.reason))"
                 if let range = region.transactionIDs {
                     line += ": transactions \(range.lowerBound)…\(range.upperBound)"
                 } else if region.nextTransactionID == nil {

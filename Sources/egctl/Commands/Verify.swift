@@ -50,7 +50,9 @@ struct Verify: ParsableCommand {
                 print("frames       \(report.frameCount) verified (\(Formatting.bytes(report.committedByteCount)))")
                 print("transactions \(report.transactionCount), last \(report.lastTransactionID)")
                 print("objects      \(loaded.graph.objectCount)")
-                print("header       \(report.headerCopyDamaged ? "one copy DAMAGED (the other copy was used)" : "both copies intact")")
+                print(
+                    "header       \(report.headerCopyDamaged ? "one copy DAMAGED (the other copy was used)" : "both copies intact")"
+                )
                 print("tail         \(StoreSummary(loaded).tailText)")
                 if issues.isEmpty {
                     print("graph        intact (inverses, references, uniqueness)")

@@ -28,7 +28,8 @@ struct BlogWorkload {
                         attribute("about", .string, optional: true),
                         .relationship(
                             RelationshipSchema(
-                                name: "posts", destinationEntityName: "Post", inverseName: "authoredBy", isToMany: true)),
+                                name: "posts", destinationEntityName: "Post", inverseName: "authoredBy", isToMany: true)
+                        ),
                     ], uniquenessConstraints: [["identity"]], indexes: [["identity"]]),
                 EntitySchema(
                     name: "Post",
@@ -42,17 +43,20 @@ struct BlogWorkload {
                                 name: "authoredBy", destinationEntityName: "Author", inverseName: "posts",
                                 isToMany: false)),
                         .relationship(
-                            RelationshipSchema(name: "tags", destinationEntityName: "Tag", inverseName: "posts", isToMany: true)),
+                            RelationshipSchema(
+                                name: "tags", destinationEntityName: "Tag", inverseName: "posts", isToMany: true)),
                         .relationship(
                             RelationshipSchema(
-                                name: "categories", destinationEntityName: "Category", inverseName: "posts", isToMany: true)),
+                                name: "categories", destinationEntityName: "Category", inverseName: "posts",
+                                isToMany: true)),
                     ], uniquenessConstraints: [["identity"]], indexes: [["identity"], ["date"]]),
                 EntitySchema(
                     name: "Tag",
                     properties: [
                         attribute("name", .string),
                         .relationship(
-                            RelationshipSchema(name: "posts", destinationEntityName: "Post", inverseName: "tags", isToMany: true)),
+                            RelationshipSchema(
+                                name: "posts", destinationEntityName: "Post", inverseName: "tags", isToMany: true)),
                     ], uniquenessConstraints: [["name"]]),
                 EntitySchema(
                     name: "Category",
@@ -60,7 +64,8 @@ struct BlogWorkload {
                         attribute("name", .string),
                         .relationship(
                             RelationshipSchema(
-                                name: "posts", destinationEntityName: "Post", inverseName: "categories", isToMany: true)),
+                                name: "posts", destinationEntityName: "Post", inverseName: "categories", isToMany: true)
+                        ),
                     ], uniquenessConstraints: [["name"]]),
             ])
     }
@@ -125,7 +130,13 @@ struct BlogWorkload {
             for _ in 0..<min(remainingUpdates, 1 + random.below(200)) {
                 let post = posts[random.below(posts.count)]
                 operations.append(
-                    .update(post, [PropertyChange(propertyIndex: PostProperty.title.rawValue, value: .attribute(.string(sentence(6).capitalizedFirst)))]))
+                    .update(
+                        post,
+                        [
+                            PropertyChange(
+                                propertyIndex: PostProperty.title.rawValue,
+                                value: .attribute(.string(sentence(6).capitalizedFirst)))
+                        ]))
                 remainingUpdates -= 1
             }
             time += Int64(1 + random.below(120)) * 1_000_000
@@ -139,24 +150,39 @@ struct BlogWorkload {
                 let reference = newReference(Self.author)
                 authors.append(reference)
                 operations.append(
-                    .insert(reference, [
-                        PropertyChange(propertyIndex: AuthorProperty.identity.rawValue, value: .attribute(.int64(Int64(index + 1)))),
-                        PropertyChange(propertyIndex: AuthorProperty.name.rawValue, value: .attribute(.string("Author \(index + 1)"))),
-                        PropertyChange(
-                            propertyIndex: AuthorProperty.email.rawValue,
-                            value: .attribute(.string("author\(index + 1)@blog.example.com"))),
-                        PropertyChange(propertyIndex: AuthorProperty.about.rawValue, value: .attribute(.string(sentence(12)))),
-                    ]))
+                    .insert(
+                        reference,
+                        [
+                            PropertyChange(
+                                propertyIndex: AuthorProperty.identity.rawValue,
+                                value: .attribute(.int64(Int64(index + 1)))),
+                            PropertyChange(
+                                propertyIndex: AuthorProperty.name.rawValue,
+                                value: .attribute(.string("Author \(index + 1)"))),
+                            PropertyChange(
+                                propertyIndex: AuthorProperty.email.rawValue,
+                                value: .attribute(.string("author\(index + 1)@blog.example.com"))),
+                            PropertyChange(
+                                propertyIndex: AuthorProperty.about.rawValue, value: .attribute(.string(sentence(12)))),
+                        ]))
             }
             for (entity, names, list) in [
-                (Self.tag, ["swift", "linux", "databases", "performance", "testing", "design", "concurrency", "tools"], 0),
+                (
+                    Self.tag,
+                    ["swift", "linux", "databases", "performance", "testing", "design", "concurrency", "tools"], 0
+                ),
                 (Self.category, ["engineering", "news", "tutorials", "opinion"], 1),
             ] {
                 for name in names {
                     let reference = newReference(entity)
                     if list == 0 { tags.append(reference) } else { categories.append(reference) }
                     operations.append(
-                        .insert(reference, [PropertyChange(propertyIndex: NamedProperty.name.rawValue, value: .attribute(.string(name)))]))
+                        .insert(
+                            reference,
+                            [
+                                PropertyChange(
+                                    propertyIndex: NamedProperty.name.rawValue, value: .attribute(.string(name)))
+                            ]))
                 }
             }
             return changeset(operations)
@@ -170,7 +196,13 @@ struct BlogWorkload {
             for _ in 0..<random.below(4) {
                 let post = posts[random.below(posts.count)]
                 operations.append(
-                    .update(post, [PropertyChange(propertyIndex: PostProperty.title.rawValue, value: .attribute(.string(sentence(6).capitalizedFirst)))]))
+                    .update(
+                        post,
+                        [
+                            PropertyChange(
+                                propertyIndex: PostProperty.title.rawValue,
+                                value: .attribute(.string(sentence(6).capitalizedFirst)))
+                        ]))
             }
             if random.below(5) == 0, posts.count > 10 { deletePost(at: random.below(posts.count), into: &operations) }
         }
@@ -192,21 +224,27 @@ struct BlogWorkload {
         postTargets[post.key] = (author, postTags, [category])
         let body = sentence(45)
         operations.append(
-            .insert(post, [
-                PropertyChange(propertyIndex: PostProperty.identity.rawValue, value: .attribute(.int64(identity))),
-                PropertyChange(propertyIndex: PostProperty.title.rawValue, value: .attribute(.string(sentence(6).capitalizedFirst))),
-                PropertyChange(propertyIndex: PostProperty.body.rawValue, value: .attribute(.string(body))),
-                PropertyChange(propertyIndex: PostProperty.excerpt.rawValue, value: .attribute(.string(String(body.prefix(80))))),
-                PropertyChange(
-                    propertyIndex: PostProperty.date.rawValue,
-                    value: .attribute(.date(Double(time) / 1e6 - 978_307_200))),
-                PropertyChange(
-                    propertyIndex: PostProperty.url.rawValue,
-                    value: .attribute(.url("https://blog.example.com/\(identity)/\(sentence(3).replacingSpaces)"))),
-                PropertyChange(propertyIndex: PostProperty.authoredBy.rawValue, value: .toOne(author)),
-                PropertyChange(propertyIndex: PostProperty.tags.rawValue, value: .toMany(postTags)),
-                PropertyChange(propertyIndex: PostProperty.categories.rawValue, value: .toMany([category])),
-            ]))
+            .insert(
+                post,
+                [
+                    PropertyChange(propertyIndex: PostProperty.identity.rawValue, value: .attribute(.int64(identity))),
+                    PropertyChange(
+                        propertyIndex: PostProperty.title.rawValue,
+                        value: .attribute(.string(sentence(6).capitalizedFirst))),
+                    PropertyChange(propertyIndex: PostProperty.body.rawValue, value: .attribute(.string(body))),
+                    PropertyChange(
+                        propertyIndex: PostProperty.excerpt.rawValue,
+                        value: .attribute(.string(String(body.prefix(80))))),
+                    PropertyChange(
+                        propertyIndex: PostProperty.date.rawValue,
+                        value: .attribute(.date(Double(time) / 1e6 - 978_307_200))),
+                    PropertyChange(
+                        propertyIndex: PostProperty.url.rawValue,
+                        value: .attribute(.url("https://blog.example.com/\(identity)/\(sentence(3).replacingSpaces)"))),
+                    PropertyChange(propertyIndex: PostProperty.authoredBy.rawValue, value: .toOne(author)),
+                    PropertyChange(propertyIndex: PostProperty.tags.rawValue, value: .toMany(postTags)),
+                    PropertyChange(propertyIndex: PostProperty.categories.rawValue, value: .toMany([category])),
+                ]))
         operations.append(.relate(author, propertyIndex: AuthorProperty.posts.rawValue, added: [post], removed: []))
         for tag in postTags {
             operations.append(.relate(tag, propertyIndex: NamedProperty.posts.rawValue, added: [post], removed: []))
@@ -217,12 +255,14 @@ struct BlogWorkload {
     private mutating func deletePost(at index: Int, into operations: inout [ChangeOperation]) {
         let post = posts.remove(at: index)
         guard let targets = postTargets.removeValue(forKey: post.key) else { return }
-        operations.append(.relate(targets.author, propertyIndex: AuthorProperty.posts.rawValue, added: [], removed: [post]))
+        operations.append(
+            .relate(targets.author, propertyIndex: AuthorProperty.posts.rawValue, added: [], removed: [post]))
         for tag in targets.tags {
             operations.append(.relate(tag, propertyIndex: NamedProperty.posts.rawValue, added: [], removed: [post]))
         }
         for category in targets.categories {
-            operations.append(.relate(category, propertyIndex: NamedProperty.posts.rawValue, added: [], removed: [post]))
+            operations.append(
+                .relate(category, propertyIndex: NamedProperty.posts.rawValue, added: [], removed: [post]))
         }
         // Updates earlier in this changeset may touch the post; a delete after them is still consistent.
         operations.append(.delete(post))

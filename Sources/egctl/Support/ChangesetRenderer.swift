@@ -52,7 +52,9 @@ struct ChangesetRenderer {
                 return "\(verb) \(uri(object, graph, foreign))  " + values.joined(separator: " ")
             case .relate(let object, let property, let added, let removed):
                 var text = "relate \(uri(object, graph, foreign)).\(propertyName(object, property, graph))"
-                if !added.isEmpty { text += " +[" + added.map { uri($0, graph, foreign) }.joined(separator: ", ") + "]" }
+                if !added.isEmpty {
+                    text += " +[" + added.map { uri($0, graph, foreign) }.joined(separator: ", ") + "]"
+                }
                 if !removed.isEmpty {
                     text += " -[" + removed.map { uri($0, graph, foreign) }.joined(separator: ", ") + "]"
                 }
@@ -74,7 +76,8 @@ struct ChangesetRenderer {
                 case .insert(let object, let changes), .update(let object, let changes):
                     var values: [String: Any] = [:]
                     for change in changes {
-                        values[propertyName(object, change.propertyIndex, graph)] = valueJSON(change.value, graph, foreign)
+                        values[propertyName(object, change.propertyIndex, graph)] = valueJSON(
+                            change.value, graph, foreign)
                     }
                     let verb = if case .insert = operation { "insert" } else { "update" }
                     return [
@@ -86,7 +89,8 @@ struct ChangesetRenderer {
                     return [
                         "op": "relate", "object": uri(object, graph, foreign),
                         "relationship": propertyName(object, property, graph),
-                        "added": added.map { uri($0, graph, foreign) }, "removed": removed.map { uri($0, graph, foreign) },
+                        "added": added.map { uri($0, graph, foreign) },
+                        "removed": removed.map { uri($0, graph, foreign) },
                     ]
                 case .delete(let object):
                     return ["op": "delete", "object": uri(object, graph, foreign)]

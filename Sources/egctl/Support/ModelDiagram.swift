@@ -19,13 +19,16 @@ enum ModelDiagram {
                     if let threshold = a.externalStorageThreshold { flags.append("external ≥ \(threshold) B") }
                     if let transformer = a.transformerName { flags.append("transformer \(transformer)") }
                     if let value = a.defaultValue { flags.append("default \(ValueFormatting.text(value))") }
-                    lines.append("  \(a.name): \(a.type)" + (flags.isEmpty ? "" : "  [\(flags.joined(separator: ", "))]"))
+                    lines.append(
+                        "  \(a.name): \(a.type)" + (flags.isEmpty ? "" : "  [\(flags.joined(separator: ", "))]"))
                 case .relationship(let r):
                     let arrow = r.isToMany ? "->>" : "->"
                     var flags = ["delete \(r.deleteRule)"]
                     if let inverse = r.inverseName { flags.append("inverse \(inverse)") }
                     if r.isOrdered { flags.append("ordered") }
-                    if r.minCount > 0 || r.maxCount > 0 { flags.append("count \(r.minCount)…\(r.maxCount == 0 ? "∞" : "\(r.maxCount)")") }
+                    if r.minCount > 0 || r.maxCount > 0 {
+                        flags.append("count \(r.minCount)…\(r.maxCount == 0 ? "∞" : "\(r.maxCount)")")
+                    }
                     lines.append("  \(r.name) \(arrow) \(r.destinationEntityName)  [\(flags.joined(separator: ", "))]")
                 }
             }
@@ -51,7 +54,9 @@ enum ModelDiagram {
                         var attribute: [String: Any] = [
                             "name": a.name, "type": "\(a.type)", "optional": a.isOptional, "transient": a.isTransient,
                         ]
-                        if let threshold = a.externalStorageThreshold { attribute["externalStorageThreshold"] = threshold }
+                        if let threshold = a.externalStorageThreshold {
+                            attribute["externalStorageThreshold"] = threshold
+                        }
                         if let transformer = a.transformerName { attribute["transformer"] = transformer }
                         if let value = a.defaultValue { attribute["default"] = ValueFormatting.json(value) }
                         return attribute
@@ -86,7 +91,8 @@ enum ModelDiagram {
                 .replacingOccurrences(of: ">", with: "\\>")
         }
         var lines = [
-            "digraph \"\(escape(schema.modelName))\" {", "  rankdir=LR;", "  node [shape=record, fontname=\"Helvetica\"];",
+            "digraph \"\(escape(schema.modelName))\" {", "  rankdir=LR;",
+            "  node [shape=record, fontname=\"Helvetica\"];",
             "  edge [fontname=\"Helvetica\", fontsize=10];",
         ]
         var drawn: Set<String> = []
@@ -98,7 +104,8 @@ enum ModelDiagram {
                 return escape("\(a.name): \(a.type)\(a.isOptional ? "?" : "")")
             }
             let title = escape(entity.name) + (entity.isAbstract ? " (abstract)" : "")
-            lines.append("  \"\(escape(entity.name))\" [label=\"{\(title)|\(attributes.joined(separator: "\\l"))\\l}\"];")
+            lines.append(
+                "  \"\(escape(entity.name))\" [label=\"{\(title)|\(attributes.joined(separator: "\\l"))\\l}\"];")
             if let parent = entity.superentityName {
                 lines.append("  \"\(escape(entity.name))\" -> \"\(escape(parent))\" [style=dashed, arrowhead=empty];")
             }
@@ -119,7 +126,8 @@ enum ModelDiagram {
                 }
                 attributes.append("label=\"\(escape(label))\"")
                 lines.append(
-                    "  \"\(escape(entity.name))\" -> \"\(escape(r.destinationEntityName))\" [\(attributes.joined(separator: ", "))];")
+                    "  \"\(escape(entity.name))\" -> \"\(escape(r.destinationEntityName))\" [\(attributes.joined(separator: ", "))];"
+                )
             }
         }
         lines.append("}")

@@ -35,7 +35,7 @@ struct StoreLoader {
         var checkpoint: (UInt64, UInt64)?
         var applied = 0
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
-        let progress = Progress(label, totalByteCount: size ?? 0)
+        let progress = Progress(label, totalByteCount: size)
         defer { progress.finish() }
         var report: ScanReport?
         do {

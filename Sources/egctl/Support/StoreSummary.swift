@@ -27,7 +27,8 @@ struct StoreSummary {
 
     var tailText: String {
         switch report.tail {
-        case .clean: report.endsWithSeal ? "clean (sealed: last close was clean)" : "clean (not sealed: open or crashed)"
+        case .clean:
+            report.endsWithSeal ? "clean (sealed: last close was clean)" : "clean (not sealed: open or crashed)"
         case .torn(let tail): "torn tail of \(tail.byteCount) bytes at byte offset \(tail.byteOffset) (\(tail.reason))"
         case .damaged(let damage): "DAMAGED — \(damage.summary)"
         }
@@ -49,7 +50,8 @@ struct StoreSummary {
                 + "\(Formatting.bytes(report.storedBodyByteCount)))")
         var transactions = "\(loaded.appliedTransactionCount) in the log, last \(report.lastTransactionID)"
         if let first = loaded.firstCommitMicroseconds {
-            transactions += ", \(ValueFormatting.time(microseconds: first)) … "
+            transactions +=
+                ", \(ValueFormatting.time(microseconds: first)) … "
                 + ValueFormatting.time(microseconds: loaded.graph.lastCommitTimeMicroseconds)
         }
         lines.append("transactions \(transactions)")

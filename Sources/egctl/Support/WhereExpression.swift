@@ -58,7 +58,8 @@ indirect enum WhereExpression {
         let property = tokens.removeFirst()
         let op = tokens.removeFirst().lowercased()
         guard operators.contains(op) else {
-            throw ParseError(description: "unknown operator '\(op)' in --where; use one of \(operators.joined(separator: " "))")
+            throw ParseError(
+                description: "unknown operator '\(op)' in --where; use one of \(operators.joined(separator: " "))")
         }
         let raw = tokens.removeFirst()
         let value: Literal
