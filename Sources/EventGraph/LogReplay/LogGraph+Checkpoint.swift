@@ -2,10 +2,18 @@ public import LogFormat
 
 extension LogGraph {
     /// The live state as checkpoint chunks of at most `recordsPerChunk` objects, in (entity, key) order, every
-    /// persistent property recorded explicitly.
+    /// recorded persistent property explicit.
     public func checkpointChunks(recordsPerChunk: Int = 2048) -> [CheckpointChunk] {
-        let ordered = objects.keys.sorted()
         var chunks: [CheckpointChunk] = []
+        forEachCheckpointChunk(recordsPerChunk: recordsPerChunk) { chunks.append($0) }
+        return chunks
+    }
+
+    /// Calls `body` with each checkpoint chunk in turn, so that a large store is never held twice in memory.
+    public func forEachCheckpointChunk(
+        recordsPerChunk: Int = 2048, _ body: (CheckpointChunk) throws -> Void
+    ) rethrows {
+        let ordered = objects.keys.sorted()
         var index = 0
         while index < ordered.count {
             let slice = ordered[index..<min(index + recordsPerChunk, ordered.count)]
@@ -24,10 +32,9 @@ extension LogGraph {
                 }
                 return ObjectRecord(object: object, properties: properties)
             }
-            chunks.append(CheckpointChunk(foreignStores: foreignStores, records: Array(records)))
+            try body(CheckpointChunk(foreignStores: foreignStores, records: Array(records)))
             index += recordsPerChunk
         }
-        return chunks
     }
 
     /// The blobs that live objects reference, with their current locations.

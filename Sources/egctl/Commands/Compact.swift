@@ -38,7 +38,6 @@ struct Compact: ParsableCommand {
             }
             let before = graph.digest()
             let reader = try LogReader(path: store.store)
-            let chunks = graph.checkpointChunks()
             let blobs = graph.referencedBlobs()
             let objectCount = UInt64(graph.objectCount)
             let report = try writer.rewrite(
@@ -53,7 +52,8 @@ struct Compact: ParsableCommand {
                     for (reference, location) in blobs {
                         try sink.appendBlob(reference, bytes: try reader.readBlob(at: location.byteOffset))
                     }
-                    for chunk in chunks { try sink.append(chunk) }
+                    try graph.forEachCheckpointChunk { try sink.append($0) }
+                    graph = LogGraph()  // free the live graph before the verification replay builds another
                 },
                 verify: { temporary in
                     var check = LogGraph()
