@@ -90,11 +90,12 @@ extension LogWriter {
         let alreadyClosed = state.withLock { $0.value.isClosed }
         if alreadyClosed { return }
         try sync()
-        let placed = try reserve([OutgoingFrame(type: .seal, payload: [])], transactionID: nil)
+        // The seal is reserved and the writer marked closed in one critical section, so no append can land after
+        // the seal; appends that were queued before it are synced by the seal's own durability wait.
+        let placed = try reserve([OutgoingFrame(type: .seal, payload: [])], transactionID: nil, closing: true)
         try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
             try ensure(placed.last!.endByteOffset, durable: true, &locked)
         }
-        state.withLock { $0.value.isClosed = true }
         storeLock.release()
     }
 
@@ -107,7 +108,9 @@ extension LogWriter {
     }
 
     /// Encodes `frames` (outside the writer's lock), reserves their place and queues them.
-    func reserve(_ frames: [OutgoingFrame], transactionID: UInt64?) throws(LogFormatError) -> [PlacedFrame] {
+    func reserve(_ frames: [OutgoingFrame], transactionID: UInt64?, closing: Bool = false) throws(LogFormatError)
+        -> [PlacedFrame]
+    {
         let seed = state.withLock { $0.value.seed }
         var bodies: [EncodedBody] = []
         bodies.reserveCapacity(frames.count)
@@ -154,6 +157,7 @@ extension LogWriter {
                 position += size
             }
             locked.value.reservedEnd = offset
+            if closing { locked.value.isClosed = true }
             return placed
         }
     }
