@@ -16,6 +16,8 @@ public final class ModelContainer: Sendable {
         public var durability: Durability
         /// Whether a missing store file is created.
         public var createIfMissing: Bool
+        /// Fault injection into the log writer's file operations (tests).
+        var faultInjector: FaultInjector?
 
         /// Creates a configuration.
         public init(durability: Durability = .full, createIfMissing: Bool = true) {

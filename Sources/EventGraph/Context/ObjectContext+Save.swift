@@ -5,8 +5,9 @@ extension ObjectContext {
     ///
     /// The save validates every inserted and updated object, checks `deny` rules of deleted objects, then —
     /// under the store's commit lock — detects conflicts with other contexts' saves (see ``mergePolicy``),
-    /// checks uniqueness constraints against the store, appends the changeset and installs it. Inserted objects
-    /// get permanent IDs. When the save throws, neither the log, the store nor other contexts see anything of
+    /// checks uniqueness constraints against the store, and queues the changeset in the log; then, without the
+    /// lock, waits until it is durable (concurrent saves share one sync) and installs it. Inserted objects get
+    /// permanent IDs. When the save throws, neither the log, the store nor other contexts see anything of
     /// it, and this context keeps its unsaved changes.
     ///
     /// - Throws: ``EventGraphError`` with code `validation`, `deleteDenied`, `uniqueness`, `conflict`, `readOnly`

@@ -10,8 +10,8 @@ extension ObjectContext {
                 EventGraphError.Failure(
                     entityName: entity.name, objectID: object.objectID, propertyName: property, message: message))
         }
-        for property in entity.properties {
-            switch property {
+        for index in entity.validatedPropertyIndices {
+            switch entity.properties[index] {
             case .attribute(let attribute):
                 let value: AttributeValue
                 if case .attribute(let current) = object.currentValue(at: attribute.index) ?? entity.defaultValues[attribute.index] {
@@ -23,7 +23,7 @@ extension ObjectContext {
                     if !attribute.isOptional && !attribute.isTransient { fail(attribute.name, "is required") }
                     continue
                 }
-                if let number = value.numericValue {
+                if attribute.minimumValue != nil || attribute.maximumValue != nil, let number = value.numericValue {
                     if let minimum = attribute.minimumValue, number < minimum {
                         fail(attribute.name, "is \(value.displayText), below the minimum \(minimum)")
                     }
@@ -31,7 +31,7 @@ extension ObjectContext {
                         fail(attribute.name, "is \(value.displayText), above the maximum \(maximum)")
                     }
                 }
-                if let length = value.length {
+                if attribute.minimumLength != nil || attribute.maximumLength != nil, let length = value.length {
                     if let minimum = attribute.minimumLength, length < minimum {
                         fail(attribute.name, "has length \(length), shorter than the minimum \(minimum)")
                     }

@@ -21,6 +21,8 @@ public final class ObjectContext {
     var deletedList: [ManagedObject] = []
     /// Inserted objects created by ``fetchOrInsert(_:unique:equals:configure:)``: key → constraint ordinal.
     var upsertKeys: [UInt64: Int] = [:]
+    /// What the last fetch did (rows examined, index used); for tests.
+    var lastFetchStatistics = FetchStatistics()
 
     init(store: Store, name: String) {
         self.store = store

@@ -8,9 +8,12 @@ public import Foundation
 /// let posts = try context.fetch(descriptor)
 /// ```
 public struct FetchDescriptor<T: ManagedObject> {
-    /// A typed predicate, evaluated on objects (objects are created for the rows it examines).
+    /// A typed predicate. Comparisons of stored attributes with constants (`==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`,
+    /// a string's `contains` and `starts(with:)`) are evaluated on committed rows and can use indexes; anything
+    /// else is evaluated on objects (created for the rows it examines).
     public var predicate: Predicate<T>?
-    /// A run-time filter, evaluated on committed rows before any object is created.
+    /// A run-time filter, evaluated on committed rows before any object is created; `==`, `<`, `<=`, `>`, `>=` on
+    /// an indexed attribute (alone or in a conjunction) read only the rows the index finds.
     public var filter: FetchFilter?
     /// The order of results.
     public var sortBy: [SortDescriptor<T>]
@@ -47,4 +50,12 @@ extension FetchDescriptor where T == ManagedObject {
         self.entityName = entityName
         self.sortKeys = sortKeys
     }
+}
+
+/// What the last fetch of a context did, for tests and tuning.
+struct FetchStatistics: Sendable {
+    /// How many committed rows the fetch examined (evaluated or materialized).
+    var rowsExamined = 0
+    /// Whether an index (attribute or uniqueness) chose the rows instead of a full scan.
+    var usedIndex = false
 }

@@ -25,6 +25,11 @@ public indirect enum FetchFilter: Hashable, Sendable {
 
     /// `name == value`.
     public static func equal(_ name: String, _ value: AttributeValue) -> FetchFilter { .compare(name, .equal, value) }
+
+    /// `lower <= name <= upper`.
+    public static func between(_ name: String, _ lower: AttributeValue, _ upper: AttributeValue) -> FetchFilter {
+        .and([.compare(name, .greaterOrEqual, lower), .compare(name, .lessOrEqual, upper)])
+    }
 }
 
 /// The order of results by attribute name, for the dynamic API.
@@ -52,6 +57,47 @@ struct ResolvedFilter {
 
     init(_ filter: FetchFilter, entity: EntityDescription) throws(EventGraphError) {
         root = try Self.resolve(filter, entity)
+    }
+
+    init(root: Node) {
+        self.root = root
+    }
+
+    /// The value ranges an index can answer: for each indexed attribute compared with `==`, `<`, `<=`, `>` or `>=`
+    /// at the top level (alone or in a conjunction), the intersection of its conditions. Every matching row lies
+    /// in each of these ranges.
+    func indexRanges(in entity: EntityDescription) -> [(propertyIndex: Int, range: IndexRange)] {
+        var ranges: [(propertyIndex: Int, range: IndexRange)] = []
+        func visit(_ node: Node) {
+            switch node {
+            case .and(let nodes):
+                for node in nodes { visit(node) }
+            case .compare(let index, let comparison, let value):
+                guard entity.indexedPropertyIndices.contains(index), let type = entity.properties[index].attribute?.type,
+                    AttributeIndex.canLocate(value, in: type)
+                else { return }
+                let bound = IndexRange.Bound(value: value, isInclusive: true)
+                let exclusive = IndexRange.Bound(value: value, isInclusive: false)
+                let range: IndexRange
+                switch comparison {
+                case .equal: range = IndexRange(lower: bound, upper: bound)
+                case .less: range = IndexRange(lower: nil, upper: exclusive)
+                case .lessOrEqual: range = IndexRange(lower: nil, upper: bound)
+                case .greater: range = IndexRange(lower: exclusive, upper: nil)
+                case .greaterOrEqual: range = IndexRange(lower: bound, upper: nil)
+                default: return
+                }
+                if let position = ranges.firstIndex(where: { $0.propertyIndex == index }) {
+                    ranges[position].range.intersect(range)
+                } else {
+                    ranges.append((index, range))
+                }
+            default:
+                return
+            }
+        }
+        visit(root)
+        return ranges
     }
 
     private static func resolve(_ filter: FetchFilter, _ entity: EntityDescription) throws(EventGraphError) -> Node {

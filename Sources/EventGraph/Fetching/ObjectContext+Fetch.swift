@@ -9,14 +9,23 @@ extension ObjectContext {
     /// to date); the context's unsaved inserts are included and its unsaved deletes excluded.
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> [T] {
         let entity = try resolveEntity(descriptor)
-        let filter = try descriptor.filter.map { filter throws(EventGraphError) in try ResolvedFilter(filter, entity: entity) }
+        var predicate = descriptor.predicate
+        var nodes: [ResolvedFilter.Node] = []
+        if let filter = descriptor.filter { nodes.append(try ResolvedFilter(filter, entity: entity).root) }
+        if let typed = predicate, let translation = PredicateTranslation(typed, entity: entity) {
+            // The translated parts filter committed rows; an exact translation replaces the predicate.
+            nodes.append(translation.node)
+            if translation.isComplete { predicate = nil }
+        }
+        let filter = nodes.isEmpty ? nil : ResolvedFilter(root: nodes.count == 1 ? nodes[0] : .and(nodes))
         let familyIndices = descriptor.includesSubentities ? entity.familyIndices : [entity.index]
         let family = Set(familyIndices)
         let pending = descriptor.includesPendingChanges
         var results: [T] = []
+        var statistics = FetchStatistics()
         func accept(_ object: ManagedObject) throws(EventGraphError) {
             guard let typed = object as? T else { return }
-            if let predicate = descriptor.predicate {
+            if let predicate {
                 do {
                     guard try predicate.evaluate(typed) else { return }
                 } catch {
@@ -28,29 +37,54 @@ extension ObjectContext {
         // Without an order, the window can end the scan early.
         let stopAt = descriptor.sortBy.isEmpty && descriptor.sortKeys.isEmpty
             ? descriptor.fetchLimit.map { descriptor.fetchOffset + $0 } : nil
+        /// Considers one committed row; returns false once the window is full.
+        func consider(_ row: Row) throws(EventGraphError) -> Bool {
+            if let stopAt, results.count >= stopAt { return false }
+            statistics.rowsExamined += 1
+            if let registered = registered[row.key], pending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {
+                // The context's own view of a changed object wins over the committed row.
+                guard !registered.flags.contains(.isDeleted) else { return true }
+                if let filter, !matches(filter, registered, pending: true) { return true }
+                try accept(registered)
+                return true
+            }
+            if let filter, !filter.matches({ Self.committedAttribute(row, $0) }) { return true }
+            try accept(materialize(row))
+            return true
+        }
 
         if let filter, let (constraint, value) = filter.uniqueLookup(in: entity) {
+            statistics.usedIndex = true
             let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [value])
             if let key = store.holder(of: tuple), let row = store.row(forKey: key, in: familyIndices) {
+                statistics.rowsExamined += 1
                 let object = materialize(row)
                 if !(pending && object.flags.contains(.isDeleted)), matches(filter, object, pending: pending) {
                     try accept(object)
                 }
             }
-        } else {
-            scan: for table in store.rowSnapshots(of: familyIndices) {
-                for case let row? in table {
-                    if let stopAt, results.count >= stopAt { break scan }
-                    if let registered = registered[row.key], pending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {
-                        // The context's own view of a changed object wins over the committed row.
-                        guard !registered.flags.contains(.isDeleted) else { continue }
-                        if let filter, !matches(filter, registered, pending: true) { continue }
-                        try accept(registered)
-                        continue
-                    }
-                    if let filter, !filter.matches({ Self.committedAttribute(row, $0) }) { continue }
-                    try accept(materialize(row))
+            // An object changed in this context to hold the value is not in the uniqueness index yet.
+            if pending {
+                for object in changedObjects(in: family) where object.key != (store.holder(of: tuple) ?? 0) {
+                    guard let row = object.row ?? store.row(forKey: object.key, in: familyIndices) else { continue }
+                    _ = try consider(row)
                 }
+            }
+        } else {
+            let ranges = filter?.indexRanges(in: entity) ?? []
+            // Objects changed in this context may match by their unsaved values; an index of committed values
+            // would miss them, so their rows are examined too.
+            let changedKeys = ranges.isEmpty || !pending ? [] : changedObjects(in: family).map(\.key)
+            scan: for entityIndex in familyIndices {
+                if !ranges.isEmpty,
+                    let rows = store.indexedRows(entityIndex: entityIndex, ranges: ranges, extraKeys: changedKeys)
+                {
+                    statistics.usedIndex = true
+                    for row in rows where !(try consider(row)) { break scan }
+                    continue
+                }
+                guard let table = store.rowSnapshots(of: [entityIndex]).first else { continue }
+                for case let row? in table where !(try consider(row)) { break scan }
             }
         }
         if pending {
@@ -60,10 +94,20 @@ extension ObjectContext {
                 try accept(object)
             }
         }
+        lastFetchStatistics = statistics
         sort(&results, descriptor, entity: entity)
         if descriptor.fetchOffset > 0 { results.removeFirst(min(descriptor.fetchOffset, results.count)) }
         if let limit = descriptor.fetchLimit, results.count > limit { results.removeLast(results.count - limit) }
         return results
+    }
+
+    /// Saved objects of some entities with unsaved property changes, each once.
+    private func changedObjects(in family: Set<Int>) -> [ManagedObject] {
+        var seen: Set<UInt64> = []
+        return changedList.filter { object in
+            !object.pending.isEmpty && !object.flags.contains(.isInserted) && !object.flags.contains(.isDead)
+                && family.contains(object.entity.index) && seen.insert(object.key).inserted
+        }
     }
 
     /// The number of objects a fetch would return.

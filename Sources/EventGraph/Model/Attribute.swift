@@ -37,6 +37,10 @@ public struct Attribute<Value: PersistentValue> {
     }
 
     /// Reads and writes the value through the enclosing object.
+    ///
+    /// Inlinable so that each model class gets a copy specialized for its value type (no generic metadata or
+    /// protocol witness calls on every property read).
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
@@ -47,6 +51,7 @@ public struct Attribute<Value: PersistentValue> {
             if let stored = object.storedAttributeValue(at: index), let value = Value(attributeValue: stored) {
                 return value
             }
+            object.recordProbedRead(wrappedKeyPath)
             return object[keyPath: storageKeyPath].defaultValue
         }
         set {

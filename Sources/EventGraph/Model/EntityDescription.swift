@@ -33,7 +33,13 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Uniqueness constraints as attribute indices, including those inherited from superentities, each with the
     /// index of the entity that declares it.
     var uniqueConstraints: [UniqueConstraint] = []
+    /// The attributes the store keeps a sorted index of (see ``AttributeIndex``), in property order.
+    var indexedPropertyIndices: [Int] = []
     let isPersistentProperty: [Bool]
+    /// The properties that have a validation rule to check at save.
+    let validatedPropertyIndices: [Int]
+    /// The attributes whose large values are stored externally.
+    let externalStoragePropertyIndices: [Int]
 
     init(
         name: String, index: Int, superentityName: String?, superentityIndex: Int?, isAbstract: Bool,
@@ -62,6 +68,16 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             }
         }
         self.isPersistentProperty = properties.map(\.isPersistent)
+        self.validatedPropertyIndices = properties.indices.filter { index in
+            switch properties[index] {
+            case .attribute(let a):
+                // A value can fail only a rule it has; a non-optional persistent attribute can be null.
+                (!a.isOptional && !a.isTransient) || a.minimumValue != nil || a.maximumValue != nil
+                    || a.minimumLength != nil || a.maximumLength != nil || a.pattern != nil
+            case .relationship: true
+            }
+        }
+        self.externalStoragePropertyIndices = properties.indices.filter { properties[$0].attribute?.externalStorageThreshold != nil }
     }
 
     /// The property with this name.

@@ -148,6 +148,27 @@ struct ModelResolver {
                 current = entities[index].superentityIndex
             }
             entity.uniqueConstraints = constraints
+            // Indexed attributes (unique ones included) and the leading attribute of each compound index, own or
+            // inherited, when its type has an order the index can keep.
+            var indexed: [Int] = []
+            for (index, property) in entity.properties.enumerated() {
+                guard let attribute = property.attribute, attribute.isIndexed else { continue }
+                indexed.append(index)
+            }
+            current = entity.index
+            while let index = current {
+                for names in entities[index].indexes {
+                    if let first = names.first, let position = entity.propertyIndexByName[first] { indexed.append(position) }
+                }
+                current = entities[index].superentityIndex
+            }
+            var seen: Set<Int> = []
+            entity.indexedPropertyIndices = indexed.filter { index in
+                guard let attribute = entity.properties[index].attribute, !attribute.isTransient,
+                    AttributeIndex.canIndex(attribute.type)
+                else { return false }
+                return seen.insert(index).inserted
+            }
         }
     }
 }

@@ -19,7 +19,7 @@ extension ManagedObject {
     }
 
     /// The current attribute value, with externally stored bytes read on demand.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     final func storedAttributeValue(at index: Int) -> AttributeValue? {
         guard case .attribute(let value) = currentValue(at: index) else { return nil }
         if case .blob(let reference) = value { return externalValue(reference, at: index) }
@@ -27,6 +27,7 @@ extension ManagedObject {
     }
 
     /// Sets an attribute value as an unsaved change.
+    @usableFromInline
     final func setStoredAttributeValue(_ value: AttributeValue, at index: Int) {
         setPendingValue(.attribute(value), at: index)
     }
@@ -44,6 +45,12 @@ extension ManagedObject {
             flags.insert(.isListedAsChanged)
             context.objectDidChange(self)
         }
+    }
+
+    /// For probe instances: notes which ``Attribute`` the key path being probed read.
+    @usableFromInline
+    final func recordProbedRead(_ keyPath: AnyKeyPath) {
+        if flags.contains(.isProbe) { probedKeyPath = keyPath }
     }
 
     /// Loads the committed row, if it is not already held.

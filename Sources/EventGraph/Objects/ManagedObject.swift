@@ -44,6 +44,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var loadedBlobs: [Int: AttributeValue] = [:]
     /// For probe instances: the index of the last property read.
     final var probedIndex: Int?
+    /// For probe instances: the key path of the last ``Attribute`` read (the property itself, not a computed
+    /// property that reads it).
+    final var probedKeyPath: AnyKeyPath?
 
     /// Creates an object that belongs to no context yet; insert it with ``ObjectContext/insert(_:)``.
     public required init() {}

@@ -18,4 +18,23 @@ enum PropertyKeyPathResolver {
         }
         return index
     }
+
+    private static let directCache = Mutex<[ObjectIdentifier: Int]>([:])
+
+    /// The index of the ``Attribute`` that `keyPath` *is* (`\Post.title`, not a computed property that reads
+    /// `title`), or `nil`.
+    static func directAttributeIndex(of keyPath: AnyKeyPath) -> Int? {
+        let id = ObjectIdentifier(keyPath)
+        if let index = directCache.withLock({ $0[id] }) { return index >= 0 ? index : nil }
+        guard let rootType = type(of: keyPath).rootType as? ManagedObject.Type else { return nil }
+        let probe = rootType.init()
+        probe.flags = [.isFault, .isProbe]
+        _ = probe[keyPath: keyPath]
+        var found = -1
+        if let index = probe.probedIndex, let read = probe.probedKeyPath, read == keyPath { found = index }
+        directCache.withLock { cache in
+            if cache.updateValue(found, forKey: id) == nil { _ = Unmanaged.passRetained(keyPath) }
+        }
+        return found >= 0 ? found : nil
+    }
 }

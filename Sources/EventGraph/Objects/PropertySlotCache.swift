@@ -6,9 +6,10 @@ import Synchronization
 /// key. Reads are lock-free (an open-addressing table of atomics, written only under a mutex) because they run
 /// on every property access; a miss resolves the name from the key path's description once. Key paths are
 /// retained forever once cached, so an address can never be reused by a different key path.
+@usableFromInline
 enum PropertySlotCache {
     /// The index in the declaring class's property list (which is also the index in every sub-entity).
-    @inline(__always)
+    @usableFromInline @inline(__always)
     static func index<Object: ManagedObject>(of keyPath: AnyKeyPath, declaredIn type: Object.Type) -> Int {
         let id = UInt(bitPattern: ObjectIdentifier(keyPath))
         if let index = table.lookup(id) { return index }

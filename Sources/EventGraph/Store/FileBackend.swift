@@ -27,6 +27,7 @@ final class FileBackend: LogBackend {
     ) throws(EventGraphError) -> FileBackend {
         var options = LogWriter.Options(durability: configuration.durability, createIfMissing: configuration.createIfMissing)
         options.storeUUID = nil
+        options.faultInjector = configuration.faultInjector
         do {
             let writer = try LogWriter(path: path, options: options) { record in
                 if let converted = try Self.convert(record) { try replay(converted) }
@@ -101,14 +102,21 @@ final class FileBackend: LogBackend {
         do { try writer.append(schema: schema) } catch { throw EventGraphError(error) }
     }
 
-    func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> [UInt64] {
+    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
         do {
-            let appended = try writer.appendTransaction(id: id, payload: payload, blobs: blobs)
-            return appended.blobs.sorted { $0.index < $1.index }.map(\.byteOffset)
+            let appended = try writer.enqueueTransaction(id: id, payload: payload, blobs: blobs)
+            return QueuedTransaction(
+                transactionID: id, blobHandles: appended.blobs.sorted { $0.index < $1.index }.map(\.byteOffset),
+                appended: appended)
         } catch {
             throw EventGraphError(error)
         }
+    }
+
+    func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError) {
+        guard let writer, let appended = transaction.appended else { return }
+        do { try writer.waitUntilDurable(appended) } catch { throw EventGraphError(error) }
     }
 
     func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8] {
@@ -161,7 +169,10 @@ struct ViewBackend: LogBackend {
 
     func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) { try base.replay(body) }
     func append(schema: SchemaPayload) throws(EventGraphError) { throw EventGraphError(.readOnly, "a view is read-only") }
-    func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> [UInt64] {
+    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction {
+        throw EventGraphError(.readOnly, "a view is read-only")
+    }
+    func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError) {
         throw EventGraphError(.readOnly, "a view is read-only")
     }
     func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8] { try base.readBlob(at: handle) }

@@ -1,7 +1,8 @@
 import LogFormat
 
 /// Where a store's log lives. The file backend wraps LogFormat's writer and reader; the memory backend serves
-/// tests that need no file. Every method is called with the store's commit lock held or during open.
+/// tests that need no file. Every method but ``waitUntilDurable(_:)`` and ``readBlob(at:)`` is called with the
+/// store's commit lock held or during open.
 protocol LogBackend: Sendable {
     /// The store's identity, from the log header.
     var storeUUID: LogUUID { get }
@@ -11,9 +12,12 @@ protocol LogBackend: Sendable {
     func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError)
     /// Appends the model.
     func append(schema: SchemaPayload) throws(EventGraphError)
-    /// Appends one transaction (its blobs, then its changeset) and returns when it is durable; returns a handle
-    /// for each blob, in order.
-    func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> [UInt64]
+    /// Queues one transaction (its blobs, then its changeset) in the log without waiting for I/O; called with the
+    /// store's commit lock held so transactions reach the log in ID order. Returns a handle for each blob.
+    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction
+    /// Returns when a queued transaction (and every one queued before it) is durable; called without the commit
+    /// lock, so that concurrent saves share one sync. A failure here poisons the log.
+    func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError)
     /// Reads the bytes of a blob by the handle that replay or append returned.
     func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8]
     /// Replaces the log by a compacted one: the schema, then a checkpoint of the live state, then the
@@ -22,6 +26,15 @@ protocol LogBackend: Sendable {
     func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64]
     /// Closes the log (a file backend appends a seal and releases the lock).
     func close() throws(EventGraphError)
+}
+
+/// A transaction queued in a log, not yet known to be durable.
+struct QueuedTransaction: Sendable {
+    var transactionID: UInt64
+    /// Where each of its blobs is, in order.
+    var blobHandles: [UInt64]
+    /// The file writer's ticket (`nil` for logs that are durable once queued).
+    var appended: AppendedTransaction?
 }
 
 /// A committed unit delivered by ``LogBackend/replay(_:)``.

@@ -69,7 +69,14 @@ final class MemoryBackend: LogBackend {
         }
     }
 
-    func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> [UInt64] {
+    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction {
+        QueuedTransaction(transactionID: id, blobHandles: try appendTransaction(id: id, payload: payload, blobs: blobs))
+    }
+
+    /// Memory is "durable" as soon as a transaction is queued.
+    func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError) {}
+
+    private func appendTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> [UInt64] {
         try state.withLock { state throws(EventGraphError) in
             try Self.checkWritable(&state)
             let handles = blobs.map { bytes in

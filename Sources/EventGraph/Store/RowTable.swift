@@ -12,6 +12,18 @@ struct RowTable: Sendable {
         positions[key].flatMap { rows[$0] }
     }
 
+    /// The row's position in ``rows`` (commit order).
+    func position(forKey key: UInt64) -> Int? {
+        positions[key]
+    }
+
+    /// Makes room for `count` more rows.
+    mutating func reserveCapacity(adding count: Int) {
+        // Geometric, so that many medium-sized commits do not each copy the table.
+        if rows.capacity < rows.count + count { rows.reserveCapacity(max(rows.count + count, rows.capacity * 2)) }
+        positions.reserveCapacity(positions.count + count)
+    }
+
     /// Inserts or replaces the row with the same key.
     mutating func put(_ row: Row) {
         if let position = positions[row.key] {

@@ -2,52 +2,95 @@ import LogFormat
 import Synchronization
 
 extension Store {
-    /// Commits one changeset: resolves upserts and conflicts against the committed state, moves large binary
-    /// values to blobs, checks uniqueness, appends to the log and installs the new rows — all or nothing.
+    /// Commits one changeset: resolves upserts and conflicts against the committed state and the saves queued
+    /// before it, moves large binary values to blobs, checks uniqueness and queues the changeset in the log — all
+    /// under the commit lock; then waits, without the lock, until the log has made it durable (concurrent saves
+    /// share one sync), and installs it and every earlier queued save, in order. All or nothing.
     ///
-    /// Nothing changes (neither the log nor the snapshot) when this throws.
+    /// Nothing changes (neither the log nor the snapshot) when this throws before queuing; when the log fails to
+    /// make the changeset durable, nothing is installed and the store refuses further saves until it is reopened.
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
-        return try commitLock.withLock { closed throws(EventGraphError) -> CommitResult in
-            guard !closed else { throw EventGraphError(.closed, "the store is closed") }
+        let model = self.model
+        let (queued, staged, mergedKeys) = try commitLock.withLock {
+            queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [UInt64: UInt64]) in
+            guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
+            if let failure = queue.failure {
+                throw EventGraphError(
+                    .log, "the store refuses saves after the log failed (\(failure.message)); reopen it to recover")
+            }
             var operations = request.operations
-            let (transactionID, lastTime) = state.withLock { ($0.lastTransactionID + 1, $0.lastCommitTimeMicroseconds) }
-            let mergedKeys = resolveUpserts(&operations, request.upserts)
-            try resolveConflicts(&operations, request)
+            let transactionID = queue.lastTransactionID + 1
+            let mergedKeys = resolveUpserts(&operations, request.upserts, queue)
+            try resolveConflicts(&operations, request, queue)
             var blobs: [[UInt8]] = []
             externalize(&operations, transactionID: transactionID, blobs: &blobs)
             let changeset = Changeset(
-                transactionID: transactionID, commitTimeMicroseconds: max(Self.nowMicroseconds(), lastTime),
+                transactionID: transactionID,
+                commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
                 author: request.author, nextKey: keyWatermark, operations: operations)
-            let model = self.model
-            let staged = try state.withLock { state throws(EventGraphError) in try state.stage(changeset, model: model) }
-            let failures = state.withLock { uniquenessFailures(staged, in: $0) }
+            let overlay = queue.overlayRows
+            let staged = try state.withLock { state throws(EventGraphError) in
+                try state.stage(changeset, model: model, overlay: overlay)
+            }
+            let failures = state.withLock { uniquenessFailures(staged, in: $0, queue) }
             guard failures.isEmpty else {
                 throw EventGraphError(
                     .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures)
             }
             let payload: [UInt8]
             do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
-            let handles = try backend.appendTransaction(id: transactionID, payload: payload, blobs: blobs)
-            state.withLock { state in
-                state.install(staged, model: model)
-                for (index, handle) in handles.enumerated() {
-                    state.blobHandles[BlobKey(transactionID: transactionID, index: UInt32(index))] = handle
-                }
-                state.lastTransactionID = transactionID
-                state.lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
-                state.nextKey = changeset.nextKey
+            let queued = try backend.enqueueTransaction(id: transactionID, payload: payload, blobs: blobs)
+            let entry = CommitQueue.Entry(
+                transactionID: transactionID, commitTimeMicroseconds: changeset.commitTimeMicroseconds,
+                nextKey: changeset.nextKey, staged: staged, blobHandles: queued.blobHandles, uniqueKeys: [])
+            state.withLock { state in queue.enqueue(entry, state: state, model: model) }
+            return (queued, staged, mergedKeys)
+        }
+        do {
+            try backend.waitUntilDurable(queued)
+        } catch {
+            commitLock.withLock { queue in
+                // This save and every later queued one never become visible; earlier ones are installed by their
+                // own (successful) waits.
+                if queue.failure == nil { queue.failure = error }
+                queue.queued.removeAll { $0.transactionID >= queued.transactionID }
             }
-            var rows: [UInt64: Row?] = [:]
-            for (key, entry) in staged.rows { rows[key] = entry.row }
-            return CommitResult(transactionID: transactionID, rows: rows, mergedKeys: mergedKeys)
+            throw error
+        }
+        installDurable(through: queued.transactionID)
+        var rows: [UInt64: Row?] = [:]
+        rows.reserveCapacity(staged.rows.count)
+        for (key, entry) in staged.rows { rows[key] = entry.row }
+        return CommitResult(transactionID: queued.transactionID, rows: rows, mergedKeys: mergedKeys)
+    }
+
+    /// Installs every queued save up to `transactionID` (all durable: the log is synced in order), in order.
+    private func installDurable(through transactionID: UInt64) {
+        let model = self.model
+        commitLock.withLock { queue in
+            let done = queue.dequeue(through: transactionID)
+            guard !done.isEmpty else { return }
+            state.withLock { state in
+                for entry in done {
+                    state.install(entry.staged, model: model)
+                    for (index, handle) in entry.blobHandles.enumerated() {
+                        state.blobHandles[BlobKey(transactionID: entry.transactionID, index: UInt32(index))] = handle
+                    }
+                    state.lastTransactionID = entry.transactionID
+                    state.lastCommitTimeMicroseconds = entry.commitTimeMicroseconds
+                    state.nextKey = entry.nextKey
+                }
+            }
         }
     }
 
     // MARK: - Upserts
 
     /// Turns inserts whose unique values already exist in the store into updates of the existing objects.
-    private func resolveUpserts(_ operations: inout [ChangeOperation], _ upserts: [UInt64: Int]) -> [UInt64: UInt64] {
+    private func resolveUpserts(_ operations: inout [ChangeOperation], _ upserts: [UInt64: Int], _ queue: CommitQueue)
+        -> [UInt64: UInt64]
+    {
         guard !upserts.isEmpty else { return [:] }
         var merged: [UInt64: ObjectReference] = [:]
         for operation in operations {
@@ -55,11 +98,13 @@ extension Store {
             let entity = model.entities[Int(reference.entityIndex)]
             var values = entity.defaultValues
             for change in changes { values[Int(change.propertyIndex)] = change.value }
-            guard let tuple = UniqueKey(entity.uniqueConstraints[ordinal], values: values),
-                let existingKey = holder(of: tuple)
-            else { continue }
+            guard let tuple = UniqueKey(entity.uniqueConstraints[ordinal], values: values) else { continue }
             let family = model.entities[tuple.entityIndex].familyIndices
-            guard let existing = row(forKey: existingKey, in: family) else { continue }
+            let found = state.withLock { state -> Row? in
+                guard let existingKey = queue.holder(of: tuple, in: state) else { return nil }
+                return queue.row(forKey: existingKey, in: family, state: state)
+            }
+            guard let existing = found else { continue }
             merged[reference.key] = existing.reference
         }
         guard !merged.isEmpty else { return [:] }
@@ -108,16 +153,22 @@ extension Store {
     // MARK: - Conflicts
 
     /// Checks every changed object against the committed state; applies the merge policy or throws.
-    private func resolveConflicts(_ operations: inout [ChangeOperation], _ request: CommitRequest) throws(EventGraphError) {
+    private func resolveConflicts(_ operations: inout [ChangeOperation], _ request: CommitRequest, _ queue: CommitQueue)
+        throws(EventGraphError)
+    {
         let policy = request.mergePolicy
         var inserted: Set<UInt64> = []
+        inserted.reserveCapacity(operations.count)
         var referenced: Set<ObjectReference> = []
         var touched: [ObjectReference] = []
         for operation in operations {
             switch operation {
             case .insert(let reference, let changes):
                 inserted.insert(reference.key)
-                for change in changes { referenced.formUnion(change.value.references) }
+                for change in changes {
+                    if case .attribute = change.value { continue }
+                    referenced.formUnion(change.value.references)
+                }
             case .update(let reference, let changes):
                 touched.append(reference)
                 for change in changes { referenced.formUnion(change.value.references) }
@@ -132,7 +183,9 @@ extension Store {
         let current: [UInt64: Row] = state.withLock { state in
             var rows: [UInt64: Row] = [:]
             for reference in lookups {
-                if let row = state.row(entityIndex: Int(reference.entityIndex), key: reference.key) { rows[reference.key] = row }
+                if let row = queue.row(entityIndex: Int(reference.entityIndex), key: reference.key, in: state) {
+                    rows[reference.key] = row
+                }
             }
             return rows
         }
@@ -164,9 +217,14 @@ extension Store {
             }
         }
         var resolved: [ChangeOperation] = []
+        resolved.reserveCapacity(operations.count)
         for operation in operations {
             switch operation {
             case .insert(let reference, let changes):
+                guard changes.contains(where: { if case .attribute = $0.value { false } else { true } }) else {
+                    resolved.append(operation)
+                    continue
+                }
                 resolved.append(
                     .insert(reference, changes.map { PropertyChange(propertyIndex: $0.propertyIndex, value: keepTargets($0.value, of: reference, $0.propertyIndex)) }))
             case .update(let reference, var changes):
@@ -235,20 +293,29 @@ extension Store {
                 return PropertyChange(propertyIndex: change.propertyIndex, value: .attribute(.blob(blob)))
             }
         }
-        operations = operations.map { operation in
-            switch operation {
-            case .insert(let reference, let changes): .insert(reference, convert(reference, changes))
-            case .update(let reference, let changes): .update(reference, convert(reference, changes))
-            default: operation
+        guard model.entities.contains(where: { !$0.externalStoragePropertyIndices.isEmpty }) else { return }
+        for position in operations.indices {
+            switch operations[position] {
+            case .insert(let reference, let changes)
+            where !model.entities[Int(reference.entityIndex)].externalStoragePropertyIndices.isEmpty:
+                operations[position] = .insert(reference, convert(reference, changes))
+            case .update(let reference, let changes)
+            where !model.entities[Int(reference.entityIndex)].externalStoragePropertyIndices.isEmpty:
+                operations[position] = .update(reference, convert(reference, changes))
+            default:
+                continue
             }
         }
     }
 
     // MARK: - Uniqueness
 
-    private func uniquenessFailures(_ staged: StagedChanges, in state: StoreState) -> [EventGraphError.Failure] {
+    private func uniquenessFailures(_ staged: StagedChanges, in state: StoreState, _ queue: CommitQueue)
+        -> [EventGraphError.Failure]
+    {
         var failures: [EventGraphError.Failure] = []
         var claimed: [UniqueKey: UInt64] = [:]
+        if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) { claimed.reserveCapacity(staged.order.count) }
         for key in staged.order {
             guard let (entityIndex, row) = staged.rows[key], let row else { continue }
             let entity = model.entities[entityIndex]
@@ -257,7 +324,7 @@ extension Store {
                 var clash: UInt64?
                 if let other = claimed[tuple], other != key { clash = other }
                 claimed[tuple] = key
-                if clash == nil, let holder = state.uniqueIndex[tuple], holder != key {
+                if clash == nil, let holder = queue.holder(of: tuple, in: state), holder != key {
                     if let entry = staged.rows[holder] {
                         if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple { clash = holder }
                     } else {

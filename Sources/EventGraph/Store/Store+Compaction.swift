@@ -28,8 +28,9 @@ extension Store {
     /// Rewrites the log as the schema plus a checkpoint of the live state.
     func compact() throws(EventGraphError) -> CompactionReport {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
-        return try commitLock.withLock { closed throws(EventGraphError) -> CompactionReport in
-            guard !closed else { throw EventGraphError(.closed, "the store is closed") }
+        return try withDrainedQueue { queue throws(EventGraphError) -> CompactionReport in
+            guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
+            if let failure = queue.failure { throw failure }
             let snapshot = state.withLock { $0 }
             let input = try checkpointInput(of: snapshot)
             let handles = try backend.rewrite(schema: model.schema, checkpoint: input)

@@ -29,7 +29,7 @@ extension Store {
                 throw EventGraphError(.modelMismatch, "the log records no model, and none was given")
             }
             try backend.append(schema: model.schema)
-            return Store(model: model, backend: backend, state: StoreState(entityCount: model.entities.count), isReadOnly: false)
+            return Store(model: model, backend: backend, state: StoreState(model: model), isReadOnly: false)
         }
         if let until = untilTransaction, until > replayer.state!.lastTransactionID {
             throw EventGraphError(
@@ -78,7 +78,7 @@ struct Replayer {
             } else {
                 model = try ObjectModel(schema: schema)
             }
-            state = StoreState(entityCount: model!.entities.count)
+            state = StoreState(model: model!)
         case .transaction(let changeset, let handles):
             guard let model, state != nil else { throw EventGraphError(.log, "a transaction precedes the model in the log") }
             if let until = untilTransaction, changeset.transactionID > until { return }
@@ -87,7 +87,7 @@ struct Replayer {
             try state!.replay(changeset, blobHandles: handles, model: model)
         case .checkpointBegin(let begin):
             guard let model else { throw EventGraphError(.log, "a checkpoint precedes the model in the log") }
-            var fresh = StoreState(entityCount: model.entities.count)
+            var fresh = StoreState(model: model)
             fresh.lastTransactionID = begin.lastTransactionID
             fresh.lastCommitTimeMicroseconds = begin.lastCommitTimeMicroseconds
             fresh.nextKey = begin.nextKey
@@ -126,6 +126,7 @@ struct Replayer {
                 return
             }
             state = current.state
+            state!.rebuildIndexes()
             checkpointFloor = current.begin.lastTransactionID
             checkpoint = nil
         }

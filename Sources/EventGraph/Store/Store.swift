@@ -4,17 +4,19 @@ import Synchronization
 
 /// The shared state of one store: the model, the log backend, and the committed snapshot of every object.
 ///
-/// Contexts read rows under a short lock; saves are serialized by a commit lock held across validation against
-/// the committed state, the append and the installation of the new rows, so the snapshot always equals the
-/// replay of the log. Nothing awaits while a lock is held.
+/// Contexts read rows under a short lock. Saves are validated and queued in the log under a commit lock, against
+/// the committed state plus the saves queued before them (``CommitQueue``); each waits for durability outside the
+/// lock, so concurrent saves share one sync (group commit), and the changesets are installed in transaction order
+/// once durable: other contexts never see a save that might not survive a crash. Nothing awaits while a lock is
+/// held; the commit lock is always taken before the state lock.
 final class Store: Sendable {
     let model: ObjectModel
     let storeUUID: UUID
     let backend: any LogBackend
     let isReadOnly: Bool
     let state: Mutex<StoreState>
-    /// Serializes commits, compaction and close.
-    let commitLock = Mutex<Bool>(false)
+    /// Serializes the validation and enqueueing of commits, their installation, compaction and close.
+    let commitLock: CommitLock<CommitQueue>
     private let keyCounter: Atomic<UInt64>
 
     init(model: ObjectModel, backend: any LogBackend, state: StoreState, isReadOnly: Bool) {
@@ -23,6 +25,8 @@ final class Store: Sendable {
         self.storeUUID = UUID(logUUID: backend.storeUUID)
         self.isReadOnly = isReadOnly
         self.keyCounter = Atomic(state.nextKey)
+        self.commitLock = CommitLock(
+            CommitQueue(lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds))
         self.state = Mutex(state)
     }
 
@@ -42,6 +46,42 @@ final class Store: Sendable {
     /// Snapshots of the row arrays of some entities, for scanning without holding the lock.
     func rowSnapshots(of entityIndices: [Int]) -> [[Row?]] {
         state.withLock { state in entityIndices.map { state.tables[$0].rows } }
+    }
+
+    /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
+    /// in commit order; `nil` when the entity has no index for any of the ranges or when every range holds more
+    /// than `limitFraction` of the rows (a scan is then as cheap).
+    func indexedRows(
+        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
+    ) -> [Row]? {
+        state.withLock { state -> [Row]? in
+            let table = state.tables[entityIndex]
+            var best: [UInt64]?
+            for (propertyIndex, range) in ranges {
+                guard let index = state.indexes[entityIndex].first(where: { $0.propertyIndex == propertyIndex }) else {
+                    continue
+                }
+                let limit = min(best?.count ?? Int.max, max(16, table.count / limitFraction))
+                if let keys = index.keys(in: range, limit: limit) { best = keys }
+            }
+            guard var keys = best else { return nil }
+            keys.append(contentsOf: extraKeys)
+            var located: [(position: Int, row: Row)] = []
+            located.reserveCapacity(keys.count)
+            for key in keys {
+                guard let position = table.position(forKey: key), let row = table.rows[position] else { continue }
+                located.append((position, row))
+            }
+            located.sort { $0.position < $1.position }
+            var rows: [Row] = []
+            rows.reserveCapacity(located.count)
+            var previous = -1
+            for entry in located where entry.position != previous {
+                rows.append(entry.row)
+                previous = entry.position
+            }
+            return rows
+        }
     }
 
     /// The holder of a unique value tuple.
@@ -69,12 +109,26 @@ final class Store: Sendable {
         return try backend.readBlob(at: handle)
     }
 
-    /// Closes the backend; later commits fail.
+    /// Closes the backend once every queued save has finished; later commits fail.
     func close() throws(EventGraphError) {
-        try commitLock.withLock { closed throws(EventGraphError) in
-            guard !closed else { return }
-            closed = true
+        try withDrainedQueue { queue throws(EventGraphError) in
+            guard !queue.isClosed else { return }
+            queue.isClosed = true
             try backend.close()
+        }
+    }
+
+    /// Runs `body` under the commit lock once no save is queued (between the enqueue and the install of a save,
+    /// the log holds a transaction the committed state lacks). Each queued save's own task installs or drops it,
+    /// so the wait ends.
+    func withDrainedQueue<R>(_ body: (inout CommitQueue) throws(EventGraphError) -> R) throws(EventGraphError) -> R {
+        while true {
+            let result = try commitLock.withLock { queue throws(EventGraphError) -> R? in
+                guard queue.queued.isEmpty else { return nil }
+                return try body(&queue)
+            }
+            if let result { return result }
+            usleep(100)
         }
     }
 

@@ -11,9 +11,12 @@ struct StoreState: Sendable {
     var blobHandles: [BlobKey: UInt64] = [:]
     /// For each uniqueness constraint, the holder of each value tuple.
     var uniqueIndex: [UniqueKey: UInt64] = [:]
+    /// For each entity, a sorted index of each indexed attribute over the entity's own rows.
+    var indexes: [[AttributeIndex]]
 
-    init(entityCount: Int) {
-        tables = Array(repeating: RowTable(), count: entityCount)
+    init(model: ObjectModel) {
+        tables = Array(repeating: RowTable(), count: model.entities.count)
+        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:)) }
     }
 
     func row(entityIndex: Int, key: UInt64) -> Row? {
@@ -27,25 +30,37 @@ struct StoreState: Sendable {
 struct UniqueKey: Hashable, Sendable {
     var entityIndex: Int
     var ordinal: Int
-    var values: [AttributeValue]
+    /// The first value, and the others of a compound constraint (kept apart so a one-attribute tuple allocates
+    /// nothing).
+    private var first: AttributeValue
+    private var rest: [AttributeValue]
+
+    var values: [AttributeValue] { [first] + rest }
 
     init(entityIndex: Int, ordinal: Int, values: [AttributeValue]) {
+        precondition(!values.isEmpty, "a uniqueness tuple needs at least one value")
         self.entityIndex = entityIndex
         self.ordinal = ordinal
-        self.values = values
+        self.first = values[0]
+        self.rest = values.count > 1 ? Array(values.dropFirst()) : []
     }
 
     /// The tuple of a row for a constraint; `nil` when a value is null (nulls are never equal, as in SQL).
     init?(_ constraint: UniqueConstraint, values rowValues: [PropertyValue]) {
-        var values: [AttributeValue] = []
-        values.reserveCapacity(constraint.propertyIndices.count)
-        for index in constraint.propertyIndices {
-            guard case .attribute(let value) = rowValues[index], value != .null else { return nil }
-            values.append(value)
+        let indices = constraint.propertyIndices
+        guard case .attribute(let first) = rowValues[indices[0]], first != .null else { return nil }
+        var rest: [AttributeValue] = []
+        if indices.count > 1 {
+            rest.reserveCapacity(indices.count - 1)
+            for index in indices.dropFirst() {
+                guard case .attribute(let value) = rowValues[index], value != .null else { return nil }
+                rest.append(value)
+            }
         }
         self.entityIndex = constraint.entityIndex
         self.ordinal = constraint.ordinal
-        self.values = values
+        self.first = first
+        self.rest = rest
     }
 }
 
@@ -61,8 +76,17 @@ extension StoreState {
     /// Computes the rows a changeset produces without changing the state.
     ///
     /// - Throws: when an operation names an object that does not exist (or already exists, for an insert).
-    func stage(_ changeset: Changeset, model: ObjectModel) throws(EventGraphError) -> StagedChanges {
+    /// - Parameter overlay: rows of saves queued before this one and not yet installed, which take precedence.
+    func stage(_ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:])
+        throws(EventGraphError) -> StagedChanges
+    {
+        func row(entityIndex: Int, key: UInt64) -> Row? {
+            if !overlay.isEmpty, let entry = overlay[key] { return entry.entityIndex == entityIndex ? entry.row : nil }
+            return self.row(entityIndex: entityIndex, key: key)
+        }
         var staged = StagedChanges()
+        staged.rows.reserveCapacity(changeset.operations.count)
+        staged.order.reserveCapacity(changeset.operations.count)
         let version = changeset.transactionID
         func current(_ reference: ObjectReference) throws(EventGraphError) -> Row {
             let entityIndex = Int(reference.entityIndex)
@@ -137,16 +161,28 @@ extension StoreState {
 
     /// Installs staged rows and advances the counters.
     mutating func install(_ staged: StagedChanges, model: ObjectModel) {
+        var indexChanges = IndexChanges(indexes)
+        if staged.order.count > 64 {
+            // Grow every table and the uniqueness index once, not by doubling along the way.
+            var added = Array(repeating: 0, count: tables.count)
+            for entry in staged.rows.values where entry.row != nil { added[entry.entityIndex] += 1 }
+            for (entityIndex, count) in added.enumerated() where count > 0 { tables[entityIndex].reserveCapacity(adding: count) }
+            if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+                uniqueIndex.reserveCapacity(uniqueIndex.count + staged.order.count)
+            }
+        }
         for key in staged.order {
             guard let (entityIndex, newRow) = staged.rows[key] else { continue }
             let entity = model.entities[entityIndex]
-            if let old = tables[entityIndex].row(forKey: key) {
+            let oldRow = tables[entityIndex].row(forKey: key)
+            if let old = oldRow {
                 for constraint in entity.uniqueConstraints {
                     if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
                         uniqueIndex[tuple] = nil
                     }
                 }
             }
+            indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
             if let newRow {
                 tables[entityIndex].put(newRow)
                 for constraint in entity.uniqueConstraints {
@@ -154,6 +190,26 @@ extension StoreState {
                 }
             } else {
                 tables[entityIndex].remove(key: key)
+            }
+        }
+        indexChanges.apply(to: &indexes)
+    }
+
+    /// Builds every attribute index from the tables (after a checkpoint was loaded row by row).
+    mutating func rebuildIndexes() {
+        for entityIndex in indexes.indices {
+            for position in indexes[entityIndex].indices {
+                let propertyIndex = indexes[entityIndex][position].propertyIndex
+                var entries: [AttributeIndex.Entry] = []
+                entries.reserveCapacity(tables[entityIndex].count)
+                for row in tables[entityIndex].liveRows {
+                    if case .attribute(let value) = row.values[propertyIndex] {
+                        entries.append(AttributeIndex.Entry(value: value, key: row.key))
+                    }
+                }
+                var fresh = AttributeIndex(propertyIndex: propertyIndex)
+                fresh.rebuild(removing: [], inserting: entries)
+                indexes[entityIndex][position] = fresh
             }
         }
     }
@@ -172,5 +228,45 @@ extension StoreState {
         lastTransactionID = changeset.transactionID
         lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
         nextKey = max(nextKey, changeset.nextKey)
+    }
+}
+
+/// The index entries one commit removes and inserts, collected so each index applies them as one batch.
+private struct IndexChanges {
+    /// Per entity, per index: removals and insertions.
+    private var changes: [[(removals: [AttributeIndex.Entry], insertions: [AttributeIndex.Entry])]]
+    private var isEmpty = true
+
+    init(_ indexes: [[AttributeIndex]]) {
+        changes = indexes.map { Array(repeating: ([], []), count: $0.count) }
+    }
+
+    mutating func record(entityIndex: Int, key: UInt64, old: Row?, new: Row?, indexes: [[AttributeIndex]]) {
+        let entityIndexes = indexes[entityIndex]
+        guard !entityIndexes.isEmpty else { return }
+        for (position, index) in entityIndexes.enumerated() {
+            let property = index.propertyIndex
+            let oldValue = old.flatMap { row -> AttributeValue? in
+                if case .attribute(let value) = row.values[property] { value } else { nil }
+            }
+            let newValue = new.flatMap { row -> AttributeValue? in
+                if case .attribute(let value) = row.values[property] { value } else { nil }
+            }
+            if oldValue == newValue { continue }
+            isEmpty = false
+            if let oldValue { changes[entityIndex][position].removals.append(.init(value: oldValue, key: key)) }
+            if let newValue { changes[entityIndex][position].insertions.append(.init(value: newValue, key: key)) }
+        }
+    }
+
+    func apply(to indexes: inout [[AttributeIndex]]) {
+        guard !isEmpty else { return }
+        for entityIndex in changes.indices {
+            for position in changes[entityIndex].indices {
+                let change = changes[entityIndex][position]
+                guard !change.removals.isEmpty || !change.insertions.isEmpty else { continue }
+                indexes[entityIndex][position].apply(removing: change.removals, inserting: change.insertions)
+            }
+        }
     }
 }

@@ -1,0 +1,123 @@
+import LogFormat
+
+/// What a store's commit lock protects: the saves queued in the log but not yet installed in the committed state,
+/// and an overlay of their effects that later saves validate against.
+///
+/// A save is *queued* once its changeset is in the log writer's queue and *installed* once it is durable and its
+/// rows are in ``StoreState`` (visible to every context). Between the two, the overlay answers "what is the newest
+/// row of this key" and "who holds this unique value" as if the queued saves were installed, so conflicts,
+/// upserts and uniqueness are checked against everything that precedes a save in the log.
+struct CommitQueue {
+    /// A queued save.
+    struct Entry {
+        var transactionID: UInt64
+        var commitTimeMicroseconds: Int64
+        var nextKey: UInt64
+        var staged: StagedChanges
+        var blobHandles: [UInt64]
+        /// The unique tuples whose overlay entries it wrote.
+        var uniqueKeys: [UniqueKey]
+    }
+
+    /// The newest queued row of a key (`nil` when deleted) and the transaction that wrote it.
+    struct OverlayRow {
+        var entityIndex: Int
+        var row: Row?
+        var transactionID: UInt64
+    }
+
+    /// The holder of a unique tuple after the queued saves (`nil` when released) and the transaction that set it.
+    struct OverlayHolder {
+        var key: UInt64?
+        var transactionID: UInt64
+    }
+
+    var isClosed = false
+    /// Set when the log failed to make a queued save durable (the writer is then poisoned); every later save is
+    /// refused until the store is reopened, which recovers the log.
+    var failure: EventGraphError?
+    /// The last transaction queued (or installed).
+    var lastTransactionID: UInt64
+    var lastCommitTimeMicroseconds: Int64
+    /// Queued saves in transaction order.
+    var queued: [Entry] = []
+    var overlayRows: [UInt64: OverlayRow] = [:]
+    var overlayHolders: [UniqueKey: OverlayHolder] = [:]
+
+    init(lastTransactionID: UInt64, lastCommitTimeMicroseconds: Int64) {
+        self.lastTransactionID = lastTransactionID
+        self.lastCommitTimeMicroseconds = lastCommitTimeMicroseconds
+    }
+
+    /// The newest row of an object: queued, else committed.
+    func row(entityIndex: Int, key: UInt64, in state: StoreState) -> Row? {
+        if let entry = overlayRows[key] { return entry.entityIndex == entityIndex ? entry.row : nil }
+        return state.row(entityIndex: entityIndex, key: key)
+    }
+
+    /// The newest row of an object whose entity is one of `entityIndices`.
+    func row(forKey key: UInt64, in entityIndices: [Int], state: StoreState) -> Row? {
+        for index in entityIndices { if let row = row(entityIndex: index, key: key, in: state) { return row } }
+        return nil
+    }
+
+    /// The newest holder of a unique tuple.
+    func holder(of tuple: UniqueKey, in state: StoreState) -> UInt64? {
+        if let entry = overlayHolders[tuple] { return entry.key }
+        return state.uniqueIndex[tuple]
+    }
+
+    /// Records a queued save's effects in the overlay (before anything of it is installed).
+    mutating func enqueue(_ entry: Entry, state: StoreState, model: ObjectModel) {
+        var entry = entry
+        let id = entry.transactionID
+        for key in entry.staged.order {
+            guard let (entityIndex, newRow) = entry.staged.rows[key] else { continue }
+            let constraints = model.entities[entityIndex].uniqueConstraints
+            if !constraints.isEmpty {
+                if let old = row(entityIndex: entityIndex, key: key, in: state) {
+                    for constraint in constraints {
+                        guard let tuple = UniqueKey(constraint, values: old.values), holder(of: tuple, in: state) == key
+                        else { continue }
+                        overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id)
+                        entry.uniqueKeys.append(tuple)
+                    }
+                }
+                if let newRow {
+                    for constraint in constraints {
+                        guard let tuple = UniqueKey(constraint, values: newRow.values) else { continue }
+                        overlayHolders[tuple] = OverlayHolder(key: key, transactionID: id)
+                        entry.uniqueKeys.append(tuple)
+                    }
+                }
+            }
+            overlayRows[key] = OverlayRow(entityIndex: entityIndex, row: newRow, transactionID: id)
+        }
+        queued.append(entry)
+        lastTransactionID = id
+        lastCommitTimeMicroseconds = entry.commitTimeMicroseconds
+    }
+
+    /// Removes and returns the queued saves up to `transactionID`, dropping the overlay entries that only they
+    /// wrote (the committed state holds them once the caller installs the saves).
+    mutating func dequeue(through transactionID: UInt64) -> [Entry] {
+        let count = queued.prefix { $0.transactionID <= transactionID }.count
+        guard count > 0 else { return [] }
+        let done = Array(queued[..<count])
+        queued.removeFirst(count)
+        if queued.isEmpty {
+            overlayRows.removeAll()
+            overlayHolders.removeAll()
+            return done
+        }
+        for entry in done {
+            for key in entry.staged.order where overlayRows[key]?.transactionID == entry.transactionID {
+                overlayRows[key] = nil
+            }
+            for tuple in entry.uniqueKeys where overlayHolders[tuple]?.transactionID == entry.transactionID {
+                overlayHolders[tuple] = nil
+            }
+        }
+        return done
+    }
+}
