@@ -17,8 +17,9 @@ final class StoreLock: Sendable {
     /// The lock file's path for a log at `logPath`.
     static func lockPath(for logPath: String) -> String { logPath + ".lock" }
 
-    /// The lock files this process holds, by device and inode (paths can differ for the same file).
-    private static let heldHere = Mutex<Set<FileIdentity>>([])
+    /// The lock files this process holds, by device and inode (paths can differ for the same file). A pthread
+    /// mutex rather than `Synchronization.Mutex`, whose futex the thread sanitizer cannot see on Linux.
+    private static let heldHere = ConditionLock<Set<FileIdentity>>([])
     private let identity: FileIdentity
     private let isReleased = Atomic<Bool>(false)
 
@@ -27,7 +28,7 @@ final class StoreLock: Sendable {
         path = Self.lockPath(for: logPath)
         descriptor = try SystemCalls.open(path, flags: O_RDWR | O_CREAT)
         identity = (try? SystemCalls.fileIdentity(descriptor, path: path)) ?? FileIdentity(device: 0, inode: 0)
-        if identity.inode != 0, Self.heldHere.withLock({ $0.contains(identity) }) {
+        if identity.inode != 0, Self.heldHere.withLock({ $0.value.contains(identity) }) {
             SystemCalls.close(descriptor)
             throw LogFormatError(
                 .locked,
@@ -54,7 +55,7 @@ final class StoreLock: Sendable {
                     + "read-only",
                 path: logPath)
         }
-        _ = Self.heldHere.withLock { $0.insert(identity) }
+        _ = Self.heldHere.withLock { $0.value.insert(identity) }
         let pid = Array("\(SystemCalls.processID())\n".utf8)
         _ = try? SystemCalls.truncate(descriptor, to: 0, path: path)
         pid.withUnsafeBytes { b in _ = try? SystemCalls.pwrite(descriptor, b, at: 0, path: path) }
@@ -67,7 +68,7 @@ final class StoreLock: Sendable {
         // one still shares the description (between its fork and exec): merely closing our descriptor would leave
         // the store locked until that child execs.
         SystemCalls.unlock(descriptor)
-        _ = Self.heldHere.withLock { $0.remove(identity) }
+        _ = Self.heldHere.withLock { $0.value.remove(identity) }
     }
 
     deinit {
