@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import LogFormat
@@ -11,8 +10,8 @@ struct CloseRaceTests {
         let directory = TemporaryDirectory()
         let path = directory.file("race.eglog")
         let writer = try LogWriter(path: path, options: .init(durability: .normal))
-        let nextID = Mutex<UInt64>(0)
-        let acknowledged = Mutex<Set<UInt64>>([])
+        let nextID = PthreadLocked<UInt64>(0)
+        let acknowledged = PthreadLocked<Set<UInt64>>([])
         let group = DispatchGroup()
         for _ in 0..<4 {
             group.enter()
