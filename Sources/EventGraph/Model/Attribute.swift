@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 /// Declares a persistent attribute of a ``ManagedObject`` subclass.
 ///
