@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Converts values of a type that is not a ``PersistentValue`` to bytes and back, for a ``Transformable``
 /// attribute (Core Data's value transformers).
