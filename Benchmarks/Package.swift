@@ -7,7 +7,9 @@ let package = Package(
     name: "EventGraphBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "EventGraph", path: "..")
+        .package(name: "EventGraph", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Plain timing of LogFormat's append, sync and scan paths (issue 2's measurements).
@@ -15,7 +17,32 @@ let package = Package(
             name: "LogThroughput",
             dependencies: [.product(name: "LogFormat", package: "EventGraph")],
             swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
-        )
+        ),
+        // The shared workload (seed 000's blog model, generated data) and each engine's implementation of the
+        // scenarios: EventGraph through its public API, SQLite through GRDB's records and cached statements.
+        .target(
+            name: "Workload",
+            dependencies: [
+                .product(name: "EventGraph", package: "EventGraph"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // `Benchmarks/compare`: every scenario for both engines, alternating, medians, table / JSON / SVG.
+        .executableTarget(
+            name: "EngineComparison",
+            dependencies: ["Workload"]
+        ),
+        // package-benchmark micro-benchmarks with allocation counts:
+        // `swift package --package-path Benchmarks benchmark`.
+        .executableTarget(
+            name: "Persistence",
+            dependencies: [
+                "Workload",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Persistence",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

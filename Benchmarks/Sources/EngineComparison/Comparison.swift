@@ -1,0 +1,285 @@
+import Foundation
+import Workload
+
+/// Runs every scenario for both engines, alternating which goes first in each run so that drift of the
+/// machine (other load, thermal, page cache) hits both, and keeps the median of each.
+final class Comparison {
+    let sizes: Sizes
+    let directory: String
+    let engines: [any StoreEngine.Type] = [EventGraphEngine.self, GRDBEngine.self]
+    var results: [ScenarioResult] = []
+    /// Extra measurements reported under the table.
+    var notes: [String] = []
+    private var counter = 0
+
+    init(sizes: Sizes, directory: String) {
+        self.sizes = sizes
+        self.directory = directory
+    }
+
+    func log(_ message: String) {
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
+    }
+
+    /// A new store path for an engine.
+    func freshPath(_ engine: any StoreEngine.Type, _ label: String) -> String {
+        counter += 1
+        let suffix = engine == EventGraphEngine.self ? "eglog" : "sqlite"
+        return "\(directory)/\(label)-\(counter).\(suffix)"
+    }
+
+    /// Runs `measure` `sizes.runs` times per engine, alternating the order; returns the medians (EventGraph, GRDB).
+    func alternate(_ label: String, _ measure: (any StoreEngine.Type) throws -> Double) throws -> (Double, Double) {
+        var samples: [[Double]] = [[], []]
+        for run in 0..<sizes.runs {
+            let order = run % 2 == 0 ? [0, 1] : [1, 0]
+            for index in order {
+                let value = try measure(engines[index])
+                samples[index].append(value)
+                log("  \(label) \(engines[index].name) run \(run + 1): \(format(value))")
+            }
+        }
+        return (median(samples[0]), median(samples[1]))
+    }
+
+    func record(_ key: String, _ values: (Double, Double)) {
+        let scenario = Scenario.all.first { $0.key == key }!
+        results.append(ScenarioResult(scenario: scenario, eventGraph: values.0, grdb: values.1))
+    }
+
+    func run() throws {
+        try writeScenarios()
+        try readScenarios()
+        try largeStoreScenarios()
+        results.sort { a, b in
+            Scenario.all.firstIndex { $0.key == a.scenario.key }! < Scenario.all.firstIndex { $0.key == b.scenario.key }!
+        }
+    }
+
+    // MARK: - Scenarios 1–3
+
+    func writeScenarios() throws {
+        let generator = PostGenerator(postCount: sizes.posts)
+        let posts = generator.posts(0..<sizes.posts)
+        log("bulk-insert: \(sizes.posts) posts in one save, durable")
+        record("bulk-insert", try alternate("bulk-insert") { engine in
+            let path = freshPath(engine, "bulk")
+            defer { engine.removeStore(at: path) }
+            return Double(posts.count) / (try engine.bulkInsert(path: path, posts: posts, world: generator.world))
+        })
+
+        let singleGenerator = PostGenerator(postCount: sizes.singleSaves)
+        let singlePosts = singleGenerator.posts(0..<sizes.singleSaves)
+        for durability in [DurabilityMode.durable, .relaxed] {
+            let key = "single-save-\(durability.rawValue)"
+            log("\(key): \(sizes.singleSaves) saves of one post")
+            record(key, try alternate(key) { engine in
+                let path = freshPath(engine, "single")
+                defer { engine.removeStore(at: path) }
+                let seconds = try engine.singleSaves(
+                    path: path, posts: singlePosts, world: singleGenerator.world, durability: durability)
+                return Double(singlePosts.count) / seconds
+            })
+        }
+
+        let total = sizes.writers * sizes.savesPerWriter
+        let writerGenerator = PostGenerator(postCount: total)
+        let batches = (0..<sizes.writers).map { writer in
+            writerGenerator.posts(writer * sizes.savesPerWriter..<(writer + 1) * sizes.savesPerWriter)
+        }
+        log("concurrent-writers: \(sizes.writers) writers × \(sizes.savesPerWriter) saves, durable")
+        record("concurrent-writers", try alternate("concurrent-writers") { engine in
+            let path = freshPath(engine, "writers")
+            defer { engine.removeStore(at: path) }
+            return Double(total) / (try engine.concurrentWriters(path: path, batches: batches, world: writerGenerator.world))
+        })
+    }
+
+    // MARK: - Scenarios 4–6
+
+    func readScenarios() throws {
+        let generator = PostGenerator(postCount: sizes.posts)
+        log("read store: building \(sizes.posts) posts for each engine")
+        var readers: [any StoreEngine] = []
+        var paths: [String] = []
+        for engine in engines {
+            let path = freshPath(engine, "read")
+            try engine.build(path: path, generator: generator, count: sizes.posts, batchSize: sizes.batchSize)
+            readers.append(try engine.init(readingStoreAt: path))
+            paths.append(path)
+        }
+        defer {
+            for (reader, (engine, path)) in zip(readers, zip(engines, paths)) {
+                try? reader.close()
+                engine.removeStore(at: path)
+            }
+        }
+        var random = SplitMix64(seed: 1)
+        let identities = (0..<sizes.fetchesByID).map { _ in Int64(1 + random.next() % UInt64(sizes.posts)) }
+        let dateCount = (sizes.posts + PostGenerator.postsPerDate - 1) / PostGenerator.postsPerDate
+        let dates = (0..<sizes.equalityQueries).map { _ in
+            PostGenerator.date(ofPostAt: Int(random.next() % UInt64(dateCount)) * PostGenerator.postsPerDate)
+        }
+        let ranges = (0..<sizes.rangeQueries).map { _ -> ClosedRange<Double> in
+            let first = Int(random.next() % UInt64(max(1, sizes.posts - sizes.rangePostCount)))
+            let lower = PostGenerator.date(ofPostAt: first)
+            return lower...PostGenerator.date(ofPostAt: first + sizes.rangePostCount - 1)
+        }
+        let words = (0..<sizes.substringQueries).map {
+            PostGenerator.substringQueryWords[$0 % PostGenerator.substringQueryWords.count]
+        }
+
+        /// Medians of a read, checking that both engines read the same values.
+        func read(_ key: String, perSecond count: Int, _ body: (any StoreEngine) throws -> ReadResult) throws {
+            var checksums: [Int: Set<Int>] = [0: [], 1: []]
+            let values = try alternate(key) { engine in
+                let index = engines.firstIndex { $0 == engine }!
+                let result = try body(readers[index])
+                checksums[index]!.insert(result.checksum)
+                return Double(count) / result.seconds
+            }
+            if checksums[0] != checksums[1] || checksums[0]!.count != 1 {
+                notes.append("WARNING: \(key): the engines read different values (checksums \(checksums[0]!) vs \(checksums[1]!))")
+            }
+            record(key, values)
+        }
+        log("fetch-all: \(sizes.posts) posts")
+        try read("fetch-all", perSecond: sizes.posts) { try $0.fetchAll() }
+        log("fetch-by-id: \(sizes.fetchesByID) random posts")
+        try read("fetch-by-id", perSecond: sizes.fetchesByID) { try $0.fetchByID(identities) }
+        log("predicates: \(dates.count) equality, \(ranges.count) range (\(sizes.rangePostCount) posts each), \(words.count) substring")
+        try read("predicate-indexed-eq", perSecond: dates.count) { try $0.fetchEqual(dates: dates) }
+        try read("predicate-indexed-range", perSecond: ranges.count) { try $0.fetchRange(ranges) }
+        try read("predicate-substring", perSecond: words.count) { try $0.fetchContaining(words) }
+
+        // EventGraph's run-time FetchFilter (evaluated on committed rows): a note, not a table row.
+        if let eventGraph = readers[0] as? EventGraphEngine {
+            eventGraph.usesRuntimeFilters = true
+            defer { eventGraph.usesRuntimeFilters = false }
+            func filterRate(_ count: Int, _ body: () throws -> ReadResult) throws -> Double {
+                median(try (0..<sizes.runs).map { _ in Double(count) / (try body().seconds) })
+            }
+            let equal = try filterRate(dates.count) { try eventGraph.fetchEqual(dates: dates) }
+            let range = try filterRate(ranges.count) { try eventGraph.fetchRange(ranges) }
+            let substring = try filterRate(words.count) { try eventGraph.fetchContaining(words) }
+            notes.append(
+                "EventGraph with run-time FetchFilter instead of #Predicate: eq \(format(equal)), "
+                    + "range \(format(range)), substring \(format(substring)) queries/s")
+        }
+    }
+
+    // MARK: - Scenarios 7–10
+
+    func largeStoreScenarios() throws {
+        let count = sizes.largePosts
+        let generator = PostGenerator(postCount: count)
+        var paths: [String] = []
+        for engine in engines {
+            let path = freshPath(engine, "large")
+            log("large store: building \(count) posts for \(engine.name)")
+            let seconds = try measureSeconds {
+                try engine.build(path: path, generator: generator, count: count, batchSize: sizes.batchSize)
+                try engine.settle(path: path)
+            }
+            log("  built in \(format(seconds)) s")
+            paths.append(path)
+        }
+        defer { for (engine, path) in zip(engines, paths) { engine.removeStore(at: path) } }
+        let path = { (engine: any StoreEngine.Type) in paths[self.engines.firstIndex { $0 == engine }!] }
+
+        // The attribute bytes of the live data (for the memory goal and compaction throughput).
+        var attributeBytes = 0
+        var updatedAttributeBytes = 0
+        for index in 0..<count {
+            let post = generator.post(at: index)
+            attributeBytes += post.attributeByteCount
+            updatedAttributeBytes += post.attributeByteCount - post.title.utf8.count
+                + generator.updatedTitle(ofPostAt: index, generation: 1).utf8.count
+        }
+        let worldBytes = generator.world.authors.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.email.utf8.count }
+            + generator.world.tags.reduce(0) { $0 + $1.utf8.count }
+        attributeBytes += worldBytes
+        updatedAttributeBytes += worldBytes
+
+        let megabyte = 1_000_000.0
+        let diskSizes = engines.map { Double($0.byteCount(at: path($0))) / megabyte }
+        record("size-1m", (diskSizes[0], diskSizes[1]))
+        log("size-1m: \(format(diskSizes[0])) MB vs \(format(diskSizes[1])) MB")
+
+        let identity = Int64(count / 2)
+        var titles: [String: Set<String>] = [:]
+        var peaks: [String: [Double]] = [:]
+        log("open-1m / memory-1m: open \(count) posts and fetch one, in a child process")
+        record("open-1m", try alternate("open-1m") { engine in
+            let result = try ChildProcess.measureOpen(engine: engine, path: path(engine), identity: identity, cold: false)
+            titles[engine.name, default: []].insert(result.title)
+            peaks[engine.name, default: []].append(Double(result.peakResidentBytes) / megabyte)
+            return result.seconds
+        })
+        record("memory-1m", (median(peaks[EventGraphEngine.name]!), median(peaks[GRDBEngine.name]!)))
+        if titles[EventGraphEngine.name] != titles[GRDBEngine.name] || titles.values.contains(where: { $0.count != 1 }) {
+            notes.append("WARNING: open-1m: the engines fetched different titles \(titles)")
+        }
+        var coldCached: [Int] = []
+        let cold = try alternate("open-1m cold") { engine in
+            let result = try ChildProcess.measureOpen(engine: engine, path: path(engine), identity: identity, cold: true)
+            coldCached.append(result.totalPages == 0 ? 0 : 100 * result.cachedPages / result.totalPages)
+            return result.seconds
+        }
+        notes.append(
+            "open-1m with a cold page cache (posix_fadvise DONTNEED on the store's files; at most "
+                + "\(coldCached.max() ?? 0)% of their pages still cached): EventGraph \(format(cold.0)) s, GRDB \(format(cold.1)) s")
+        notes.append(
+            "memory-1m: the posts' attribute bytes are \(format(Double(attributeBytes) / megabyte)) MB; EventGraph's peak RSS is "
+                + "\(format(median(peaks[EventGraphEngine.name]!) / (Double(attributeBytes) / megabyte)))× that")
+
+        for engine in engines {
+            log("compact-1m: updating \(count) titles for \(engine.name)")
+            try engine.updateTitles(path: path(engine), generator: generator, count: count, batchSize: self.sizes.batchSize)
+            try engine.settle(path: path(engine))
+        }
+        var compactedSizes: [String: Double] = [:]
+        let liveMegabytes = Double(updatedAttributeBytes) / megabyte
+        record("compact-1m", try alternate("compact-1m") { engine in
+            // Each run compacts a copy of the updated store (the copy is not measured).
+            let copy = freshPath(engine, "compact")
+            defer { engine.removeStore(at: copy) }
+            for file in engine.storeFiles(at: path(engine)) where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
+                try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
+            }
+            let before = Double(engine.byteCount(at: copy)) / megabyte
+            let seconds = try engine.compact(path: copy)
+            compactedSizes[engine.name] = Double(engine.byteCount(at: copy)) / megabyte
+            log("    \(engine.name): \(format(before)) MB → \(format(compactedSizes[engine.name]!)) MB")
+            return liveMegabytes / seconds
+        })
+        notes.append(
+            "compact-1m: MB/s of live attribute data (\(format(liveMegabytes)) MB after \(count) title updates); "
+                + "compacted size EventGraph \(format(compactedSizes[EventGraphEngine.name] ?? 0)) MB, "
+                + "GRDB \(format(compactedSizes[GRDBEngine.name] ?? 0)) MB")
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// Three significant digits, with thousands separators for large values.
+func format(_ value: Double) -> String {
+    if value >= 1000 {
+        let rounded = Int(value.rounded())
+        var digits = String(rounded)
+        var grouped = ""
+        while digits.count > 3 {
+            grouped = "," + digits.suffix(3) + grouped
+            digits.removeLast(3)
+        }
+        return digits + grouped
+    }
+    if value >= 100 { return String(format: "%.0f", value) }
+    if value >= 10 { return String(format: "%.1f", value) }
+    if value >= 1 { return String(format: "%.2f", value) }
+    return String(format: "%.3g", value)
+}
