@@ -34,27 +34,51 @@ extension ObjectContext {
 
     /// Removes `source` from `target`'s relationship at `index`.
     func detach(_ source: ManagedObject, from target: ManagedObject, at index: Int) {
-        guard let value = target.currentValue(at: index) else { return }
-        switch value {
-        case .toOne(let reference) where reference?.key == source.key:
-            target.setPendingValue(.toOne(nil), at: index)
-        case .toMany(var references):
-            let count = references.count
-            references.removeAll { $0.key == source.key }
-            if references.count != count { target.setPendingValue(.toMany(references), at: index) }
-        default:
-            break
+        // Decide first, in a scope of its own, so that no copy of the target's list is alive while it is edited.
+        let isPresentInToMany: Bool
+        do {
+            guard let value = target.currentValue(at: index) else { return }
+            switch value {
+            case .toOne(let reference) where reference?.key == source.key:
+                target.setPendingValue(.toOne(nil), at: index)
+                return
+            case .toMany(let references):
+                isPresentInToMany = references.contains { $0.key == source.key }
+            default:
+                return
+            }
+        }
+        if isPresentInToMany {
+            let key = source.key
+            target.modifyPendingToMany(at: index) { $0.removeAll { $0.key == key } }
         }
     }
 
     /// Adds `source` to `target`'s relationship at `index` (the inverse of `source`'s relationship at
     /// `forwardIndex`); a to-one inverse first releases its previous target.
     func attach(_ source: ManagedObject, to target: ManagedObject, at index: Int, forwardIndex: Int) {
+        // Decide first, in a scope of its own, so that no copy of the target's list is alive while it is edited.
+        let isToMany: Bool
+        do {
+            if case .toMany(let references) = target.currentValue(at: index) ?? target.entity.defaultValues[index] {
+                // An object inserted in this context cannot be in a committed list, and the forward side adds it
+                // once, so the linear membership test is only needed for objects that existed before.
+                if !source.flags.contains(.isInserted), references.contains(where: { $0.key == source.key }) {
+                    return
+                }
+                isToMany = true
+            } else {
+                isToMany = false
+            }
+        }
+        if isToMany {
+            let added = reference(to: source)
+            target.modifyPendingToMany(at: index) { $0.append(added) }
+            return
+        }
         switch target.currentValue(at: index) ?? target.entity.defaultValues[index] {
-        case .toMany(var references):
-            guard !references.contains(where: { $0.key == source.key }) else { return }
-            references.append(reference(to: source))
-            target.setPendingValue(.toMany(references), at: index)
+        case .toMany:
+            break
         case .toOne(let previous):
             guard previous?.key != source.key else { return }
             if let previous {

@@ -32,6 +32,26 @@ extension ManagedObject {
         setPendingValue(.attribute(value), at: index)
     }
 
+    /// Edits a to-many value in place: when it is already pending, its array is mutated without being copied (a tag
+    /// with 100k posts must not be copied for every post added to it); otherwise the committed list is copied once.
+    final func modifyPendingToMany(at index: Int, _ body: (inout [ObjectReference]) -> Void) {
+        precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
+        if flags.contains(.isFault) { fireFault() }
+        for position in pending.indices where pending[position].index == index {
+            guard case .toMany(var references) = pending[position].value else { break }
+            pending[position].value = .toOne(nil)  // drop the pending entry's reference so `references` is unique
+            body(&references)
+            pending[position].value = .toMany(references)
+            return
+        }
+        var references: [ObjectReference] = []
+        if case .toMany(let committed) = row?.values[index] ?? entity.defaultValues[index] {
+            references = committed
+        }
+        body(&references)
+        setPendingValue(.toMany(references), at: index)
+    }
+
     final func setPendingValue(_ value: PropertyValue, at index: Int) {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
         if flags.contains(.isFault) { fireFault() }
