@@ -3,6 +3,7 @@ import LogFormat
 extension LogGraph {
     /// A violation of the model's rules found in the replayed state.
     public struct IntegrityIssue: Hashable, Sendable, CustomStringConvertible {
+        /// What rule is broken.
         public enum Kind: String, Hashable, Sendable {
             case inverseMismatch = "inverse-mismatch"
             case danglingReference = "dangling-reference"
@@ -10,7 +11,9 @@ extension LogGraph {
             case unknownEntity = "unknown-entity"
             case replayAnomaly = "replay-anomaly"
         }
+        /// What rule is broken.
         public var kind: Kind
+        /// A sentence naming the objects and the property involved.
         public var message: String
         public var description: String { "\(kind.rawValue): \(message)" }
     }

@@ -72,10 +72,13 @@ public struct LogGraph: Sendable {
 
     /// A blob's logical identity.
     public struct BlobKey: Hashable, Sendable {
+        /// The transaction whose blob frames hold the bytes.
         public var transactionID: UInt64
+        /// The blob's position among that transaction's blobs.
         public var index: UInt32
     }
 
+    /// An empty graph; feed it records with ``apply(_:)-(LogRecord)``.
     public init() {}
 
     /// Applies one record read from a log. Returns the decoded changeset for transactions (callers print it).

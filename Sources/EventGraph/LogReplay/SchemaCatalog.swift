@@ -9,6 +9,7 @@ public struct SchemaCatalog: Sendable {
     /// For each entity, itself and every entity that inherits from it (directly or not).
     public let familyIndices: [[Int]]
 
+    /// Indexes the names of `schema`.
     public init(_ schema: SchemaPayload) {
         self.schema = schema
         var byName: [String: Int] = [:]

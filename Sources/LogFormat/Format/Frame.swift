@@ -3,11 +3,16 @@
 /// Compression and the body checksum happen in ``encodeBody(seed:dictionary:)`` — outside any lock — and the
 /// header (sequence number and watermark) is completed by the writer when the frame's position is known.
 public struct OutgoingFrame: Sendable {
+    /// The frame's type.
     public var type: FrameType
+    /// The transaction it belongs to (transaction, fragment and blob frames), else 0.
     public var transactionID: UInt64
+    /// Fragment position or blob index; 0 otherwise.
     public var partIndex: UInt32
+    /// The bytes to store (compressed when worthwhile).
     public var payload: [UInt8]
 
+    /// Creates a frame to write.
     public init(type: FrameType, transactionID: UInt64 = 0, partIndex: UInt32 = 0, payload: [UInt8]) {
         self.type = type
         self.transactionID = transactionID

@@ -10,7 +10,9 @@ public struct FrameHeader: Hashable, Sendable {
 
     /// Length of the stored body (after compression), excluding padding.
     public var bodyByteCount: UInt32
+    /// The frame's type.
     public var type: FrameType
+    /// How the body is stored (raw or LZ4).
     public var codec: FrameCodec
     /// Physical sequence number: the previous frame's plus one.
     public var sequence: UInt64
@@ -25,6 +27,7 @@ public struct FrameHeader: Hashable, Sendable {
     /// For fragments, the fragment's position (0-based); for blobs, the blob's index in its transaction.
     public var partIndex: UInt32
 
+    /// Creates a header from its fields.
     public init(
         bodyByteCount: UInt32, type: FrameType, codec: FrameCodec, sequence: UInt64, durableWatermark: UInt64,
         transactionID: UInt64, rawByteCount: UInt32, bodyChecksum: UInt32, partIndex: UInt32

@@ -16,7 +16,9 @@ public struct LogFileHeader: Hashable, Sendable {
     /// Byte offset of the first frame.
     public static let framesByteOffset: UInt64 = 1024
 
+    /// The format major version that wrote the file.
     public var majorVersion: UInt16
+    /// The format minor version that wrote the file.
     public var minorVersion: UInt16
     /// Features a reader must understand to read the file.
     public var incompatibleFeatures: UInt64

@@ -98,6 +98,7 @@ public struct DamageReport: Hashable, Sendable {
         return first...(next - 1)
     }
 
+    /// Creates an error.
     public init(
         byteOffset: UInt64, reason: String, lastGoodTransactionID: UInt64?, nextGoodTransactionID: UInt64?,
         nextGoodByteOffset: UInt64?

@@ -70,6 +70,7 @@ public struct BlobReference: Hashable, Sendable {
     /// The length of the value in bytes.
     public var byteCount: UInt64
 
+    /// Creates a reference to a blob.
     public init(transactionID: UInt64, index: UInt32, byteCount: UInt64) {
         self.transactionID = transactionID
         self.index = index

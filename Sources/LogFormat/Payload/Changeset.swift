@@ -4,10 +4,14 @@
 /// ``Changeset`` or ``CheckpointChunk`` (cross-store references). `entityIndex` indexes the entities of the schema
 /// in force in this log (a relationship's destination entity is always part of the referencing store's model).
 public struct ObjectReference: Hashable, Sendable, Comparable {
+    /// 0 for the store holding the payload; k for the k-th foreign store.
     public var storeIndex: UInt32
+    /// The entity's index in the schema in force.
     public var entityIndex: UInt32
+    /// The object's key, unique in its store and never reused.
     public var key: UInt64
 
+    /// Creates a reference.
     public init(storeIndex: UInt32 = 0, entityIndex: UInt32, key: UInt64) {
         self.storeIndex = storeIndex
         self.entityIndex = entityIndex
@@ -30,9 +34,12 @@ public enum PropertyValue: Hashable, Sendable {
 
 /// One property of an object, by its index in the entity's property list (``EntitySchema/properties``).
 public struct PropertyChange: Hashable, Sendable {
+    /// The property's index in ``EntitySchema/properties``.
     public var propertyIndex: UInt32
+    /// The new value.
     public var value: PropertyValue
 
+    /// Creates a property change.
     public init(propertyIndex: UInt32, value: PropertyValue) {
         self.propertyIndex = propertyIndex
         self.value = value
@@ -63,8 +70,10 @@ public struct Changeset: Hashable, Sendable {
     public var nextKey: UInt64
     /// Stores referenced by ``ObjectReference/storeIndex`` values greater than 0.
     public var foreignStores: [LogUUID]
+    /// The save's operations, in order.
     public var operations: [ChangeOperation]
 
+    /// Creates a changeset.
     public init(
         transactionID: UInt64, commitTimeMicroseconds: Int64, author: String, nextKey: UInt64,
         foreignStores: [LogUUID] = [], operations: [ChangeOperation]

@@ -9,6 +9,7 @@ public struct CheckpointBegin: Hashable, Sendable {
     /// How many objects the checkpoint's chunks hold.
     public var objectCount: UInt64
 
+    /// Creates the payload.
     public init(lastTransactionID: UInt64, lastCommitTimeMicroseconds: Int64, nextKey: UInt64, objectCount: UInt64) {
         self.lastTransactionID = lastTransactionID
         self.lastCommitTimeMicroseconds = lastCommitTimeMicroseconds
@@ -19,9 +20,12 @@ public struct CheckpointBegin: Hashable, Sendable {
 
 /// One live object in a checkpoint: its identity and every persistent property value.
 public struct ObjectRecord: Hashable, Sendable {
+    /// The object's identity.
     public var object: ObjectReference
+    /// Its persistent property values (defaults may be omitted).
     public var properties: [PropertyChange]
 
+    /// Creates a record.
     public init(object: ObjectReference, properties: [PropertyChange]) {
         self.object = object
         self.properties = properties
@@ -32,8 +36,10 @@ public struct ObjectRecord: Hashable, Sendable {
 public struct CheckpointChunk: Hashable, Sendable {
     /// Stores referenced by ``ObjectReference/storeIndex`` values greater than 0 in this chunk.
     public var foreignStores: [LogUUID]
+    /// The live objects of this chunk.
     public var records: [ObjectRecord]
 
+    /// Creates a chunk.
     public init(foreignStores: [LogUUID] = [], records: [ObjectRecord]) {
         self.foreignStores = foreignStores
         self.records = records
@@ -47,6 +53,7 @@ public struct CheckpointEnd: Hashable, Sendable {
     /// A digest of the live state computed by the object layer (compared after a rewrite).
     public var stateDigest: [UInt8]
 
+    /// Creates the payload.
     public init(objectCount: UInt64, stateDigest: [UInt8]) {
         self.objectCount = objectCount
         self.stateDigest = stateDigest

@@ -12,6 +12,7 @@ public struct SchemaPayload: Hashable, Sendable {
     /// Every entity; ``ObjectReference/entityIndex`` indexes this array.
     public var entities: [EntitySchema]
 
+    /// Creates a schema.
     public init(modelName: String, versionIdentifier: String, modelHash: UInt64, entities: [EntitySchema]) {
         self.modelName = modelName
         self.versionIdentifier = versionIdentifier
@@ -22,9 +23,11 @@ public struct SchemaPayload: Hashable, Sendable {
 
 /// One entity of the schema.
 public struct EntitySchema: Hashable, Sendable {
+    /// The name, unique within its scope.
     public var name: String
     /// The parent entity's name, for sub-entities.
     public var superentityName: String?
+    /// Whether only sub-entities have instances.
     public var isAbstract: Bool
     /// All properties, inherited ones first (in the superentity's order), then the entity's own.
     /// ``PropertyChange/propertyIndex`` indexes this array.
@@ -34,6 +37,7 @@ public struct EntitySchema: Hashable, Sendable {
     /// Indexes: each is a list of property names.
     public var indexes: [[String]]
 
+    /// Creates a description.
     public init(
         name: String, superentityName: String? = nil, isAbstract: Bool = false, properties: [PropertySchema],
         uniquenessConstraints: [[String]] = [], indexes: [[String]] = []
@@ -63,11 +67,15 @@ public enum PropertySchema: Hashable, Sendable {
 
 /// An attribute as the schema records it.
 public struct AttributeSchema: Hashable, Sendable {
+    /// The name, unique within its scope.
     public var name: String
+    /// The type of its values.
     public var type: AttributeType
+    /// Whether it may be empty (null / no target).
     public var isOptional: Bool
     /// Transient attributes are described but never written in changesets.
     public var isTransient: Bool
+    /// The value of an object that does not record one.
     public var defaultValue: AttributeValue?
     /// For binary and transformable attributes: values of at least this many bytes are stored in blob frames
     /// and read lazily. `nil` keeps every value inline.
@@ -75,6 +83,7 @@ public struct AttributeSchema: Hashable, Sendable {
     /// For transformable attributes: the name of the value transformer that produced the bytes.
     public var transformerName: String?
 
+    /// Creates a description.
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
         defaultValue: AttributeValue? = nil, externalStorageThreshold: UInt64? = nil, transformerName: String? = nil
@@ -108,18 +117,26 @@ public enum DeleteRule: UInt8, Hashable, Sendable, CaseIterable, CustomStringCon
 
 /// A relationship as the schema records it.
 public struct RelationshipSchema: Hashable, Sendable {
+    /// The name, unique within its scope.
     public var name: String
+    /// The entity its targets belong to.
     public var destinationEntityName: String
+    /// The relationship of the destination that points back, if any.
     public var inverseName: String?
+    /// Whether it holds several targets.
     public var isToMany: Bool
+    /// Whether a to-many keeps the order of its targets.
     public var isOrdered: Bool
+    /// Whether it may be empty (null / no target).
     public var isOptional: Bool
+    /// What deleting the source does to the targets.
     public var deleteRule: DeleteRule
     /// Minimum number of targets (to-many), 0 for none.
     public var minCount: UInt32
     /// Maximum number of targets (to-many), 0 for unbounded.
     public var maxCount: UInt32
 
+    /// Creates a description.
     public init(
         name: String, destinationEntityName: String, inverseName: String?, isToMany: Bool, isOrdered: Bool = false,
         isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: UInt32 = 0, maxCount: UInt32 = 0

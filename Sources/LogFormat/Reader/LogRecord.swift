@@ -22,6 +22,7 @@ public enum LogRecord: Sendable {
 
 /// A committed transaction: its ID, its (undecoded) changeset payload and its blobs.
 public struct TransactionRecord: Sendable {
+    /// The transaction ID (from the frames).
     public var transactionID: UInt64
     /// The encoded ``Changeset``; decode it with ``changeset()``.
     public var payload: [UInt8]
@@ -30,6 +31,7 @@ public struct TransactionRecord: Sendable {
     /// Byte offset of the transaction's first frame.
     public var byteOffset: UInt64
 
+    /// Creates a record.
     public init(transactionID: UInt64, payload: [UInt8], blobs: [BlobLocation], byteOffset: UInt64) {
         self.transactionID = transactionID
         self.payload = payload
@@ -76,6 +78,7 @@ public struct TornTail: Hashable, Sendable {
     /// Why its first frame was not accepted.
     public var reason: String
 
+    /// Creates a description of a torn tail.
     public init(byteOffset: UInt64, byteCount: UInt64, reason: String) {
         self.byteOffset = byteOffset
         self.byteCount = byteCount
@@ -89,16 +92,20 @@ public struct ScanReport: Hashable, Sendable {
     public var fileByteCount: UInt64
     /// Bytes up to the end of the last committed frame.
     public var committedByteCount: UInt64
+    /// Frames that verified.
     public var frameCount: Int
+    /// Committed transactions.
     public var transactionCount: Int
     /// The last committed transaction (0 when none).
     public var lastTransactionID: UInt64
     /// Payload bytes after decompression, and stored body bytes, of every verified frame.
     public var rawPayloadByteCount: UInt64
+    /// Stored (possibly compressed) body bytes of every verified frame.
     public var storedBodyByteCount: UInt64
     /// Whether the committed part ends with a seal (the last writer closed cleanly).
     public var endsWithSeal: Bool
     /// Whether one of the two header copies failed its checks (the other was used).
     public var headerCopyDamaged: Bool
+    /// What follows the committed part: nothing, a torn tail, or damage.
     public var tail: LogTail
 }

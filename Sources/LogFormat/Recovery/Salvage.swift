@@ -8,8 +8,11 @@
 public struct SalvageReport: Hashable, Sendable {
     /// A stretch of the damaged file that held nothing verifiable.
     public struct LostRegion: Hashable, Sendable {
+        /// Where the region starts.
         public var byteOffset: UInt64
+        /// How long it is.
         public var byteCount: UInt64
+        /// Why its first frame failed.
         public var reason: String
         /// The last transaction copied before the region (0 when none).
         public var afterTransactionID: UInt64
@@ -24,11 +27,17 @@ public struct SalvageReport: Hashable, Sendable {
         }
     }
 
+    /// Transactions copied into the new file.
     public var copiedTransactionCount: Int
+    /// Schema frames copied.
     public var copiedSchemaCount: Int
+    /// Whether a complete checkpoint was copied.
     public var copiedCheckpoint: Bool
+    /// The last transaction copied.
     public var lastTransactionID: UInt64
+    /// The regions that held nothing verifiable, in file order.
     public var lostRegions: [LostRegion]
+    /// The size of the new file.
     public var outputByteCount: UInt64
 
     /// Whether everything verifiable was all there was (no region lost).

@@ -6,7 +6,9 @@
 
 /// What a rewrite did.
 public struct RewriteReport: Hashable, Sendable {
+    /// Size of the log before the rewrite.
     public var oldByteCount: UInt64
+    /// Size of the new log.
     public var newByteCount: UInt64
     /// The new file's generation.
     public var generation: UInt64
@@ -16,6 +18,7 @@ public struct RewriteReport: Hashable, Sendable {
     public var checkpointBlobs: [BlobLocation]
     /// Where copied transactions' blobs landed in the new file.
     public var copiedBlobs: [BlobLocation]
+    /// How long the rewrite took, verification included.
     public var durationNanoseconds: UInt64
     /// Path of the previous file kept by `keepingPreviousAt`, if any.
     public var previousPath: String?

@@ -31,6 +31,7 @@ public final class FaultInjector: Sendable {
 
     private let state = Mutex(State())
 
+    /// An injector with no fault armed (it still counts calls).
     public init() {}
 
     /// Makes the `n`th next call (1 = the very next one) of `operation` fail with `fault`.

@@ -20,6 +20,7 @@ public enum Durability: Hashable, Sendable, CustomStringConvertible {
 
 /// What an appended transaction occupies in the file.
 public struct AppendedTransaction: Hashable, Sendable {
+    /// The transaction appended.
     public var transactionID: UInt64
     /// Byte offset of the transaction's first frame.
     public var byteOffset: UInt64

@@ -16,6 +16,7 @@ import Dispatch
 public final class LogWriter: Sendable {
     /// How to open a log for writing.
     public struct Options: Sendable {
+        /// When appends are acknowledged; `.full` by default.
         public var durability: Durability = .full
         /// Create the file when it does not exist.
         public var createIfMissing = true
@@ -30,6 +31,7 @@ public final class LogWriter: Sendable {
         /// Fault injection for tests.
         public var faultInjector: FaultInjector?
 
+        /// Options with the given durability, creation and store UUID.
         public init(durability: Durability = .full, createIfMissing: Bool = true, storeUUID: LogUUID? = nil) {
             self.durability = durability
             self.createIfMissing = createIfMissing
