@@ -3,32 +3,12 @@ import Testing
 
 @testable import LogFormat
 
-/// SplitMix64: a tiny, fast generator whose whole sequence follows from one 64-bit seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// The seed of the random payload tests: `EG_TEST_SEED` when set (to replay a failure), otherwise random.
-/// It is printed once, so that any failing run can be replayed.
-let randomPayloadSeed: UInt64 = {
-    let seed = ProcessInfo.processInfo.environment["EG_TEST_SEED"].flatMap { UInt64($0) } ?? .random(in: .min ... .max)
-    print("PayloadEncoding random tests: seed \(seed) (replay with EG_TEST_SEED=\(seed))")
-    return seed
-}()
+/// The seed of the random payload tests (printed once; `EG_TEST_SEED` replays it).
+let randomPayloadSeed = TestSeed.make(for: "PayloadEncoding random tests")
 
 /// Random payloads whose numbers favour the edges: zero, small values, and the extremes of each type.
 struct RandomPayloads {
-    var generator: SplitMix64
+    var generator: SeededGenerator
 
     mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &generator) < percent }
 
@@ -203,7 +183,7 @@ extension PayloadEncodingTests {
         @Test("random changesets survive a round trip", arguments: 0..<4)
         func changesets(batch: Int) throws {
             let seed = randomPayloadSeed &+ UInt64(batch)
-            var random = RandomPayloads(generator: SplitMix64(seed: seed))
+            var random = RandomPayloads(generator: SeededGenerator(seed: seed))
             for iteration in 0..<250 {
                 let changeset = random.changeset()
                 let bytes = try changeset.encoded()
@@ -218,7 +198,7 @@ extension PayloadEncodingTests {
 
         @Test("random checkpoint chunks survive a round trip")
         func checkpointChunks() throws {
-            var random = RandomPayloads(generator: SplitMix64(seed: randomPayloadSeed ^ 0xC4EC))
+            var random = RandomPayloads(generator: SeededGenerator(seed: randomPayloadSeed ^ 0xC4EC))
             for iteration in 0..<250 {
                 let chunk = random.checkpointChunk()
                 let bytes = try chunk.encoded()
@@ -234,7 +214,7 @@ extension PayloadEncodingTests {
             arguments: PayloadKind.allCases)
         func damage(kind: PayloadKind) throws {
             var random = RandomPayloads(
-                generator: SplitMix64(
+                generator: SeededGenerator(
                     seed: randomPayloadSeed ^ UInt64(PayloadKind.allCases.firstIndex(of: kind)! + 1) << 32))
             var originals = [try kind.sampleBytes()]
             if kind == .changeset { originals += try (0..<20).map { _ in try random.changeset().encoded() } }
