@@ -85,6 +85,20 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Wraps a log error.
+    /// Runs `body`, passing EventGraph errors through and turning log errors (and any other error) into
+    /// EventGraph errors that name `path`.
+    static func converting<R>(path: String, _ body: () throws -> R) throws(EventGraphError) -> R {
+        do {
+            return try body()
+        } catch let error as EventGraphError {
+            throw error
+        } catch let error as LogFormatError {
+            throw EventGraphError(error)
+        } catch {
+            throw EventGraphError(.log, "\(path): \(error)")
+        }
+    }
+
     init(_ error: LogFormatError) {
         self.init(.log, error.description, underlying: error)
     }

@@ -28,7 +28,7 @@ final class FileBackend: LogBackend {
         var options = LogWriter.Options(durability: configuration.durability, createIfMissing: configuration.createIfMissing)
         options.storeUUID = nil
         options.faultInjector = configuration.faultInjector
-        do {
+        return try EventGraphError.converting(path: path) {
             let writer = try LogWriter(path: path, options: options) { record in
                 if let converted = try Self.convert(record) { try replay(converted) }
             }
@@ -38,12 +38,6 @@ final class FileBackend: LogBackend {
                 try? writer.close()
                 throw error
             }
-        } catch let error as EventGraphError {
-            throw error
-        } catch let error as LogFormatError {
-            throw EventGraphError(error)
-        } catch {
-            throw EventGraphError(.log, "\(path): \(error)")
         }
     }
 
@@ -78,23 +72,16 @@ final class FileBackend: LogBackend {
     }
 
     static func replay(_ reader: LogReader, _ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
-        var failure: EventGraphError?
-        do {
-            let report = try reader.scan { record throws(LogFormatError) in
-                guard failure == nil, let converted = try convert(record) else { return }
-                do throws(EventGraphError) { try body(converted) } catch { failure = error }
+        // The scan stops at the first error `body` throws and rethrows it unchanged.
+        try EventGraphError.converting(path: reader.path) {
+            let report = try reader.scan { record in
+                guard let converted = try convert(record) else { return }
+                try body(converted)
             }
-            if case .damaged(let damage) = report.tail, failure == nil {
+            if case .damaged(let damage) = report.tail {
                 throw EventGraphError(.log, "\(reader.path): \(damage.summary)")
             }
-        } catch let error as EventGraphError {
-            throw error
-        } catch let error as LogFormatError {
-            throw EventGraphError(error)
-        } catch {
-            throw EventGraphError(.log, "\(error)")
         }
-        if let failure { throw failure }
     }
 
     func append(schema: SchemaPayload) throws(EventGraphError) {
@@ -126,7 +113,7 @@ final class FileBackend: LogBackend {
 
     func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64] {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
-        do {
+        return try EventGraphError.converting(path: path) {
             let report = try writer.rewrite(
                 schema: schema, begin: checkpoint.begin, end: checkpoint.end,
                 writeCheckpoint: { sink in
@@ -146,12 +133,6 @@ final class FileBackend: LogBackend {
             let newReader = try LogReader(path: path)
             reader.withLock { $0 = newReader }
             return report.checkpointBlobs.map(\.byteOffset)
-        } catch let error as EventGraphError {
-            throw error
-        } catch let error as LogFormatError {
-            throw EventGraphError(error)
-        } catch {
-            throw EventGraphError(.log, "\(path): \(error)")
         }
     }
 
