@@ -61,9 +61,16 @@ let package = Package(
             path: "Examples",
             swiftSettings: swiftSettings
         ),
+        // A second process for tests that need a fresh launch of an app (not a product).
+        .executableTarget(
+            name: "StoreProbe",
+            dependencies: ["EventGraph", "EventGraphExamples"],
+            path: "Tests/StoreProbe",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "EventGraphTests",
-            dependencies: ["EventGraph", "EventGraphExamples"],
+            dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe"],
             swiftSettings: swiftSettings
         ),
         // End-to-end tests of the built `egctl` (the dependency makes SwiftPM build it first).

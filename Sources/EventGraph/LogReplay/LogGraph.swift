@@ -86,7 +86,9 @@ public struct LogGraph: Sendable {
     public mutating func apply(_ record: LogRecord) throws -> Changeset? {
         switch record {
         case .schema(let schema, _):
-            catalog = SchemaCatalog(schema)
+            let next = SchemaCatalog(schema)
+            if let previous = catalog { keepDefaults(of: previous, changingTo: next) }
+            catalog = next
         case .transaction(let transaction):
             let changeset = try transaction.changeset()
             apply(changeset, blobs: transaction.blobs)

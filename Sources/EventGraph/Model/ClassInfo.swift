@@ -14,6 +14,9 @@ final class ClassInfo: @unchecked Sendable {
     /// Whether some attribute's default differs between two fresh instances (for example `Date()`), so that an
     /// inserted object's defaults must be read from the instance instead of the model.
     let hasInstanceDefaults: Bool
+    /// The indices of those attributes. Their prototype's value is no default at all (another process computes
+    /// another one), so the model records none for them and every object records its own value.
+    let dynamicDefaultIndices: Set<Int>
 
     init(objectClass: ManagedObject.Type, superclassInfo: ClassInfo?) {
         self.objectClass = objectClass
@@ -22,10 +25,10 @@ final class ClassInfo: @unchecked Sendable {
         let second = objectClass.init()
         let seeds = ClassInfo.seeds(of: first)
         let secondSeeds = ClassInfo.seeds(of: second)
-        var hasInstanceDefaults = false
-        for (a, b) in zip(seeds, secondSeeds) {
+        var dynamicDefaultIndices: Set<Int> = []
+        for (index, (a, b)) in zip(seeds, secondSeeds).enumerated() {
             if case .attribute(let x) = a, case .attribute(let y) = b, x.defaultValue != y.defaultValue {
-                hasInstanceDefaults = true
+                dynamicDefaultIndices.insert(index)
             }
         }
         var indexByName: [String: Int] = [:]
@@ -36,7 +39,8 @@ final class ClassInfo: @unchecked Sendable {
         }
         self.seeds = seeds
         self.indexByName = indexByName
-        self.hasInstanceDefaults = hasInstanceDefaults
+        self.hasInstanceDefaults = !dynamicDefaultIndices.isEmpty
+        self.dynamicDefaultIndices = dynamicDefaultIndices
     }
 
     /// The property seeds of an instance, root class first.

@@ -39,7 +39,8 @@ struct EntityDraft {
         for (index, seed) in info.seeds.enumerated() {
             switch seed {
             case .attribute(let seed):
-                let attribute = try AttributeDescription(seed: seed, index: index, entityName: name)
+                var attribute = try AttributeDescription(seed: seed, index: index, entityName: name)
+                if info.dynamicDefaultIndices.contains(index) { attribute.defaultValue = .null }
                 attributes[index] = attribute
                 // Single-attribute constraints belong to the class that declares the attribute.
                 let isOwn = index >= (info.superclassInfo?.seeds.count ?? 0)

@@ -14,9 +14,11 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
     public let versionIdentifier: String
     /// Every entity; an entity's position is its ``EntityDescription/index``.
     public let entities: [EntityDescription]
-    /// A stable hash of the model's persistent shape (FNV-1a over the canonical schema encoding).
+    /// A stable hash of the model's persistent shape: what the bytes of its logs depend on (see `ModelShape`).
     ///
-    /// Equal for equal shapes on every platform and run; the name and version identifier do not contribute.
+    /// Equal for equal shapes on every platform, in every process and for every order of the classes; default
+    /// values, indexes, delete rules, transformer names, transient attributes, the name and the version
+    /// identifier do not contribute. A store opens with any model of the same shape.
     public let hash: UInt64
     /// The model as the log records it.
     public let schema: SchemaPayload
@@ -82,13 +84,10 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
             byClass[ObjectIdentifier(entity.objectClass)] = entity.index
         }
         self.entityIndexByClass = byClass
-        let shape = SchemaPayload(
-            modelName: "", versionIdentifier: "", modelHash: 0, entities: entities.map { $0.entitySchema })
-        let encodedShape = (try? shape.encoded()) ?? []
-        let hash = StableHash.fnv1a64(encodedShape)
+        let entitySchemas = entities.map { $0.entitySchema }
+        let hash = ModelShape.hash(of: entitySchemas)
         self.hash = hash
-        self.schema = SchemaPayload(
-            modelName: name, versionIdentifier: version, modelHash: hash, entities: shape.entities)
+        self.schema = SchemaPayload(modelName: name, versionIdentifier: version, modelHash: hash, entities: entitySchemas)
     }
 
     /// The entity with this name.

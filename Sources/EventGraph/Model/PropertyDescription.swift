@@ -12,7 +12,8 @@ public struct AttributeDescription: Hashable, Sendable {
     public var isOptional: Bool
     /// Whether the value is kept only in memory and never written to the log.
     public var isTransient: Bool
-    /// The value of a new object when none is set.
+    /// The value of a new object when none is set; `.null` when the declaration computes a new value for every
+    /// object (for example `Date()`), whose objects then record their own values.
     public var defaultValue: AttributeValue
     /// Binary and transformable values of at least this many bytes are stored externally (read on demand).
     public var externalStorageThreshold: Int?

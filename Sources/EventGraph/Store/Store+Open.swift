@@ -41,6 +41,11 @@ extension Store {
                 .invalidArgument,
                 "the log was compacted at transaction \(floor); history before it is gone (asked for \(until))")
         }
+        if model != nil, !isReadOnly, replayer.recordedSchema != resolvedModel.schema {
+            // Same shape, other metadata (a new index or default, a new version identifier, a hash recorded by an
+            // older release): record the model in force, so that records written from now on are read against it.
+            try backend.append(schema: resolvedModel.schema)
+        }
         return Store(model: resolvedModel, backend: backend, state: replayer.state!, isReadOnly: isReadOnly)
     }
 }
@@ -52,6 +57,11 @@ struct Replayer {
     private let untilTransaction: UInt64?
     private(set) var state: StoreState?
     private(set) var checkpointFloor: UInt64?
+    /// The schema frame in force (the last one replayed).
+    private(set) var recordedSchema: SchemaPayload?
+    /// The values of properties a record leaves out, per entity: the defaults of the schema frame in force when
+    /// the record was written — not the model's, which may have changed since.
+    private var recordedDefaults: [[PropertyValue]] = []
     private var checkpoint: (begin: CheckpointBegin, state: StoreState, count: UInt64)?
 
     init(model: ObjectModel?, untilTransaction: UInt64?) {
@@ -62,29 +72,13 @@ struct Replayer {
     mutating func consume(_ record: ReplayRecord) throws(EventGraphError) {
         switch record {
         case .schema(let schema):
-            if let model {
-                guard schema.modelHash == model.hash else {
-                    throw EventGraphError(.modelMismatch, "the log changes its model mid-way; migration is not supported yet")
-                }
-                return
-            }
-            if let givenModel {
-                guard schema.modelHash == givenModel.hash else {
-                    throw EventGraphError(
-                        .modelMismatch,
-                        "the store was written with model '\(schema.modelName)' version \(schema.versionIdentifier) (hash \(String(schema.modelHash, radix: 16))), not '\(givenModel.name)' version \(givenModel.versionIdentifier) (hash \(String(givenModel.hash, radix: 16)))")
-                }
-                model = givenModel
-            } else {
-                model = try ObjectModel(schema: schema)
-            }
-            state = StoreState(model: model!)
+            try adopt(schema)
         case .transaction(let changeset, let handles):
             guard let model, state != nil else { throw EventGraphError(.log, "a transaction precedes the model in the log") }
             if let until = untilTransaction, changeset.transactionID > until { return }
             // Transactions a checkpoint already contains are skipped.
             if checkpointFloor != nil, changeset.transactionID <= state!.lastTransactionID { return }
-            try state!.replay(changeset, blobHandles: handles, model: model)
+            try state!.replay(changeset, blobHandles: handles, model: model, insertDefaults: recordedDefaults)
         case .checkpointBegin(let begin):
             guard let model else { throw EventGraphError(.log, "a checkpoint precedes the model in the log") }
             var fresh = StoreState(model: model)
@@ -102,7 +96,7 @@ struct Replayer {
                 guard entityIndex < model.entities.count else {
                     throw EventGraphError(.log, "a checkpoint names entity #\(entityIndex), which the model lacks")
                 }
-                var values = model.entities[entityIndex].defaultValues
+                var values = recordedDefaults[entityIndex]
                 for change in record.properties where Int(change.propertyIndex) < values.count {
                     values[Int(change.propertyIndex)] = change.value
                 }
@@ -129,6 +123,46 @@ struct Replayer {
             state!.rebuildIndexes()
             checkpointFloor = current.begin.lastTransactionID
             checkpoint = nil
+        }
+    }
+
+    /// Takes a schema frame: the first one chooses the model (the given one, in the log's entity order, when the
+    /// shapes agree); later ones may change metadata such as defaults and indexes, never the shape.
+    private mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) {
+        // The recorded `modelHash` is not trusted: stores written before the hash covered only the shape recorded
+        // a hash of the whole schema, so the shape hash is recomputed from the recorded entities.
+        let recordedHash = ModelShape.hash(of: schema.entities)
+        let names = schema.entities.map(\.name)
+        if let model {
+            guard recordedHash == model.hash, names == model.entities.map(\.name) else {
+                throw EventGraphError(
+                    .modelMismatch, "the log changes its model's shape mid-way; migration is not supported yet")
+            }
+            if givenModel == nil {
+                // Tools follow the recorded metadata (indexes, defaults) of the latest schema frame.
+                let latest = try ObjectModel(schema: schema)
+                self.model = latest
+                state!.adoptIndexes(of: latest)
+            }
+        } else if let givenModel {
+            guard recordedHash == givenModel.hash else {
+                throw EventGraphError(
+                    .modelMismatch,
+                    "the store was written with model '\(schema.modelName)' version \(schema.versionIdentifier) "
+                        + "(shape hash \(String(recordedHash, radix: 16))), not '\(givenModel.name)' version "
+                        + "\(givenModel.versionIdentifier) (shape hash \(String(givenModel.hash, radix: 16)))")
+            }
+            model = try givenModel.reordered(as: names)
+            state = StoreState(model: model!)
+        } else {
+            model = try ObjectModel(schema: schema)
+            state = StoreState(model: model!)
+        }
+        recordedSchema = schema
+        recordedDefaults = schema.entities.map { entity in
+            entity.properties.map { property in
+                SchemaCatalog.isPersistent(property) ? SchemaCatalog.defaultValue(of: property) : .attribute(.null)
+            }
         }
     }
 }

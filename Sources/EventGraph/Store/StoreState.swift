@@ -76,10 +76,14 @@ extension StoreState {
     /// Computes the rows a changeset produces without changing the state.
     ///
     /// - Throws: when an operation names an object that does not exist (or already exists, for an insert).
-    /// - Parameter overlay: rows of saves queued before this one and not yet installed, which take precedence.
-    func stage(_ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:])
-        throws(EventGraphError) -> StagedChanges
-    {
+    /// - Parameters:
+    ///   - overlay: rows of saves queued before this one and not yet installed, which take precedence.
+    ///   - insertDefaults: per entity, the values of properties an insert leaves out (replay passes those of the
+    ///     schema frame in force); `nil` takes the model's defaults.
+    func stage(
+        _ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:],
+        insertDefaults: [[PropertyValue]]? = nil
+    ) throws(EventGraphError) -> StagedChanges {
         func row(entityIndex: Int, key: UInt64) -> Row? {
             if !overlay.isEmpty, let entry = overlay[key] { return entry.entityIndex == entityIndex ? entry.row : nil }
             return self.row(entityIndex: entityIndex, key: key)
@@ -126,7 +130,7 @@ extension StoreState {
                 guard staged.rows[reference.key] == nil, row(entityIndex: entityIndex, key: reference.key) == nil else {
                     throw EventGraphError(.log, "transaction \(version) inserts object \(reference.key) twice")
                 }
-                var values = model.entities[entityIndex].defaultValues
+                var values = insertDefaults?[entityIndex] ?? model.entities[entityIndex].defaultValues
                 try applied(changes, to: &values)
                 put(reference.key, entityIndex, Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
             case .update(let reference, let changes):
@@ -195,6 +199,13 @@ extension StoreState {
         indexChanges.apply(to: &indexes)
     }
 
+    /// Replaces the attribute indexes by those `model` declares (a later schema frame may add or drop some) and
+    /// builds them from the tables.
+    mutating func adoptIndexes(of model: ObjectModel) {
+        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:)) }
+        rebuildIndexes()
+    }
+
     /// Builds every attribute index from the tables (after a checkpoint was loaded row by row).
     mutating func rebuildIndexes() {
         for entityIndex in indexes.indices {
@@ -215,12 +226,14 @@ extension StoreState {
     }
 
     /// Applies a changeset read from the log.
-    mutating func replay(_ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel) throws(EventGraphError) {
+    mutating func replay(
+        _ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel, insertDefaults: [[PropertyValue]]
+    ) throws(EventGraphError) {
         guard changeset.transactionID == lastTransactionID + 1 || lastTransactionID == 0 else {
             throw EventGraphError(
                 .log, "transaction \(changeset.transactionID) follows transaction \(lastTransactionID); IDs must be contiguous")
         }
-        let staged = try stage(changeset, model: model)
+        let staged = try stage(changeset, model: model, insertDefaults: insertDefaults)
         install(staged, model: model)
         for (index, handle) in handles.enumerated() {
             blobHandles[BlobKey(transactionID: changeset.transactionID, index: UInt32(index))] = handle
