@@ -16,13 +16,20 @@ public final class ModelContainer: Sendable {
         public var durability: Durability
         /// Whether a missing store file is created.
         public var createIfMissing: Bool
+        /// Called once when opening left something out of the file (a torn tail cut off after a crash; see
+        /// ``ModelContainer/recoveryReport``). The default writes one line to standard error; `nil` is silent.
+        public var recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)?
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?
 
         /// Creates a configuration.
-        public init(durability: Durability = .full, createIfMissing: Bool = true) {
+        public init(
+            durability: Durability = .full, createIfMissing: Bool = true,
+            recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)? = StoreRecoveryReport.logToStandardError
+        ) {
             self.durability = durability
             self.createIfMissing = createIfMissing
+            self.recoveryHandler = recoveryHandler
         }
     }
 
@@ -40,6 +47,7 @@ public final class ModelContainer: Sendable {
         throws(EventGraphError)
     {
         try self.init(store: Self.openStore(path: path, model: model, configuration: configuration), path: path)
+        if let report = recoveryReport { configuration.recoveryHandler?(report) }
     }
 
     /// Opens the store at `path` with the model recorded in its log (for tools without the application's
@@ -48,17 +56,41 @@ public final class ModelContainer: Sendable {
         throws(EventGraphError)
     {
         try self.init(store: Self.openStore(path: path, model: nil, configuration: configuration), path: path)
+        if let report = recoveryReport { configuration.recoveryHandler?(report) }
     }
 
     /// Opens a read-only view of the store at `path` *as of* a transaction: the log replayed up to it.
     ///
-    /// The view takes no lock and never modifies the file. Pass `model: nil` to use the recorded model.
-    public static func view(path: String, asOfTransaction transactionID: UInt64, model: ObjectModel? = nil)
-        throws(EventGraphError) -> ModelContainer
-    {
+    /// The view takes no lock and never modifies the file. Pass `model: nil` to use the recorded model. A store
+    /// with damage can be viewed as of any transaction before the damage (see ``recoveryReport``).
+    public static func view(
+        path: String, asOfTransaction transactionID: UInt64, model: ObjectModel? = nil,
+        recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)? = StoreRecoveryReport.logToStandardError
+    ) throws(EventGraphError) -> ModelContainer {
+        try openView(path: path, model: model, untilTransaction: transactionID, recoveryHandler: recoveryHandler)
+    }
+
+    /// Opens a read-only view of the latest state of the store at `path`: every committed transaction, or those
+    /// before the damage when synced data is damaged (``recoveryReport`` then says where, and what is missing).
+    ///
+    /// The view takes no lock and never modifies the file, so it also works while another process writes the
+    /// store and on a store that refuses to open for writing. Pass `model: nil` to use the recorded model.
+    public static func view(
+        path: String, model: ObjectModel? = nil,
+        recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)? = StoreRecoveryReport.logToStandardError
+    ) throws(EventGraphError) -> ModelContainer {
+        try openView(path: path, model: model, untilTransaction: nil, recoveryHandler: recoveryHandler)
+    }
+
+    private static func openView(
+        path: String, model: ObjectModel?, untilTransaction: UInt64?,
+        recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)?
+    ) throws(EventGraphError) -> ModelContainer {
         let backend = try FileBackend.openReadOnly(path: path)
-        return try ModelContainer(
-            store: Store.open(backend: backend, model: model, untilTransaction: transactionID), path: path)
+        let view = try ModelContainer(
+            store: Store.open(backend: backend, model: model, untilTransaction: untilTransaction), path: path)
+        if let report = view.recoveryReport { recoveryHandler?(report) }
+        return view
     }
 
     private static func openStore(path: String, model: ObjectModel?, configuration: Configuration)
@@ -73,7 +105,10 @@ public final class ModelContainer: Sendable {
             }
         } catch {
             try? opened?.close()
-            throw error
+            guard error.underlying?.code == .damaged else { throw error }
+            var advised = error
+            advised.message += " (ModelContainer.view(path:) opens it read-only up to the damage)"
+            throw advised
         }
     }
 
@@ -94,8 +129,11 @@ public final class ModelContainer: Sendable {
     public var storeUUID: UUID { store.storeUUID }
     /// The last committed transaction.
     public var lastTransactionID: UInt64 { store.lastTransactionID }
-    /// Whether saves are refused (an *as of* view).
+    /// Whether saves are refused (a view).
     public var isReadOnly: Bool { store.isReadOnly }
+    /// What opening left out of the store's file: a torn tail a crash left (cut off by a writer, ignored by a
+    /// read-only view), or damage a read-only view stops at; `nil` when the whole file was read.
+    public var recoveryReport: StoreRecoveryReport? { store.backend.recoveryReport }
 
     /// The context of the main actor.
     @MainActor public var mainContext: ObjectContext { main.context }

@@ -9,14 +9,18 @@ final class FileBackend: LogBackend {
     private let writer: LogWriter?
     /// Replaced after a rewrite (the old reader still reads the replaced file).
     private let reader: Mutex<LogReader>
+    /// What the writer's recovery truncated, or what the last read-only replay did not read.
+    private let recovery: Mutex<StoreRecoveryReport?>
 
     var isReadOnly: Bool { writer == nil }
+    var recoveryReport: StoreRecoveryReport? { recovery.withLock { $0 } }
 
     private init(path: String, writer: LogWriter?, reader: LogReader) {
         self.path = path
         self.writer = writer
         self.storeUUID = reader.header.storeUUID
         self.reader = Mutex(reader)
+        self.recovery = Mutex(writer.flatMap { StoreRecoveryReport(path: path, recovery: $0.recoveryReport) })
     }
 
     /// Opens (or creates) the log for writing, delivering every committed record to `replay` during the one
@@ -66,21 +70,22 @@ final class FileBackend: LogBackend {
         }
     }
 
+    /// Delivers the committed records. A read-only backend stops at damage (the view "up to the damage" that the
+    /// damage error advises) and records what it did not read; a writer's log cannot hold damage it did not
+    /// refuse at open, so damage found later is an error.
     func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
         let reader = self.reader.withLock { $0 }
-        try Self.replay(reader, body)
-    }
-
-    static func replay(_ reader: LogReader, _ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
-        // The scan stops at the first error `body` throws and rethrows it unchanged.
-        try EventGraphError.converting(path: reader.path) {
-            let report = try reader.scan { record in
-                guard let converted = try convert(record) else { return }
+        let report = try EventGraphError.converting(path: reader.path) {
+            // The scan stops at the first error `body` throws and rethrows it unchanged.
+            try reader.scan { record in
+                guard let converted = try Self.convert(record) else { return }
                 try body(converted)
             }
-            if case .damaged(let damage) = report.tail {
-                throw EventGraphError(.log, "\(reader.path): \(damage.summary)")
-            }
+        }
+        if isReadOnly {
+            recovery.withLock { $0 = StoreRecoveryReport(path: path, scan: report) }
+        } else if case .damaged(let damage) = report.tail {
+            throw EventGraphError(.log, "\(reader.path): \(damage.summary)")
         }
     }
 

@@ -26,6 +26,12 @@ protocol LogBackend: Sendable {
     func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64]
     /// Closes the log (a file backend appends a seal and releases the lock).
     func close() throws(EventGraphError)
+    /// What opening or replaying the log left out of the file (a torn tail, or damage a read-only view stops at).
+    var recoveryReport: StoreRecoveryReport? { get }
+}
+
+extension LogBackend {
+    var recoveryReport: StoreRecoveryReport? { nil }
 }
 
 /// A transaction queued in a log, not yet known to be durable.

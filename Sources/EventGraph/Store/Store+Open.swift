@@ -32,9 +32,11 @@ extension Store {
             return Store(model: model, backend: backend, state: StoreState(model: model), isReadOnly: false)
         }
         if let until = untilTransaction, until > replayer.state!.lastTransactionID {
-            throw EventGraphError(
-                .invalidArgument,
-                "the log ends at transaction \(replayer.state!.lastTransactionID); cannot view it as of transaction \(until)")
+            var end = "the log ends at transaction \(replayer.state!.lastTransactionID)"
+            if let report = backend.recoveryReport, report.kind == .stoppedAtDamage {
+                end = "the log can be read up to transaction \(replayer.state!.lastTransactionID) (\(report))"
+            }
+            throw EventGraphError(.invalidArgument, "\(end); cannot view it as of transaction \(until)")
         }
         if let floor = replayer.checkpointFloor, let until = untilTransaction, until < floor {
             throw EventGraphError(

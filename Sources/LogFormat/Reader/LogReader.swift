@@ -91,7 +91,13 @@ public final class LogReader: Sendable {
                 try body(record)
             }
         }
-        return ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged)
+        var report = ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged)
+        if case .torn(var tail) = report.tail {
+            tail.transactionIDs = try scanner.transactionIDs(
+                inTailFrom: tail.byteOffset, after: result.lastTransactionID)
+            report.tail = .torn(tail)
+        }
+        return report
     }
 
     /// Converts a scanner event to a public record, decoding schema and checkpoint payloads.

@@ -77,12 +77,15 @@ public struct TornTail: Hashable, Sendable {
     public var byteCount: UInt64
     /// Why its first frame was not accepted.
     public var reason: String
+    /// The transactions it held parts of whose frame headers still verify (none were committed), in order.
+    public var transactionIDs: [UInt64]
 
     /// Creates a description of a torn tail.
-    public init(byteOffset: UInt64, byteCount: UInt64, reason: String) {
+    public init(byteOffset: UInt64, byteCount: UInt64, reason: String, transactionIDs: [UInt64] = []) {
         self.byteOffset = byteOffset
         self.byteCount = byteCount
         self.reason = reason
+        self.transactionIDs = transactionIDs
     }
 }
 

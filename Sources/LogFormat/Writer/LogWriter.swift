@@ -123,10 +123,11 @@ public final class LogWriter: Sendable {
                     + "read-only to read up to the damage, or salvage it into a new file (egctl salvage)",
                 path: path, byteOffset: damage.byteOffset, damage: damage)
         case .torn(let offset, let count, let reason):
-            // Never-synced bytes from a crash: cut them off before anything is appended after them.
+            // Never-synced bytes from a crash: name what they held, then cut them off before anything is appended.
+            let lost = try scanner.transactionIDs(inTailFrom: offset, after: result.lastTransactionID)
             try file.truncate(to: offset)
             try file.sync()
-            truncated = TornTail(byteOffset: offset, byteCount: count, reason: reason)
+            truncated = TornTail(byteOffset: offset, byteCount: count, reason: reason, transactionIDs: lost)
         }
         self.path = path
         self.options = options

@@ -19,9 +19,11 @@ enum Failure {
             if error.code == .io, let code = error.systemErrno, [2, 13, 20, 21].contains(code) {
                 return ExitStatus.usage  // ENOENT, EACCES, ENOTDIR, EISDIR: the argument does not name a store
             }
+            // Only an argument that names no store of this format is a usage error; anything else (damage, a
+            // limit exceeded while compacting, a lock, an I/O failure) is a failure on a valid store.
             switch error.code {
-            case .damaged, .verificationFailed, .malformedPayload, .io, .locked, .poisoned: return ExitStatus.damage
-            default: return ExitStatus.usage
+            case .notALog, .unsupportedVersion, .unsupportedFeature, .invalidArgument: return ExitStatus.usage
+            default: return ExitStatus.damage
             }
         }
         if let exit = error as? ExitCode { return exit }

@@ -16,6 +16,13 @@ enum ValueFormatting {
         iso8601(Date(timeIntervalSince1970: Double(microseconds) / 1e6))
     }
 
+    /// A date as ISO 8601, or as what it is when it is no point in time: `-inf`, `inf` or `nan` (the way
+    /// doubles print), never a formatter's far-future date or empty string.
+    static func date(_ secondsSinceReferenceDate: Double) -> String {
+        guard secondsSinceReferenceDate.isFinite else { return "\(secondsSinceReferenceDate)" }
+        return iso8601(Date(timeIntervalSinceReferenceDate: secondsSinceReferenceDate))
+    }
+
     static func iso8601(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -33,7 +40,7 @@ enum ValueFormatting {
         case .float(let v): "\(v)"
         case .bool(let v): "\(v)"
         case .string(let v): quoted(v)
-        case .date(let v): iso8601(Date(timeIntervalSinceReferenceDate: v))
+        case .date(let v): date(v)
         case .uuid(let v): "\(v)"
         case .url(let v): "<\(v)>"
         case .decimal(let v): v
@@ -60,7 +67,7 @@ enum ValueFormatting {
         case .float(let v): v.isFinite ? Double(v) as Any : "\(v)"
         case .bool(let v): v
         case .string(let v): v
-        case .date(let v): iso8601(Date(timeIntervalSinceReferenceDate: v))
+        case .date(let v): date(v)
         case .uuid(let v): "\(v)"
         case .url(let v): v
         case .decimal(let v): v
