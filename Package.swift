@@ -73,10 +73,18 @@ let package = Package(
             dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe"],
             swiftSettings: swiftSettings
         ),
-        // End-to-end tests of the built `egctl` (the dependency makes SwiftPM build it first).
+        // Opens a store with the library in a child process, so that tests can measure its peak memory. Not a
+        // product.
+        .executableTarget(
+            name: "OpenProbe",
+            dependencies: ["EventGraph"],
+            path: "Tests/OpenProbe",
+            swiftSettings: swiftSettings
+        ),
+        // End-to-end tests of the built `egctl` and `OpenProbe` (the dependencies make SwiftPM build them first).
         .testTarget(
             name: "EgctlTests",
-            dependencies: ["egctl", "EventGraph", "EventGraphExamples", "LogFormat"],
+            dependencies: ["egctl", "OpenProbe", "EventGraph", "EventGraphExamples", "LogFormat"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -22,7 +22,7 @@ struct LogRoundTripTests {
         var seen: [(UInt64, [UInt8], Int)] = []
         let reader = try LogReader(path: path)
         let report = try reader.scan { record in
-            if case .transaction(let t) = record { seen.append((t.transactionID, t.payload, t.blobs.count)) }
+            if case .transaction(let t) = record { seen.append((t.transactionID, try t.payload, t.blobs.count)) }
         }
         #expect(report.tail == .clean)
         #expect(report.endsWithSeal)

@@ -32,7 +32,7 @@ struct SalvageTests {
         var replayed: [ReplayedTransaction] = []
         let writer = try LogWriter(path: output) { record in
             if case .transaction(let t) = record {
-                replayed.append(ReplayedTransaction(id: t.transactionID, payload: t.payload))
+                replayed.append(ReplayedTransaction(id: t.transactionID, payload: try t.payload))
             }
         }
         #expect(replayed == TestLog.expected(1...9) + TestLog.expected(11...20))

@@ -20,7 +20,22 @@ extension Store {
                     .log, "the store refuses saves after the log failed (\(failure.message)); reopen it to recover")
             }
             var operations = request.operations
+            // The last ID comes from the log, which may end at the largest one.
+            guard queue.lastTransactionID < UInt64.max else {
+                throw EventGraphError(
+                    LogFormatError(
+                        .limitExceeded,
+                        "the store is full: its last transaction ID is \(queue.lastTransactionID), the largest there "
+                            + "is; no further save can be numbered"))
+            }
             let transactionID = queue.lastTransactionID + 1
+            if let exhausted = request.operations.lazy.compactMap(Self.exhaustedInsert).first {
+                throw EventGraphError(
+                    LogFormatError(
+                        .limitExceeded,
+                        "the store is full: it has handed out every object key, so the new "
+                            + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
+            }
             let mergedKeys = resolveUpserts(&operations, request.upserts, queue)
             try resolveConflicts(&operations, request, queue)
             var blobs: [[UInt8]] = []

@@ -90,8 +90,28 @@ final class Store: Sendable {
     }
 
     /// Allocates a key; keys are never reused, even when the object is never saved.
+    ///
+    /// The counter starts at the `nextKey` recorded in the log, which may be anywhere up to the largest value.
+    /// It never wraps: once every key is handed out, it returns ``exhaustedKey`` (never a real key), and a save
+    /// that inserts an object with it fails with a "store is full" error. Inserting cannot throw, so the error
+    /// waits for the save.
     func reserveKey() -> UInt64 {
-        keyCounter.add(1, ordering: .relaxed).oldValue
+        var current = keyCounter.load(ordering: .relaxed)
+        while current < Self.exhaustedKey {
+            let (exchanged, original) = keyCounter.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return current }
+            current = original
+        }
+        return Self.exhaustedKey
+    }
+
+    /// The key ``reserveKey()`` returns when none is left; the key counter never passes it.
+    static let exhaustedKey = UInt64.max
+
+    /// The object an operation inserts with a key that was never really allocated, if it does.
+    static func exhaustedInsert(_ operation: ChangeOperation) -> ObjectReference? {
+        if case .insert(let reference, _) = operation, reference.key == exhaustedKey { reference } else { nil }
     }
 
     /// The counter's value: every key below it has been handed out.

@@ -229,7 +229,10 @@ extension StoreState {
     mutating func replay(
         _ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel, insertDefaults: [[PropertyValue]]
     ) throws(EventGraphError) {
-        guard changeset.transactionID == lastTransactionID + 1 || lastTransactionID == 0 else {
+        // Both IDs come from the log: compare without adding (the last one may be the largest ID).
+        guard lastTransactionID == 0
+            || (changeset.transactionID > lastTransactionID && changeset.transactionID - lastTransactionID == 1)
+        else {
             throw EventGraphError(
                 .log, "transaction \(changeset.transactionID) follows transaction \(lastTransactionID); IDs must be contiguous")
         }

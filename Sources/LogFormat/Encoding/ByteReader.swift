@@ -10,17 +10,38 @@
 /// - strings must be valid UTF-8.
 ///
 /// The reader borrows the buffer: create it with ``withReader(over:_:)`` (or ``init(_:)`` inside a
-/// `withUnsafeBytes` closure) and never let it outlive that closure.
+/// `withUnsafeBytes` closure) and never let it outlive that closure. A payload too large to hold at once (a
+/// fragmented transaction) is read from ``SegmentedBytes`` instead, one segment at a time; a value that crosses
+/// segments is gathered, so every decoder reads both kinds the same way.
 struct ByteReader {
-    /// The payload being read; valid only for the lifetime of the closure that lent it.
-    private let buffer: UnsafeRawBufferPointer
-    /// The offset of the next byte to read.
-    private(set) var offset: Int
+    /// The bytes being read: the whole payload, or the current segment of a segmented one. Valid only for the
+    /// lifetime of the closure that lent it (or of ``segments``, which owns a segment's storage).
+    private var buffer: UnsafeRawBufferPointer
+    /// The position of the next byte in ``buffer``.
+    private var position: Int
+    /// The payload offset of `buffer[0]` (0 unless segmented).
+    private var segmentStart: Int
+    /// The number of bytes in the payload.
+    let byteCount: Int
+    /// Where further segments come from, for a payload too large to be held at once (a fragmented transaction).
+    private let segments: SegmentedBytes?
 
     /// Creates a reader at the start of `buffer`. The reader must not escape the scope that owns the buffer.
     init(_ buffer: UnsafeRawBufferPointer) {
         self.buffer = buffer
-        self.offset = 0
+        self.position = 0
+        self.segmentStart = 0
+        self.byteCount = buffer.count
+        self.segments = nil
+    }
+
+    /// Creates a reader over a payload of `byteCount` bytes delivered in segments.
+    init(segments: SegmentedBytes, byteCount: Int) {
+        self.buffer = UnsafeRawBufferPointer(start: nil, count: 0)
+        self.position = 0
+        self.segmentStart = 0
+        self.byteCount = byteCount
+        self.segments = segments
     }
 
     /// Runs `body` with a reader over the bytes of `bytes`; the reader is valid only inside `body`.
@@ -37,14 +58,25 @@ struct ByteReader {
         return try result.get()
     }
 
-    /// The number of bytes in the payload.
-    var byteCount: Int { buffer.count }
+    /// The payload offset of the next byte to read.
+    var offset: Int { segmentStart &+ position }
 
     /// The number of bytes not read yet.
-    var remainingByteCount: Int { buffer.count &- offset }
+    var remainingByteCount: Int { byteCount &- offset }
 
     /// Whether every byte has been read.
-    var isAtEnd: Bool { offset == buffer.count }
+    var isAtEnd: Bool { offset == byteCount }
+
+    /// Makes at least `count` bytes (which must remain in the payload) readable at `position`: the unread rest of
+    /// the segment followed by as many further segments as needed, in one buffer.
+    private mutating func gather(_ count: Int, for field: StaticString) throws(LogFormatError) {
+        let start = offset
+        guard let segments, count <= remainingByteCount else { throw truncated(field, needing: count, at: start) }
+        buffer = try segments.gather(keeping: UnsafeRawBufferPointer(rebasing: buffer[position...]), atLeast: count)
+        segmentStart = start
+        position = 0
+        guard buffer.count >= count else { throw truncated(field, needing: count, at: start) }
+    }
 
     // MARK: Errors
 
@@ -55,15 +87,15 @@ struct ByteReader {
 
     private func truncated(_ field: StaticString, needing byteCount: Int, at start: Int) -> LogFormatError {
         malformed(
-            "the payload ends after \(buffer.count) bytes, but \(field) needs \(byteCount) byte(s) "
+            "the payload ends after \(byteCount) bytes, but \(field) needs \(byteCount) byte(s) "
                 + "at byte offset \(start)",
             at: start)
     }
 
-    /// Throws unless at least `count` bytes remain. `count` must not be negative.
+    /// Throws unless at least `count` bytes remain, and makes them contiguous. `count` must not be negative.
     @inline(__always)
-    private func require(_ count: Int, for field: StaticString) throws(LogFormatError) {
-        guard count <= buffer.count &- offset else { throw truncated(field, needing: count, at: offset) }
+    private mutating func require(_ count: Int, for field: StaticString) throws(LogFormatError) {
+        guard count <= buffer.count &- position else { return try gather(count, for: field) }
     }
 
     // MARK: Fixed-width values
@@ -71,8 +103,8 @@ struct ByteReader {
     /// Reads one byte.
     mutating func readUInt8(_ field: StaticString) throws(LogFormatError) -> UInt8 {
         try require(1, for: field)
-        let value = buffer[offset]
-        offset &+= 1
+        let value = buffer[position]
+        position &+= 1
         return value
     }
 
@@ -89,33 +121,33 @@ struct ByteReader {
     /// Reads two bytes, least significant first.
     mutating func readUInt16LE(_ field: StaticString) throws(LogFormatError) -> UInt16 {
         try require(2, for: field)
-        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self)
-        offset &+= 2
+        let value = buffer.loadUnaligned(fromByteOffset: position, as: UInt16.self)
+        position &+= 2
         return UInt16(littleEndian: value)
     }
 
     /// Reads four bytes, least significant first.
     mutating func readUInt32LE(_ field: StaticString) throws(LogFormatError) -> UInt32 {
         try require(4, for: field)
-        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
-        offset &+= 4
+        let value = buffer.loadUnaligned(fromByteOffset: position, as: UInt32.self)
+        position &+= 4
         return UInt32(littleEndian: value)
     }
 
     /// Reads eight bytes, least significant first.
     mutating func readUInt64LE(_ field: StaticString) throws(LogFormatError) -> UInt64 {
         try require(8, for: field)
-        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-        offset &+= 8
+        let value = buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+        position &+= 8
         return UInt64(littleEndian: value)
     }
 
     /// Reads the 16 bytes of a UUID in RFC 4122 order.
     mutating func readUUID(_ field: StaticString) throws(LogFormatError) -> LogUUID {
         try require(16, for: field)
-        let high = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-        let low = buffer.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)
-        offset &+= 16
+        let high = buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+        let low = buffer.loadUnaligned(fromByteOffset: position &+ 8, as: UInt64.self)
+        position &+= 16
         return LogUUID(high: UInt64(bigEndian: high), low: UInt64(bigEndian: low))
     }
 
@@ -125,10 +157,10 @@ struct ByteReader {
     @inline(__always)
     mutating func readVarUInt(_ field: StaticString) throws(LogFormatError) -> UInt64 {
         // Most varints in a payload (tags, indices, counts, small keys) are a single byte.
-        if offset < buffer.count {
-            let first = buffer[offset]
+        if position < buffer.count {
+            let first = buffer[position]
             if first < 0x80 {
-                offset &+= 1
+                position &+= 1
                 return UInt64(first)
             }
         }
@@ -136,12 +168,16 @@ struct ByteReader {
     }
 
     private mutating func readMultiByteVarUInt(_ field: StaticString) throws(LogFormatError) -> UInt64 {
+        // A varint that may continue into the next segment: make its longest possible form contiguous first.
+        if segments != nil, buffer.count &- position < 10, remainingByteCount > buffer.count &- position {
+            try gather(min(10, remainingByteCount), for: field)
+        }
         let start = offset
-        var index = start
+        var index = position
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard index < buffer.count else { throw truncated(field, needing: index &- start &+ 1, at: start) }
+            guard index < buffer.count else { throw truncated(field, needing: index &- position &+ 1, at: start) }
             let byte = buffer[index]
             index &+= 1
             // The tenth byte holds bit 63 only; anything more is overflow or an eleventh byte.
@@ -151,10 +187,10 @@ struct ByteReader {
             result |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 {
                 // A final zero group after others means the same value had a shorter encoding.
-                if byte == 0 && index &- start > 1 {
+                if byte == 0 && index &- position > 1 {
                     throw malformed("the varint for \(field) is not in its shortest form", at: start)
                 }
-                offset = index
+                position = index
                 return result
             }
             shift &+= 7
@@ -232,13 +268,31 @@ struct ByteReader {
     /// Reads `count` raw bytes.
     mutating func readBytes(count: Int, _ field: StaticString) throws(LogFormatError) -> [UInt8] {
         precondition(count >= 0, "a byte count cannot be negative")
+        if count > buffer.count &- position, segments != nil { return try readBytesAcrossSegments(count, field) }
         try require(count, for: field)
-        let source = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset &+ count)])
+        let source = UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ count)])
         let value = [UInt8](unsafeUninitializedCapacity: count) { destination, initializedCount in
             if count > 0 { UnsafeMutableRawBufferPointer(destination).copyMemory(from: source) }
             initializedCount = count
         }
-        offset &+= count
+        position &+= count
+        return value
+    }
+
+    /// Reads `count` bytes that continue past the current segment, copying segment by segment into the result (a
+    /// large binary value is never gathered into one segment first, so it is held once).
+    private mutating func readBytesAcrossSegments(_ count: Int, _ field: StaticString) throws(LogFormatError)
+        -> [UInt8]
+    {
+        guard count <= remainingByteCount else { throw truncated(field, needing: count, at: offset) }
+        var value: [UInt8] = []
+        value.reserveCapacity(count)
+        while value.count < count {
+            if position == buffer.count { try gather(1, for: field) }
+            let take = min(count &- value.count, buffer.count &- position)
+            value.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ take)]))
+            position &+= take
+        }
         return value
     }
 
@@ -253,11 +307,54 @@ struct ByteReader {
         let lengthOffset = offset
         let count = try readByteLength(field, limit: LogLimits.maxStringByteCount)
         if count == 0 { return "" }
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset &+ count)])
+        try require(count, for: field)
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ count)])
         guard let value = String(validating: bytes, as: UTF8.self) else {
             throw malformed("\(field) is not valid UTF-8", at: lengthOffset)
         }
-        offset &+= count
+        position &+= count
         return value
+    }
+}
+
+/// The segments of a payload read piecewise, and the storage of the one being read.
+///
+/// The reader keeps a raw pointer into the current segment, so the storage is allocated here, owned by this
+/// object (which the reader retains), and freed only when the next segment replaces it.
+final class SegmentedBytes {
+    private let next: () throws(LogFormatError) -> [UInt8]?
+    private var storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+
+    /// Creates a source that calls `next` for each further segment (nil after the last).
+    init(_ next: @escaping () throws(LogFormatError) -> [UInt8]?) { self.next = next }
+
+    deinit { storage.deallocate() }
+
+    /// Replaces the storage by `leftover` (the unread rest of the current segment, which may point into it)
+    /// followed by further segments until at least `count` bytes are there or none is left, and returns it.
+    func gather(keeping leftover: UnsafeRawBufferPointer, atLeast count: Int) throws(LogFormatError)
+        -> UnsafeRawBufferPointer
+    {
+        // The leftover is a few bytes (a value that crosses segments); copy it out so the old segment can be
+        // freed before the next one is read — only one segment is held at a time.
+        var parts: [[UInt8]] = leftover.isEmpty ? [] : [Array(leftover)]
+        var total = leftover.count
+        storage.deallocate()
+        storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        while total < count, let part = try next() {
+            total += part.count
+            parts.append(part)
+        }
+        let gathered = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 8)
+        var filled = 0
+        for part in parts {
+            part.withUnsafeBytes { bytes in
+                UnsafeMutableRawBufferPointer(rebasing: gathered[filled..<filled + bytes.count]).copyMemory(from: bytes)
+            }
+            filled += part.count
+        }
+        parts = []
+        storage = gathered
+        return UnsafeRawBufferPointer(gathered)
     }
 }

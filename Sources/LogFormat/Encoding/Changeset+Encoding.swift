@@ -36,6 +36,22 @@ extension Changeset {
         }
     }
 
+    /// Decodes a changeset from a transaction's payload, reading a fragmented one fragment by fragment.
+    init(decoding payload: TransactionPayload) throws(LogFormatError) {
+        switch payload {
+        case .whole(let bytes):
+            try self.init(decoding: bytes)
+        case .fragmented(let fragments):
+            self = try fragments.withReader { (reader) throws(LogFormatError) -> Changeset in
+                try PayloadEnvelope.decode(
+                    "changeset", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount
+                ) { (reader) throws(LogFormatError) -> Changeset in
+                    try Changeset(fieldsFrom: &reader)
+                }
+            }
+        }
+    }
+
     /// Reads the fields that follow the version byte.
     private init(fieldsFrom reader: inout ByteReader) throws(LogFormatError) {
         let transactionID = try reader.readVarUInt("the transaction ID")

@@ -83,7 +83,7 @@ public struct FrameHeader: Hashable, Sendable {
         }
     }
 
-    /// Decodes and checks a header: checksum, codec, reserved bytes and size limits.
+    /// Decodes and checks a header: checksum, codec, reserved bytes, size limits and the sequence number's range.
     static func decode(_ bytes: UnsafeRawBufferPointer, seed: UInt32) -> Result<FrameHeader, Failure> {
         precondition(bytes.count >= byteCount, "a frame header needs \(byteCount) bytes")
         let stored = bytes.loadLE(UInt32.self, at: 44)
@@ -102,6 +102,10 @@ public struct FrameHeader: Hashable, Sendable {
         }
         guard header.rawByteCount <= LogLimits.maxFrameRawByteCount else {
             return .failure(.limit("frame raw length of \(header.rawByteCount) bytes exceeds the limit"))
+        }
+        // Every frame has a successor's sequence number to hand on; the largest one could only overflow.
+        guard header.sequence < UInt64.max else {
+            return .failure(.limit("frame sequence number \(header.sequence) leaves no successor"))
         }
         if codec == .raw, header.rawByteCount != header.bodyByteCount {
             return .failure(.limit("raw frame with raw length \(header.rawByteCount) ≠ body \(header.bodyByteCount)"))

@@ -4,7 +4,9 @@ public struct LogFileHeader: Hashable, Sendable {
     /// The format's major version: a reader refuses a file with a greater one.
     public static let currentMajorVersion: UInt16 = 1
     /// The format's minor version: additions an older reader of the same major version can ignore.
-    public static let currentMinorVersion: UInt16 = 0
+    ///
+    /// 1.1 records ``maxTransactionByteCount`` in bytes that 1.0 reserved (and 1.0 readers ignore).
+    public static let currentMinorVersion: UInt16 = 1
     /// Incompatible features this reader understands (none are defined in version 1.0).
     public static let knownIncompatibleFeatures: UInt64 = 0
     /// The magic bytes: 0x89 "EGLOG" CR LF (a high byte and a line ending catch text-mode corruption).
@@ -34,12 +36,22 @@ public struct LogFileHeader: Hashable, Sendable {
     public var baseSequence: UInt64
     /// When the file was created, in microseconds since 1970.
     public var createdMicroseconds: Int64
+    /// The largest transaction (changeset payload) the file may hold, chosen by the writer that created it; 0 in
+    /// files written before format 1.1, which are bound by ``LogLimits/maxTransactionByteCount``.
+    ///
+    /// A reader knows this bound before it reads a transaction, and rejects a transaction whose fragments add up
+    /// to more as soon as they do.
+    public var maxTransactionByteCount: UInt32
 
     /// Creates a header for a new file of the current version.
     public init(
         storeUUID: LogUUID, fileUUID: LogUUID = .random(), generation: UInt64 = 0, baseSequence: UInt64 = 1,
-        createdMicroseconds: Int64 = SystemClock.nowMicroseconds()
+        createdMicroseconds: Int64 = SystemClock.nowMicroseconds(),
+        maxTransactionByteCount: Int = LogLimits.maxTransactionByteCount
     ) {
+        precondition(
+            (1...LogLimits.maxTransactionByteCount).contains(maxTransactionByteCount),
+            "a transaction limit must be between 1 and \(LogLimits.maxTransactionByteCount) bytes")
         self.majorVersion = Self.currentMajorVersion
         self.minorVersion = Self.currentMinorVersion
         self.incompatibleFeatures = 0
@@ -49,6 +61,13 @@ public struct LogFileHeader: Hashable, Sendable {
         self.generation = generation
         self.baseSequence = baseSequence
         self.createdMicroseconds = createdMicroseconds
+        self.maxTransactionByteCount = UInt32(maxTransactionByteCount)
+    }
+
+    /// The largest transaction a reader accepts from this file: the recorded limit, or the format's for files
+    /// that record none.
+    public var transactionByteLimit: Int {
+        maxTransactionByteCount == 0 ? LogLimits.maxTransactionByteCount : Int(maxTransactionByteCount)
     }
 
     /// The checksum seed of every frame in this file: CRC32C of the file UUID's 16 bytes.
@@ -69,6 +88,7 @@ public struct LogFileHeader: Hashable, Sendable {
             out.storeLE(generation, at: 64)
             out.storeLE(baseSequence, at: 72)
             out.storeLE(createdMicroseconds, at: 80)
+            out.storeLE(maxTransactionByteCount, at: 88)
             let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: out[0..<124]))
             out.storeLE(crc, at: 124)
         }
@@ -89,6 +109,8 @@ public struct LogFileHeader: Hashable, Sendable {
         case valid(LogFileHeader)
         case badMagic
         case badChecksum
+        /// The checksum verifies but a field is out of range: a writer never produced it.
+        case outOfRange(String, byteOffset: Int)
     }
 
     /// Decodes one 128-byte copy without judging versions or features.
@@ -107,6 +129,8 @@ public struct LogFileHeader: Hashable, Sendable {
         header.generation = bytes.loadLE(UInt64.self, at: 64)
         header.baseSequence = bytes.loadLE(UInt64.self, at: 72)
         header.createdMicroseconds = bytes.loadLE(Int64.self, at: 80)
+        header.maxTransactionByteCount = bytes.loadLE(UInt32.self, at: 88)
+        if let (reason, offset) = outOfRangeField(header, bytes) { return .outOfRange(reason, byteOffset: offset) }
         return .valid(header)
     }
 
@@ -134,6 +158,11 @@ public struct LogFileHeader: Hashable, Sendable {
         case (.badMagic, .badMagic):
             throw LogFormatError(
                 .notALog, "is not an EventGraph log (no valid header magic)", path: path, byteOffset: 0)
+        case (.outOfRange(let reason, let offset), _), (_, .outOfRange(let reason, let offset)):
+            let copyOffset = if case .outOfRange = first { 0 } else { secondCopyByteOffset }
+            throw LogFormatError(
+                .damaged, "the file header's \(reason) (byte offset \(copyOffset + offset)); no copy is usable",
+                path: path, byteOffset: UInt64(copyOffset + offset))
         default:
             throw LogFormatError(
                 .damaged, "both copies of the file header fail their checksum (byte offsets 0 and 512)", path: path,

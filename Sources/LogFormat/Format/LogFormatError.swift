@@ -93,9 +93,10 @@ public struct DamageReport: Hashable, Sendable {
     /// Transaction IDs are contiguous, so the affected ones are those strictly between the last good and the
     /// next good transaction; when nothing verifies after the damage the range is open-ended (`nil`).
     public var affectedTransactionIDs: ClosedRange<UInt64>? {
-        let first = (lastGoodTransactionID ?? 0) + 1
-        guard let next = nextGoodTransactionID, next > first else { return nil }
-        return first...(next - 1)
+        // Both IDs come from the file; compare before adding, since the last good one may be the largest ID.
+        let last = lastGoodTransactionID ?? 0
+        guard let next = nextGoodTransactionID, next > last, next - last > 1 else { return nil }
+        return (last + 1)...(next - 1)
     }
 
     /// Creates an error.

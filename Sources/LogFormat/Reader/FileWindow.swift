@@ -5,17 +5,18 @@
 struct FileWindow: ~Copyable {
     static let chunkByteCount = 8 << 20
 
-    private let file: LogFile
+    /// The file, shared with the fragmented transactions a scan delivers (they re-read their frames from it).
+    let shared: SharedLogFile
     let limit: UInt64
     private var buffer: [UInt8] = []
     private var bufferStart: UInt64 = 0
 
     init(file: consuming LogFile, limit: UInt64) {
-        self.file = file
+        self.shared = SharedLogFile(file)
         self.limit = limit
     }
 
-    var path: String { file.path }
+    var path: String { shared.path }
 
     /// Calls `body` with `count` bytes at `offset`, or returns nil when they extend past the limit.
     mutating func withBytes<R>(
@@ -25,7 +26,7 @@ struct FileWindow: ~Copyable {
         let bufferEnd = bufferStart + UInt64(buffer.count)
         if offset < bufferStart || offset + UInt64(count) > bufferEnd {
             let want = Int(min(UInt64(max(Self.chunkByteCount, count)), limit - offset))
-            buffer = try file.read(count: want, at: offset)
+            buffer = try shared.file.read(count: want, at: offset)
             bufferStart = offset
             guard buffer.count >= count else { return nil }  // the file shrank underneath us
         }

@@ -118,8 +118,7 @@ public final class LogReader: Sendable {
             return .schema(try decoding(offset, "schema") { try SchemaPayload(decoding: payload) }, byteOffset: offset)
         case .transaction(let id, let payload, let blobs, let offset):
             guard id >= fromTransactionID else { return nil }
-            return .transaction(
-                TransactionRecord(transactionID: id, payload: payload, blobs: blobs, byteOffset: offset))
+            return .transaction(TransactionRecord(transactionID: id, body: payload, blobs: blobs, byteOffset: offset))
         case .checkpointBegin(let payload, let offset):
             return .checkpointBegin(
                 try decoding(offset, "checkpoint begin") { try CheckpointBegin(decoding: payload) }, byteOffset: offset)
@@ -160,29 +159,27 @@ public final class LogReader: Sendable {
                 .damaged, "frame header at byte offset \(byteOffset) fails its checks", path: path,
                 byteOffset: byteOffset)
         }
-        let body = try file.read(count: Int(frameHeader.bodyByteCount), at: byteOffset + UInt64(FrameHeader.byteCount))
-        guard body.count == Int(frameHeader.bodyByteCount),
-            CRC32C.checksum(body, continuing: seed) == frameHeader.bodyChecksum
-        else {
-            throw LogFormatError(
-                .damaged, "frame body at byte offset \(byteOffset) fails its checksum", path: path,
-                byteOffset: byteOffset)
-        }
-        switch frameHeader.codec {
-        case .raw:
-            return (frameHeader, body)
-        case .lz4:
-            guard let raw = body.withUnsafeBytes({ LZ4.decompress($0, rawByteCount: Int(frameHeader.rawByteCount)) })
-            else {
-                throw LogFormatError(
-                    .damaged, "frame at byte offset \(byteOffset) does not decompress", path: path,
-                    byteOffset: byteOffset)
-            }
-            return (frameHeader, raw)
-        case .lz4Dictionary:
+        guard frameHeader.codec != .lz4Dictionary else {
             throw LogFormatError(
                 .invalidArgument, "frame at byte offset \(byteOffset) needs its file's dictionary; read it by scanning",
                 path: path, byteOffset: byteOffset)
+        }
+        let paddedCount = Int(frameHeader.frameByteCount) - FrameHeader.byteCount
+        let padded = try file.read(count: paddedCount, at: byteOffset + UInt64(FrameHeader.byteCount))
+        guard padded.count == paddedCount else {
+            throw LogFormatError(
+                .damaged, "truncated frame body at byte offset \(byteOffset)", path: path, byteOffset: byteOffset)
+        }
+        let result = padded.withUnsafeBytes {
+            FrameBody.payload(of: $0, header: frameHeader, seed: seed, dictionary: nil)
+        }
+        switch result {
+        case .success(let payload):
+            return (frameHeader, payload)
+        case .failure(let rejection):
+            throw LogFormatError(
+                .damaged, "frame at byte offset \(byteOffset) fails its checks: \(rejection.reason)", path: path,
+                byteOffset: byteOffset)
         }
     }
 

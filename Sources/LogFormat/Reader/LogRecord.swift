@@ -21,30 +21,49 @@ public enum LogRecord: Sendable {
 }
 
 /// A committed transaction: its ID, its (undecoded) changeset payload and its blobs.
+///
+/// A transaction that spans several fragment frames is not held in memory: ``changeset()`` reads its fragments
+/// from the file one at a time as it decodes, so a reader's memory does not grow with the transaction's size.
 public struct TransactionRecord: Sendable {
     /// The transaction ID (from the frames).
     public var transactionID: UInt64
-    /// The encoded ``Changeset``; decode it with ``changeset()``.
-    public var payload: [UInt8]
+    /// The encoded ``Changeset``, in memory or in the file.
+    let body: TransactionPayload
     /// The transaction's externally stored binary values, in index order.
     public var blobs: [BlobLocation]
     /// Byte offset of the transaction's first frame.
     public var byteOffset: UInt64
 
-    /// Creates a record.
+    /// Creates a record of a payload in memory.
     public init(transactionID: UInt64, payload: [UInt8], blobs: [BlobLocation], byteOffset: UInt64) {
+        self.init(transactionID: transactionID, body: .whole(payload), blobs: blobs, byteOffset: byteOffset)
+    }
+
+    init(transactionID: UInt64, body: TransactionPayload, blobs: [BlobLocation], byteOffset: UInt64) {
         self.transactionID = transactionID
-        self.payload = payload
+        self.body = body
         self.blobs = blobs
         self.byteOffset = byteOffset
+    }
+
+    /// The length of the encoded changeset.
+    public var payloadByteCount: Int { body.byteCount }
+
+    /// The encoded ``Changeset`` in one array. For a fragmented transaction this reads every fragment again and
+    /// holds the whole payload; decode with ``changeset()`` instead, which does not.
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` when a fragment no longer verifies, or an I/O error.
+    public var payload: [UInt8] {
+        get throws(LogFormatError) { try body.bytes() }
     }
 
     /// Decodes the changeset, checking that its transaction ID matches the frames'.
     public func changeset() throws(LogFormatError) -> Changeset {
         let changeset: Changeset
         do {
-            changeset = try Changeset(decoding: payload)
-        } catch {
+            changeset = try Changeset(decoding: body)
+        } catch where error.code != .damaged && error.code != .io {
+            // A fragment that fails when read again (damaged, io) keeps its own error and byte offset.
             throw LogFormatError(
                 .malformedPayload, "transaction \(transactionID): \(error.message)", byteOffset: byteOffset)
         }

@@ -2,8 +2,16 @@ extension LogScanner {
     /// The unit being assembled from several frames.
     private enum Pending {
         case none
-        case transaction(id: UInt64, byteOffset: UInt64, blobs: [BlobLocation], fragments: [[UInt8]]?, byteCount: Int)
+        case transaction(id: UInt64, byteOffset: UInt64, blobs: [BlobLocation], fragments: FragmentRun?)
         case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64)
+    }
+
+    /// The fragments of a transaction seen so far: where they start and how much they hold — not their bytes.
+    private struct FragmentRun {
+        var byteOffset: UInt64
+        var sequence: UInt64
+        var count: Int
+        var byteCount: Int
     }
 
     /// What to do at the first frame that fails.
@@ -47,15 +55,16 @@ extension LogScanner {
                     offset += frame.header.frameByteCount
                     expectedSequence = frame.header.sequence + 1
                     result.frameCount += 1
-                    result.rawPayloadByteCount += UInt64(frame.payload.count)
+                    result.rawPayloadByteCount += UInt64(frame.header.rawByteCount)
                     result.storedBodyByteCount += UInt64(frame.header.bodyByteCount)
                     if case .none = pending { result.nextSequence = frame.header.sequence + 1 }
                 }
             }
             guard let reason = rejection else { continue }
 
-            let lastGoodSequence = (expectedSequence ?? 1) - 1
-            let proof = try nextVerifiableFrame(after: offset, sequenceAbove: lastGoodSequence)
+            // Both sequence numbers come from the file: compare, never subtract (`baseSequence` may be 0 in a
+            // crafted header copy that another check rejects, and a frame may carry the largest value).
+            let proof = try nextVerifiableFrame(after: offset, sequenceAtLeast: expectedSequence ?? 0)
             switch policy {
             case .stop:
                 // Any later frame whose watermark passes `offset` proves the failed frame was synced. The first
@@ -63,8 +72,9 @@ extension LogScanner {
                 // carry an older watermark, so keep looking until one proves it or none is left.
                 var witness = proof
                 while let candidate = witness, candidate.header.durableWatermark <= offset {
+                    // `sequence + 1` cannot overflow: the header decoder rejects the largest sequence number.
                     witness = try nextVerifiableFrame(
-                        after: candidate.byteOffset, sequenceAbove: candidate.header.sequence)
+                        after: candidate.byteOffset, sequenceAtLeast: candidate.header.sequence + 1)
                 }
                 if let proof, witness != nil {
                     result.tail = .damaged(
@@ -105,7 +115,7 @@ extension LogScanner {
     private func pendingStart(_ pending: Pending) -> UInt64? {
         switch pending {
         case .none: nil
-        case .transaction(_, let byteOffset, _, _, _): byteOffset
+        case .transaction(_, let byteOffset, _, _): byteOffset
         case .checkpoint(let byteOffset, _): byteOffset
         }
     }
@@ -134,51 +144,62 @@ extension LogScanner {
             guard h.transactionID > result.lastTransactionID else {
                 return "transaction \(h.transactionID) does not follow transaction \(result.lastTransactionID)"
             }
-            var (id, start, blobs, fragments, byteCount) = (
-                h.transactionID, frame.byteOffset, [BlobLocation](), [[UInt8]]?.none, 0
-            )
+            var (id, start, blobs, fragments) = (h.transactionID, frame.byteOffset, [BlobLocation](), FragmentRun?.none)
             switch pending {
             case .none:
                 break
-            case .transaction(let pid, let pstart, let pblobs, let pfragments, let pcount) where pid == h.transactionID:
-                (id, start, blobs, fragments, byteCount) = (pid, pstart, pblobs, pfragments, pcount)
+            case .transaction(let pid, let pstart, let pblobs, let pfragments) where pid == h.transactionID:
+                (id, start, blobs, fragments) = (pid, pstart, pblobs, pfragments)
             default:
                 return "\(h.type) frame of transaction \(h.transactionID) interrupts another unit"
             }
+            // The file header records the largest transaction its writer accepts; checked before the transaction
+            // is delivered, and before anything of it is decoded.
+            let limit = header.transactionByteLimit
             switch h.type {
             case .blob:
                 guard fragments == nil, h.partIndex == UInt32(blobs.count) else {
                     return "blob \(h.partIndex) of transaction \(id) is out of order"
                 }
                 blobs.append(blobLocation(frame))
-                pending = .transaction(id: id, byteOffset: start, blobs: blobs, fragments: nil, byteCount: 0)
+                pending = .transaction(id: id, byteOffset: start, blobs: blobs, fragments: nil)
             case .transaction:
                 guard fragments == nil, h.partIndex == 0 else { return "whole transaction \(id) inside fragments" }
-                try deliver(.transaction(id: id, payload: frame.payload, blobs: blobs, byteOffset: start))
+                guard frame.payload.count <= limit else {
+                    return "transaction \(id) has \(frame.payload.count) bytes, more than the file's limit of \(limit)"
+                }
+                try deliver(.transaction(id: id, payload: .whole(frame.payload), blobs: blobs, byteOffset: start))
                 result.lastTransactionID = id
                 result.transactionCount += 1
                 commit()
             case .transactionFirst:
                 guard fragments == nil, h.partIndex == 0 else { return "first fragment of \(id) out of order" }
+                // Fragments are verified but not kept (``VerifiedFrame``): count their raw length.
+                guard Int(h.rawByteCount) <= limit else {
+                    return "transaction \(id) has more than the file's limit of \(limit) bytes"
+                }
                 pending = .transaction(
-                    id: id, byteOffset: start, blobs: blobs, fragments: [frame.payload], byteCount: frame.payload.count)
+                    id: id, byteOffset: start, blobs: blobs,
+                    fragments: FragmentRun(
+                        byteOffset: frame.byteOffset, sequence: h.sequence, count: 1, byteCount: Int(h.rawByteCount)))
             default:  // middle or last
-                guard var parts = fragments, h.partIndex == UInt32(parts.count) else {
+                guard var run = fragments, h.partIndex == UInt32(run.count) else {
                     return "fragment \(h.partIndex) of transaction \(id) is out of order"
                 }
-                byteCount += frame.payload.count
-                guard byteCount <= LogLimits.maxTransactionByteCount else {
-                    return "transaction \(id) exceeds \(LogLimits.maxTransactionByteCount) bytes"
+                // Both terms are at most the limit (1 GiB), so the sum cannot overflow.
+                run.byteCount += Int(h.rawByteCount)
+                run.count += 1
+                guard run.byteCount <= limit else {
+                    return "transaction \(id) has more than the file's limit of \(limit) bytes"
                 }
-                parts.append(frame.payload)
                 if h.type == .transactionMiddle {
-                    pending = .transaction(
-                        id: id, byteOffset: start, blobs: blobs, fragments: parts, byteCount: byteCount)
+                    pending = .transaction(id: id, byteOffset: start, blobs: blobs, fragments: run)
                 } else {
-                    var joined: [UInt8] = []
-                    joined.reserveCapacity(byteCount)
-                    for part in parts { joined.append(contentsOf: part) }
-                    try deliver(.transaction(id: id, payload: joined, blobs: blobs, byteOffset: start))
+                    let payload = FragmentedPayload(
+                        file: window.shared, seed: seed, dictionary: dictionary, transactionID: id,
+                        firstByteOffset: run.byteOffset, firstSequence: run.sequence, fragmentCount: run.count,
+                        byteCount: run.byteCount)
+                    try deliver(.transaction(id: id, payload: .fragmented(payload), blobs: blobs, byteOffset: start))
                     result.lastTransactionID = id
                     result.transactionCount += 1
                     commit()

@@ -21,7 +21,7 @@ public struct BlobLocation: Hashable, Sendable {
 /// A committed unit found while scanning, with its payload already verified and decompressed.
 enum ScanEvent {
     case schema(payload: [UInt8], byteOffset: UInt64)
-    case transaction(id: UInt64, payload: [UInt8], blobs: [BlobLocation], byteOffset: UInt64)
+    case transaction(id: UInt64, payload: TransactionPayload, blobs: [BlobLocation], byteOffset: UInt64)
     case checkpointBegin(payload: [UInt8], byteOffset: UInt64)
     case checkpointChunk(payload: [UInt8], byteOffset: UInt64)
     case checkpointBlob(BlobLocation)
@@ -104,46 +104,34 @@ struct LogScanner: ~Copyable {
         if let expectedSequence, frameHeader.sequence != expectedSequence {
             return .failure(Rejection(reason: "sequence number \(frameHeader.sequence), expected \(expectedSequence)"))
         }
-        let bodyCount = Int(frameHeader.bodyByteCount)
+        // A writer records how far the file was durable *before* the frame; a frame claiming more would be proof of
+        // durability for bytes written after it.
+        guard frameHeader.durableWatermark <= offset else {
+            return .failure(
+                Rejection(reason: "durable watermark \(frameHeader.durableWatermark) is past the frame's own offset"))
+        }
         let paddedCount = Int(frameHeader.frameByteCount) - FrameHeader.byteCount
         let bodyResult = try window.withBytes(at: offset + UInt64(FrameHeader.byteCount), count: paddedCount) {
             raw -> Result<[UInt8], Rejection> in
-            let body = UnsafeRawBufferPointer(rebasing: raw[0..<bodyCount])
-            guard CRC32C.checksum(body, continuing: seed) == frameHeader.bodyChecksum else {
-                return .failure(Rejection(reason: "frame body checksum mismatch"))
-            }
-            for index in bodyCount..<paddedCount where raw[index] != 0 {
-                return .failure(Rejection(reason: "nonzero padding after the frame body"))
-            }
-            switch frameHeader.codec {
-            case .raw:
-                return .success(Array(body))
-            case .lz4, .lz4Dictionary:
-                let dictionaryToUse = frameHeader.codec == .lz4Dictionary ? dictionary : nil
-                if frameHeader.codec == .lz4Dictionary && dictionary == nil {
-                    return .failure(Rejection(reason: "dictionary-compressed frame without a dictionary before it"))
-                }
-                guard
-                    let raw = LZ4.decompress(
-                        body, rawByteCount: Int(frameHeader.rawByteCount), dictionary: dictionaryToUse)
-                else {
-                    return .failure(Rejection(reason: "LZ4 block does not decompress to its recorded length"))
-                }
-                return .success(raw)
-            }
+            FrameBody.payload(of: raw, header: frameHeader, seed: seed, dictionary: dictionary)
         }
         guard let bodyResult else { return .failure(Rejection(reason: "truncated frame body")) }
         switch bodyResult {
         case .success(let payload):
-            return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: payload))
+            // A fragment's bytes are read again when its transaction is decoded (``FragmentedPayload``); holding
+            // them here would keep up to a whole transaction in memory.
+            let keep = !(frameHeader.type == .transactionFirst || frameHeader.type == .transactionMiddle
+                || frameHeader.type == .transactionLast)
+            return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: keep ? payload : []))
         case .failure(let rejection):
             return .failure(rejection)
         }
     }
 
-    /// Looks for the first frame after `offset` whose header and body checksums verify and whose sequence number
-    /// is above `sequence` (decompression is not needed to prove that the frame was written).
-    mutating func nextVerifiableFrame(after offset: UInt64, sequenceAbove sequence: UInt64)
+    /// Looks for the first frame after `offset` whose header and body checksums verify, whose sequence number is
+    /// at least `sequence` and whose watermark is not past itself (decompression is not needed to prove that the
+    /// frame was written).
+    mutating func nextVerifiableFrame(after offset: UInt64, sequenceAtLeast sequence: UInt64)
         throws(LogFormatError) -> (header: FrameHeader, byteOffset: UInt64)?
     {
         var candidate = offset + UInt64(FrameHeader.alignment)
@@ -152,7 +140,7 @@ struct LogScanner: ~Copyable {
             let header = try window.withBytes(at: candidate, count: FrameHeader.byteCount) { raw in
                 try? FrameHeader.decode(raw, seed: seed).get()
             }
-            if let header = header ?? nil, header.sequence > sequence {
+            if let header = header ?? nil, header.sequence >= sequence, header.durableWatermark <= candidate {
                 let bodyCount = Int(header.bodyByteCount)
                 let bodyVerifies =
                     try window.withBytes(at: candidate + UInt64(FrameHeader.byteCount), count: bodyCount) { body in

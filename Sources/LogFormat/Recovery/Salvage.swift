@@ -22,7 +22,10 @@ public struct SalvageReport: Hashable, Sendable {
         /// The transactions that were in the region, bounded by the surviving neighbours; nil when nothing after
         /// the region survived (then every transaction after ``afterTransactionID`` may be lost) or none is missing.
         public var transactionIDs: ClosedRange<UInt64>? {
-            guard let next = nextTransactionID, next > afterTransactionID + 1 else { return nil }
+            // Compared before adding: `afterTransactionID` comes from the file and may be the largest ID.
+            guard let next = nextTransactionID, next > afterTransactionID, next - afterTransactionID > 1 else {
+                return nil
+            }
             return (afterTransactionID + 1)...(next - 1)
         }
     }
@@ -63,8 +66,7 @@ public enum Salvage {
         var scanner = LogScanner(window: FileWindow(file: source, limit: size), header: reader.header)
 
         let temporary = AtomicRewrite.temporaryPath(for: outputPath, purpose: "salvage")
-        var header = LogFileHeader(storeUUID: reader.header.storeUUID, generation: reader.header.generation + 1)
-        header.compatibleFeatures = reader.header.compatibleFeatures
+        let header = try reader.header.successor(baseSequence: 1, path: path)
         final class Regions { var list: [SalvageReport.LostRegion] = [] }
         let regions = Regions()
         var report = SalvageReport(
@@ -93,8 +95,9 @@ public enum Salvage {
                         try frames.append(
                             OutgoingFrame(type: .blob, transactionID: id, partIndex: blob.index, payload: bytes))
                     }
-                    for frame in OutgoingFrame.transactionFrames(id: id, payload: payload, fragmentByteCount: 1 << 20) {
-                        try frames.append(frame)
+                    // A fragmented transaction is copied fragment by fragment, never held whole.
+                    try payload.forEachFrame(transactionID: id, fragmentByteCount: 1 << 20) {
+                        frame throws(LogFormatError) in try frames.append(frame)
                     }
                     report.copiedTransactionCount += 1
                     report.lastTransactionID = id

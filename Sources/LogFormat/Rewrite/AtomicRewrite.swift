@@ -88,6 +88,9 @@ struct SequentialFrameWriter: ~Copyable {
     mutating func append(_ frame: OutgoingFrame, watermark: UInt64 = LogFileHeader.framesByteOffset)
         throws(LogFormatError) -> UInt64
     {
+        guard sequence < UInt64.max else {
+            throw LogFormatError(.limitExceeded, "the new file has used every frame sequence number", path: file.path)
+        }
         let body = try frame.encodeBody(seed: seed, dictionary: nil)
         let size = Int(body.frameByteCount)
         let position = buffer.count

@@ -67,10 +67,7 @@ extension LogWriter {
                     "a checkpoint at transaction \(begin.lastTransactionID) is ahead of the log's last transaction "
                         + "\(old.lastTransactionID)", path: path)
             }
-            var newHeader = LogFileHeader(
-                storeUUID: old.header.storeUUID, generation: old.header.generation + 1,
-                baseSequence: old.nextSequence)
-            newHeader.compatibleFeatures = old.header.compatibleFeatures
+            let newHeader = try old.header.successor(baseSequence: old.nextSequence, path: path)
             let temporary = AtomicRewrite.temporaryPath(for: path, purpose: "rewrite")
             var copied = 0
             var checkpointBlobs: [BlobLocation] = []
@@ -114,12 +111,9 @@ extension LogWriter {
                                     transactionID: transaction.transactionID, index: UInt32(index), byteOffset: offset,
                                     byteCount: UInt32(bytes.count)))
                         }
-                        for frame in OutgoingFrame.transactionFrames(
-                            id: transaction.transactionID, payload: transaction.payload,
-                            fragmentByteCount: options.fragmentByteCount)
-                        {
-                            try frames.append(frame)
-                        }
+                        try transaction.body.forEachFrame(
+                            transactionID: transaction.transactionID, fragmentByteCount: options.fragmentByteCount
+                        ) { frame throws(LogFormatError) in try frames.append(frame) }
                         copied += 1
                     }
                 }
@@ -152,7 +146,7 @@ extension LogWriter {
             do throws(LogFormatError) {
                 try options.faultInjector.syncDirectory(of: path)
                 let file = try LogFile(path: path, flags: O_RDWR, faults: options.faultInjector)
-                locked.value.fileBox = FileBox(file)
+                locked.value.fileBox = SharedLogFile(file)
             } catch {
                 locked.value.poison = error
                 throw error

@@ -28,10 +28,11 @@ extension LogWriter {
     public func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]] = []) throws(LogFormatError)
         -> AppendedTransaction
     {
-        guard payload.count <= LogLimits.maxTransactionByteCount else {
+        // The file's own limit, recorded in its header when it was created (readers reject anything larger).
+        let limit = state.withLock { $0.value.header.transactionByteLimit }
+        guard payload.count <= limit else {
             throw LogFormatError(
-                .limitExceeded,
-                "transaction \(id) is \(payload.count) bytes, over the limit of \(LogLimits.maxTransactionByteCount)",
+                .limitExceeded, "transaction \(id) is \(payload.count) bytes, over the log's limit of \(limit)",
                 path: path)
         }
         var frames: [OutgoingFrame] = []
@@ -90,6 +91,13 @@ extension LogWriter {
         let alreadyClosed = state.withLock { $0.value.isClosed }
         if alreadyClosed { return }
         try sync()
+        // A log whose header started near the end of the sequence numbers (only a crafted one) may have none left
+        // for a seal. A log without a seal is valid — it reads as one whose writer stopped — so close without it.
+        let sealed = state.withLock { locked in
+            if locked.value.nextSequence == UInt64.max { locked.value.isClosed = true }
+            return !locked.value.isClosed
+        }
+        guard sealed else { return storeLock.release() }
         // The seal is reserved and the writer marked closed in one critical section, so no append can land after
         // the seal; appends that were queued before it are synced by the seal's own durability wait.
         let placed = try reserve([OutgoingFrame(type: .seal, payload: [])], transactionID: nil, closing: true)
@@ -123,6 +131,14 @@ extension LogWriter {
                 let newSeed = locked.value.seed
                 bodies = []
                 for frame in frames { bodies.append(try frame.encodeBody(seed: newSeed, dictionary: nil)) }
+            }
+            // A frame's sequence number must stay below the largest (the reader rejects that one); only a file whose
+            // header starts near the end of the range gets here.
+            guard UInt64(bodies.count) <= UInt64.max - locked.value.nextSequence else {
+                throw LogFormatError(
+                    .limitExceeded,
+                    "the log has used every frame sequence number (the next is \(locked.value.nextSequence)); salvage "
+                        + "it into a new file to go on writing", path: path)
             }
             if let transactionID {
                 guard transactionID > locked.value.lastTransactionID else {

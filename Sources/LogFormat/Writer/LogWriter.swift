@@ -24,6 +24,10 @@ public final class LogWriter: Sendable {
         public var storeUUID: LogUUID?
         /// Transactions larger than this are split into first/middle/last fragments.
         public var fragmentByteCount = 1 << 20
+        /// The largest transaction a new file accepts (1 byte … ``LogLimits/maxTransactionByteCount``), recorded in
+        /// its header so that readers know the bound before they read; ignored when the file exists (its own
+        /// recorded limit applies).
+        public var maxTransactionByteCount = LogLimits.maxTransactionByteCount
         /// `.normal` durability: sync when this many milliseconds have passed since unsynced data appeared …
         public var normalSyncInterval = 50
         /// … or when this many bytes are unsynced.
@@ -39,14 +43,8 @@ public final class LogWriter: Sendable {
         }
     }
 
-    /// A file descriptor shared by the state and the leader writing outside the lock.
-    final class FileBox: Sendable {
-        let file: LogFile
-        init(_ file: consuming LogFile) { self.file = file }
-    }
-
     struct State {
-        var fileBox: FileBox
+        var fileBox: SharedLogFile
         var header: LogFileHeader
         var seed: UInt32
         /// End of everything reserved (written or queued).
@@ -92,7 +90,15 @@ public final class LogWriter: Sendable {
             guard options.createIfMissing else {
                 throw LogFormatError(.io, "does not exist", path: path, systemErrno: ENOENT)
             }
-            try Self.create(path: path, storeUUID: options.storeUUID ?? .random(), faults: options.faultInjector)
+            guard (1...LogLimits.maxTransactionByteCount).contains(options.maxTransactionByteCount) else {
+                throw LogFormatError(
+                    .invalidArgument,
+                    "a transaction limit of \(options.maxTransactionByteCount) bytes is outside 1..."
+                        + "\(LogLimits.maxTransactionByteCount)", path: path)
+            }
+            try Self.create(
+                path: path, storeUUID: options.storeUUID ?? .random(),
+                maxTransactionByteCount: options.maxTransactionByteCount, faults: options.faultInjector)
             created = true
         }
         let file = try LogFile(path: path, flags: O_RDWR, faults: options.faultInjector)
@@ -138,17 +144,21 @@ public final class LogWriter: Sendable {
         let end = result.committedEnd
         self.state = ConditionLock(
             State(
-                fileBox: FileBox(file), header: header, seed: header.checksumSeed, reservedEnd: end, writtenEnd: end,
+                fileBox: SharedLogFile(file), header: header, seed: header.checksumSeed, reservedEnd: end, writtenEnd: end,
                 syncedEnd: end, nextSequence: result.nextSequence, lastTransactionID: result.lastTransactionID,
                 queuedStart: end))
     }
 
     /// Creates a new, empty log atomically: header written to a temporary file, synced, renamed into place.
-    static func create(path: String, storeUUID: LogUUID, faults: FaultInjector?) throws(LogFormatError) {
+    static func create(
+        path: String, storeUUID: LogUUID, maxTransactionByteCount: Int = LogLimits.maxTransactionByteCount,
+        faults: FaultInjector?
+    ) throws(LogFormatError) {
         let temporary = AtomicRewrite.temporaryPath(for: path, purpose: "create")
         do {
             let file = try LogFile(path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: faults)
-            try file.write(LogFileHeader(storeUUID: storeUUID).encodedRegion(), at: 0)
+            let header = LogFileHeader(storeUUID: storeUUID, maxTransactionByteCount: maxTransactionByteCount)
+            try file.write(header.encodedRegion(), at: 0)
             try file.sync()
             try faults.rename(temporary, to: path)
             try faults.syncDirectory(of: path)

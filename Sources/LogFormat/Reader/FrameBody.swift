@@ -1,0 +1,40 @@
+/// The checks of a frame's stored body, shared by every reader of frames: the scan, the re-read of a fragmented
+/// transaction, and ``LogReader/readFrame(at:)``.
+enum FrameBody {
+    /// Verifies a stored body and the zero padding after it (`padded` holds both, as on disk) against `header`,
+    /// and returns the payload: decompressed, exactly ``FrameHeader/rawByteCount`` bytes long.
+    ///
+    /// - Parameter dictionary: the file's dictionary in force, for ``FrameCodec/lz4Dictionary`` bodies.
+    static func payload(
+        of padded: UnsafeRawBufferPointer, header: FrameHeader, seed: UInt32, dictionary: [UInt8]?
+    ) -> Result<[UInt8], LogScanner.Rejection> {
+        let bodyCount = Int(header.bodyByteCount)
+        precondition(padded.count == Int(header.frameByteCount) - FrameHeader.byteCount, "body and padding expected")
+        let body = UnsafeRawBufferPointer(rebasing: padded[0..<bodyCount])
+        guard CRC32C.checksum(body, continuing: seed) == header.bodyChecksum else {
+            return .failure(LogScanner.Rejection(reason: "frame body checksum mismatch"))
+        }
+        for index in bodyCount..<padded.count where padded[index] != 0 {
+            return .failure(LogScanner.Rejection(reason: "nonzero padding after the frame body"))
+        }
+        switch header.codec {
+        case .raw:
+            return .success(Array(body))
+        case .lz4, .lz4Dictionary:
+            if header.codec == .lz4Dictionary && dictionary == nil {
+                return .failure(
+                    LogScanner.Rejection(reason: "dictionary-compressed frame without a dictionary before it"))
+            }
+            // The output is allocated at the recorded raw length, which the header decoder bounded by
+            // `LogLimits.maxFrameRawByteCount`: a forged length costs at most one frame's worth.
+            guard
+                let raw = LZ4.decompress(
+                    body, rawByteCount: Int(header.rawByteCount),
+                    dictionary: header.codec == .lz4Dictionary ? dictionary : nil)
+            else {
+                return .failure(LogScanner.Rejection(reason: "LZ4 block does not decompress to its recorded length"))
+            }
+            return .success(raw)
+        }
+    }
+}
