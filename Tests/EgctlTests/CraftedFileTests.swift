@@ -86,7 +86,8 @@ struct CraftedFileTests {
         -> MeasuredProcess.Result
     {
         let result = try MeasuredProcess.run(executable, arguments)
-        let command = ([URL(fileURLWithPath: executable).lastPathComponent] + arguments.filter { !$0.hasPrefix("/") }).joined(separator: " ")
+        let command = ([URL(fileURLWithPath: executable).lastPathComponent] + arguments.filter { !$0.hasPrefix("/") })
+            .joined(separator: " ")
         #expect(result.exitStatus != nil, "\(command) on \(crafted) trapped: \(result)")
         #expect(
             result.peakResidentBytes < Self.memoryBound,

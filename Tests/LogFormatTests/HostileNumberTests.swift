@@ -43,7 +43,8 @@ struct HeaderFieldBoundsTests {
         #expect(try LogFileSurgery.bytes(of: path) == before)
     }
 
-    @Test("a forged out-of-range field in one copy: the other copy is used, and the damage reported",
+    @Test(
+        "a forged out-of-range field in one copy: the other copy is used, and the damage reported",
         arguments: forgeries, [0, 1])
     func oneCopy(forgery: Forgery, copy: Int) throws {
         try TestLog.make(at: path, transactionCount: 2)

@@ -109,7 +109,7 @@ extension AttributeValue {
         switch self {
         case .string(let v): v.count
         case .binary(let v), .transformable(let v): v.count
-        case .blob(let reference): Int(reference.byteCount)
+        case .blob(let reference): Int(clamping: reference.byteCount)  // the count comes from the log
         default: nil
         }
     }

@@ -62,7 +62,7 @@ public struct TransactionRecord: Sendable {
         let changeset: Changeset
         do {
             changeset = try Changeset(decoding: body)
-        } catch where error.code != .damaged && error.code != .io {
+        } catch  where error.code != .damaged && error.code != .io {
             // A fragment that fails when read again (damaged, io) keeps its own error and byte offset.
             throw LogFormatError(
                 .malformedPayload, "transaction \(transactionID): \(error.message)", byteOffset: byteOffset)

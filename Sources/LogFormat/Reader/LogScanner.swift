@@ -120,7 +120,8 @@ struct LogScanner: ~Copyable {
         case .success(let payload):
             // A fragment's bytes are read again when its transaction is decoded (``FragmentedPayload``); holding
             // them here would keep up to a whole transaction in memory.
-            let keep = !(frameHeader.type == .transactionFirst || frameHeader.type == .transactionMiddle
+            let keep =
+                !(frameHeader.type == .transactionFirst || frameHeader.type == .transactionMiddle
                 || frameHeader.type == .transactionLast)
             return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: keep ? payload : []))
         case .failure(let rejection):

@@ -87,10 +87,11 @@ struct FragmentedPayload: Sendable {
             let shared = payload.file
             let headerBytes = try shared.file.read(count: FrameHeader.byteCount, at: byteOffset)
             let seed = payload.seed
-            let decoded = headerBytes.count == FrameHeader.byteCount
+            let decoded =
+                headerBytes.count == FrameHeader.byteCount
                 ? headerBytes.withUnsafeBytes { FrameHeader.decode($0, seed: seed) } : .failure(.limit("truncated"))
             guard case .success(let header) = decoded,
-                header.type == Self.type(index, payload.fragmentCount),
+                header.type == FragmentedPayload.type(ofFragment: index, count: payload.fragmentCount),
                 header.transactionID == payload.transactionID, header.partIndex == UInt32(index),
                 header.sequence == payload.firstSequence + UInt64(index)
             else { throw changed("its frame header no longer matches") }
@@ -110,8 +111,6 @@ struct FragmentedPayload: Sendable {
                 throw changed(rejection.reason)
             }
         }
-
-        private static func type(_ index: Int, _ count: Int) -> FrameType { FragmentedPayload.type(ofFragment: index, count: count) }
 
         private func changed(_ reason: String) -> LogFormatError {
             LogFormatError(

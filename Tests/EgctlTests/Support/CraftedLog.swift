@@ -78,7 +78,8 @@ struct CraftedLog {
         for start in [0, LogFileHeader.secondCopyByteOffset] {
             bytes.replaceSubrange((start + fieldOffset)..<(start + fieldOffset + value.count), with: value)
             let crc = CRC32C.checksum(Array(bytes[start..<(start + 124)]))
-            bytes.replaceSubrange((start + 124)..<(start + 128), with: withUnsafeBytes(of: crc.littleEndian, Array.init))
+            bytes.replaceSubrange(
+                (start + 124)..<(start + 128), with: withUnsafeBytes(of: crc.littleEndian, Array.init))
         }
     }
 
