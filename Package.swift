@@ -61,7 +61,8 @@ let package = Package(
             path: "Examples",
             swiftSettings: swiftSettings
         ),
-        // A second process for tests that need a fresh launch of an app (not a product).
+        // A second process for tests that need a fresh launch of an app, a library open that must not trap, or a
+        // child's own peak memory (not a product).
         .executableTarget(
             name: "StoreProbe",
             dependencies: ["EventGraph", "EventGraphExamples"],
@@ -73,18 +74,10 @@ let package = Package(
             dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe"],
             swiftSettings: swiftSettings
         ),
-        // Opens a store with the library in a child process, so that tests can measure its peak memory. Not a
-        // product.
-        .executableTarget(
-            name: "OpenProbe",
-            dependencies: ["EventGraph"],
-            path: "Tests/OpenProbe",
-            swiftSettings: swiftSettings
-        ),
-        // End-to-end tests of the built `egctl` and `OpenProbe` (the dependencies make SwiftPM build them first).
+        // End-to-end tests of the built `egctl` and `StoreProbe` (the dependencies make SwiftPM build them first).
         .testTarget(
             name: "EgctlTests",
-            dependencies: ["egctl", "OpenProbe", "EventGraph", "EventGraphExamples", "LogFormat"],
+            dependencies: ["egctl", "StoreProbe", "EventGraph", "EventGraphExamples", "LogFormat"],
             swiftSettings: swiftSettings
         ),
     ],

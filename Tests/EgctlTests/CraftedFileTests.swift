@@ -124,7 +124,7 @@ struct CraftedFileTests {
         #expect((open.exitStatus == 0) == crafted.accepted, "egctl verify and the library disagree: \(open)")
         if let afterInsert = crafted.afterInsert {
             let insert = try expectClearAnswer(
-                MeasuredProcess.probe, ["open", try copy("inserted.eglog"), "insert"], crafted)
+                MeasuredProcess.probe, ["open-insert", try copy("inserted.eglog")], crafted)
             #expect(insert.exitStatus == 1)
             #expect(insert.stdout.contains(afterInsert), "\(insert)")
         }

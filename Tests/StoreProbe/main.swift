@@ -2,11 +2,25 @@
 // once per process). Not a product: `swift build` builds it for the tests only.
 //
 //   StoreProbe write-dynamic|read-dynamic|write-photos|read-photos PATH
+//     Each command prints one line per object (its values) and exits 0, or prints the error and exits 1.
 //
-// Each command prints one line per object (its values) and exits 0, or prints the error and exits 1.
+//   StoreProbe open|open-insert PATH
+//     Opens PATH with the model recorded in its log (as a tool would) and prints `opened last-transaction N`;
+//     `open-insert` also inserts an object of the first concrete entity, saves, and prints `saved …`. Exits 0, or
+//     prints the error and exits 1. Crafted-file tests use it: the library must answer, never trap.
+//
+//   StoreProbe measure REPORT PROGRAM [ARGUMENT…]
+//     Runs PROGRAM, waits for it with `wait4`, and writes `exit N` or `signal N`, then `peak-resident-bytes N`, to
+//     the file REPORT. A test process cannot measure its children itself: a child's `ru_maxrss` starts at the
+//     high-water mark of the process that executed it, and a test process is large. This one is small (it adds
+//     its own few megabytes, so the figure is an upper bound).
 import EventGraph
 import EventGraphExamples
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One attribute of every type whose default is computed anew for each object.
 final class DynamicDefaults: ManagedObject {
@@ -59,12 +73,44 @@ func run(_ command: String, path: String) throws {
                     + "\(event.photo?.image?.pixels.count ?? 0)")
         }
         try container.close()
+    case "open", "open-insert":
+        let container = try ModelContainer(path: path)
+        print("opened last-transaction \(container.lastTransactionID)")
+        if command == "open-insert", let entity = container.model.entities.first(where: { !$0.isAbstract }) {
+            let context = container.newBackgroundContext()
+            context.insert(entityNamed: entity.name)
+            try context.save()
+            print("saved last-transaction \(container.lastTransactionID)")
+        }
+        try container.close()
     default:
         throw EventGraphError(.invalidArgument, "unknown command '\(command)'")
     }
 }
 
+/// `measure REPORT PROGRAM [ARGUMENT…]`: the child's exit and its own peak resident memory, written to REPORT.
+func measure(report: String, _ program: [String]) -> Int32 {
+    let argv = program.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, program[0], nil, nil, argv, environ)
+    guard spawned == 0 else {
+        FileHandle.standardError.write(Data("StoreProbe: cannot run \(program[0]): error \(spawned)\n".utf8))
+        return 2
+    }
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    let signal = status & 0x7F
+    let end = signal != 0 ? "signal \(signal)" : "exit \((status >> 8) & 0xFF)"
+    let text = "\(end)\npeak-resident-bytes \(Int(usage.ru_maxrss) * 1024)\n"  // Linux reports kilobytes
+    return FileManager.default.createFile(atPath: report, contents: Data(text.utf8)) ? 0 : 2
+}
+
 let arguments = CommandLine.arguments
+if arguments.count >= 4, arguments[1] == "measure" {
+    exit(measure(report: arguments[2], Array(arguments.dropFirst(3))))
+}
 guard arguments.count == 3 else {
     FileHandle.standardError.write(Data("usage: StoreProbe COMMAND PATH\n".utf8))
     exit(2)

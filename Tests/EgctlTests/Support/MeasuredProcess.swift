@@ -3,7 +3,7 @@ import Foundation
 /// Runs a program in a child process and reports, besides its exit, that child's own peak resident memory.
 ///
 /// A child's `ru_maxrss` starts at the high-water mark of the process that executed it, so the test process
-/// (large, and running tests in parallel) cannot measure its children itself: the small `OpenProbe measure`
+/// (large, and running tests in parallel) cannot measure its children itself: the small `StoreProbe measure`
 /// runs the program and reports what `wait4` says about it alone.
 enum MeasuredProcess {
     struct Result: CustomStringConvertible {
@@ -22,8 +22,8 @@ enum MeasuredProcess {
         }
     }
 
-    /// The probe next to `egctl` in the build folder.
-    static let probe = Egctl.executable.deletingLastPathComponent().appendingPathComponent("OpenProbe").path
+    /// `StoreProbe` (`Tests/StoreProbe`), next to `egctl` in the build folder.
+    static let probe = Egctl.executable.deletingLastPathComponent().appendingPathComponent("StoreProbe").path
 
     static func run(_ executable: String, _ arguments: [String]) throws -> Result {
         let scratch = FileManager.default.temporaryDirectory.path + "/measured-\(UUID().uuidString)"
