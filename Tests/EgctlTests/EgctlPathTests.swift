@@ -17,8 +17,9 @@ struct EgctlPathTests {
         return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
     }
 
-    @Test("compact through another name is refused while this process writes the store, naming this pid",
-          arguments: [false, true])
+    @Test(
+        "compact through another name is refused while this process writes the store, naming this pid",
+        arguments: [false, true])
     func compactThroughAnotherNameWhileWriting(hardLink: Bool) throws {
         let scratch = Scratch()
         let store = try makeStore(scratch)

@@ -10,7 +10,8 @@ struct FilePermissionsOptionTests {
         let directory = TemporaryDirectory()
         var configuration = ModelContainer.Configuration()
         configuration.filePermissions = permissions
-        let container = try ModelContainer(path: directory.file(), model: TestModels.school, configuration: configuration)
+        let container = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
         try container.close()
         var info = stat()
         #expect(stat(directory.file(), &info) == 0)

@@ -1,7 +1,8 @@
-@testable import EventGraph
 import Foundation
 import LogFormat
 import Testing
+
+@testable import EventGraph
 
 /// A store opened by another name is the same store (issue 9, items 2 and 3).
 @Suite("Store by any name")
@@ -33,7 +34,8 @@ struct StoreByAnyNameTests {
         let error = #expect(throws: EventGraphError.self) {
             _ = try ModelContainer(path: alias, model: TestModels.school)
         }
-        #expect(error?.message.contains("already open for writing in this process") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("already open for writing in this process") == true, "\(String(describing: error))")
         // Read-only views take no lock.
         let view = try ModelContainer.view(path: alias, asOfTransaction: container.lastTransactionID)
         #expect(view.isReadOnly)
@@ -128,13 +130,16 @@ struct StorePathKindTests {
 /// objects of the old container are alive (issue 9, item 14).
 @Suite("Reopening after a failed write")
 struct ReopenAfterFailureTests {
-    @Test("close releases the store after a failed save; a new container opens it", arguments: [FaultInjector.Operation.write, .sync])
+    @Test(
+        "close releases the store after a failed save; a new container opens it",
+        arguments: [FaultInjector.Operation.write, .sync])
     func reopenAfterFailedSave(operation: FaultInjector.Operation) throws {
         let directory = TemporaryDirectory()
         let faults = FaultInjector()
         var configuration = ModelContainer.Configuration(durability: .full)
         configuration.faultInjector = faults
-        let container = try ModelContainer(path: directory.file(), model: TestModels.school, configuration: configuration)
+        let container = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
         let context = container.newBackgroundContext()
         let kept = Course()
         context.insert(kept)

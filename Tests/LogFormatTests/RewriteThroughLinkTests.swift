@@ -90,8 +90,9 @@ struct FileModeTests {
     let directory = TemporaryDirectory()
     var path: String { directory.file("store.eglog") }
 
-    @Test("a rewrite keeps the permission bits, and (as root) the owner and group, of the log it replaces",
-          arguments: [UInt32(0o600), 0o640, 0o604])
+    @Test(
+        "a rewrite keeps the permission bits, and (as root) the owner and group, of the log it replaces",
+        arguments: [UInt32(0o600), 0o640, 0o604])
     func rewriteKeepsModeAndOwner(permissions: UInt32) throws {
         try TestLog.make(at: path, transactionCount: 3)
         #expect(chmod(path, mode_t(permissions)) == 0)

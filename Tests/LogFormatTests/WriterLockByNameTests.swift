@@ -29,8 +29,9 @@ struct WriterLockByNameTests {
         try viaAlias.close()
     }
 
-    @Test("a writer is refused while another process holds the lock through another name, naming its pid",
-          arguments: SecondName.allCases)
+    @Test(
+        "a writer is refused while another process holds the lock through another name, naming its pid",
+        arguments: SecondName.allCases)
     func otherProcessThroughAnotherName(name: SecondName) throws {
         try TestLog.make(at: path, transactionCount: 2)
         let alias = try name.make(for: path, in: directory)

@@ -71,7 +71,9 @@ extension LogWriter {
                 storeUUID: old.header.storeUUID, generation: old.header.generation + 1,
                 baseSequence: old.nextSequence)
             newHeader.compatibleFeatures = old.header.compatibleFeatures
-            guard let oldBox = old.fileBox else { throw LogFormatError(.closed, "the log writer is closed", path: path) }
+            guard let oldBox = old.fileBox else {
+                throw LogFormatError(.closed, "the log writer is closed", path: path)
+            }
             // The new file takes the old one's mode, owner and group: a store made private, or owned by a service
             // user and compacted by root, must stay so.
             let oldStatus = try oldBox.file.status()

@@ -105,9 +105,9 @@ extension FaultInjector? {
         do {
             try SystemCalls.link(from, to: to)
             return true
-        } catch where error.systemErrno == EEXIST {
+        } catch let error where error.systemErrno == EEXIST {
             return false
-        } catch where [EPERM, EOPNOTSUPP, ENOSYS].contains(error.systemErrno ?? 0) {
+        } catch let error where [EPERM, EOPNOTSUPP, ENOSYS].contains(error.systemErrno ?? 0) {
             // A file system without hard links: fall back to a rename, which cannot refuse to replace.
             guard !SystemCalls.exists(to) else { return false }
             try SystemCalls.rename(from, to: to)

@@ -26,7 +26,9 @@ enum RegularFile {
         do {
             descriptor = try SystemCalls.open(path, flags: flags | O_NONBLOCK | O_NOCTTY, mode: mode_t(permissions))
         } catch {
-            if error.systemErrno == EISDIR { throw LogFormatError(.notALog, "is a directory, not an EventGraph log", path: path) }
+            if error.systemErrno == EISDIR {
+                throw LogFormatError(.notALog, "is a directory, not an EventGraph log", path: path)
+            }
             throw error
         }
         do throws(LogFormatError) {

@@ -43,7 +43,7 @@ final class StoreLock: Sendable {
             let descriptor: Int32
             do {
                 descriptor = try RegularFile.open(path, flags: O_RDONLY)
-            } catch where error.systemErrno == ENOENT {
+            } catch let error where error.systemErrno == ENOENT {
                 return nil
             }
             let identity: FileIdentity

@@ -98,7 +98,7 @@ extension LogWriter {
             try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
                 try ensure(placed.last!.endByteOffset, durable: true, &locked)
             }
-        } catch where error.code == .closed {
+        } catch let error where error.code == .closed {
             return  // a concurrent close got there first, and releases the store
         } catch {
             releaseStore()

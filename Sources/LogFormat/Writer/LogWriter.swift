@@ -140,9 +140,9 @@ public final class LogWriter: Sendable {
         let end = result.committedEnd
         self.state = ConditionLock(
             State(
-                fileBox: FileBox(file), storeLock: storeLock, header: header, seed: header.checksumSeed, reservedEnd: end, writtenEnd: end,
-                syncedEnd: end, nextSequence: result.nextSequence, lastTransactionID: result.lastTransactionID,
-                queuedStart: end))
+                fileBox: FileBox(file), storeLock: storeLock, header: header, seed: header.checksumSeed,
+                reservedEnd: end, writtenEnd: end, syncedEnd: end, nextSequence: result.nextSequence,
+                lastTransactionID: result.lastTransactionID, queuedStart: end))
     }
 
     /// Locks the log at `path` (symlinks resolved), creating it first when it is missing and `options` allow.
@@ -152,7 +152,9 @@ public final class LogWriter: Sendable {
         var created = false
         // Another process may create the log at the same moment (then ours is not published), or remove it.
         for _ in 0..<10 {
-            if let lock = try StoreLock.lockingExistingFile(at: path, displayPath: displayPath) { return (lock, created) }
+            if let lock = try StoreLock.lockingExistingFile(at: path, displayPath: displayPath) {
+                return (lock, created)
+            }
             guard options.createIfMissing else {
                 throw LogFormatError(.io, "does not exist", path: displayPath, systemErrno: ENOENT)
             }
