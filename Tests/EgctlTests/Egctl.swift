@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 /// Runs the built `egctl` binary.
@@ -7,6 +9,8 @@ enum Egctl {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// Whether the run was killed for taking longer than its `timeoutSeconds` (a hang guard, not a timing).
+        var timedOut = false
 
         /// stdout parsed as one JSON object.
         func json() throws -> [String: Any] {
@@ -32,7 +36,9 @@ enum Egctl {
     @discardableResult
     static func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
-    static func run(_ arguments: [String]) throws -> Result {
+    /// Runs egctl; with `timeoutSeconds`, kills it if it is still running then (a hang guard for tests whose
+    /// regression would block forever).
+    static func run(_ arguments: [String], timeoutSeconds: Int? = nil) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -44,13 +50,43 @@ enum Egctl {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        let killed = KillSwitch()
+        if let timeoutSeconds {
+            let pid = process.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeoutSeconds)) {
+                killed.fire { kill(pid, SIGKILL) }
+            }
+        }
         // Read before waiting so a large output cannot fill the pipe and block the child.
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let timedOut = killed.disarm()
         return Result(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+            stderr: String(decoding: stderr, as: UTF8.self), timedOut: timedOut)
+    }
+
+    /// Fires at most once, and never after it is disarmed (so a finished child's pid, possibly reused, is never
+    /// killed).
+    private final class KillSwitch: Sendable {
+        private let state = Mutex<(armed: Bool, fired: Bool)>((true, false))
+
+        func fire(_ action: () -> Void) {
+            state.withLock { state in
+                guard state.armed else { return }
+                state.fired = true
+                action()
+            }
+        }
+
+        /// Disarms the switch; returns whether it had fired.
+        func disarm() -> Bool {
+            state.withLock { state in
+                state.armed = false
+                return state.fired
+            }
+        }
     }
 }
 

@@ -24,28 +24,13 @@ struct LockTests {
     @Test("a child process holding the lock makes the writer fail with .locked naming its pid")
     func childProcessHoldsLock() throws {
         try TestLog.make(at: path, transactionCount: 2)
-        let lockPath = StoreLock.lockPath(for: path)
-        // The shell takes the flock on fd 9, writes its pid, then becomes `sleep` (same pid, fd 9 inherited).
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/bin/sh")
-        child.arguments = ["-c", "exec 9>>\"$1\" && flock -x 9 && echo $$ > \"$1\" && exec sleep 30", "sh", lockPath]
-        try child.run()
-        defer {
-            if child.isRunning {
-                child.terminate()
-                child.waitUntilExit()
-            }
-        }
-        let pid = child.processIdentifier
-        try waitUntil("the child takes the lock") {
-            (try? String(contentsOfFile: lockPath, encoding: .utf8))?.hasPrefix("\(pid)\n") == true
-        }
-
+        // The lock is an exclusive flock on the log file itself; the child takes it the way any tool can.
+        let holder = try ForeignLockHolder(path: path)
         let before = try LogFileSurgery.bytes(of: path)
         let error = #expect(throws: LogFormatError.self) { _ = try LogWriter(path: path) }
         #expect(error?.code == .locked)
         #expect(
-            error?.message.contains("in use by another process (pid \(pid))") == true,
+            error?.message.contains("in use by another process (pid \(holder.pid))") == true,
             "message: \(error?.message ?? "")")
         #expect(error?.path == path)
         #expect(try LogFileSurgery.bytes(of: path) == before)
@@ -53,11 +38,10 @@ struct LockTests {
         // Readers take no lock.
         #expect(try Replay.read(path).transactions == TestLog.expected(1...2))
 
-        child.terminate()
-        child.waitUntilExit()
+        holder.stop()
         let writer = try LogWriter(path: path)
         #expect(writer.lastTransactionID == 2)
-        #expect(try String(contentsOfFile: lockPath, encoding: .utf8) == "\(getpid())\n")
+        #expect(!FileManager.default.fileExists(atPath: path + ".lock"), "no separate lock file is created")
     }
 
     @Test("a reader reads alongside a writer, seeing committed transactions and never a partial one")
@@ -82,14 +66,4 @@ struct LockTests {
         try writer.close()
         #expect(try reader.scan().endsWithSeal)
     }
-
-    private func waitUntil(_ what: String, timeoutSeconds: Double = 10, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while !condition() {
-            guard Date() < deadline else { throw LockTestError.timeout(what) }
-            usleep(10_000)
-        }
-    }
-
-    enum LockTestError: Error { case timeout(String) }
 }

@@ -19,6 +19,10 @@ public final class ModelContainer: Sendable {
         /// Called once when opening left something out of the file (a torn tail cut off after a crash; see
         /// ``ModelContainer/recoveryReport``). The default writes one line to standard error; `nil` is silent.
         public var recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)?
+        /// The permission bits of a store file created by this open, applied exactly: owner read and write only
+        /// (`0o600`) by default, since a store holds the app's whole data and history. An existing store keeps
+        /// its mode, owner and group, also across ``ModelContainer/compact()``.
+        public var filePermissions: UInt32 = 0o600
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?
 
@@ -39,6 +43,10 @@ public final class ModelContainer: Sendable {
     private let main: MainContextBox
 
     /// Opens (or creates) the store at `path` with a model.
+    ///
+    /// `path` may be reached through symbolic links (compaction replaces the file they point to) or be one of
+    /// several hard links; one store file has one writer, whatever its name, so a second container writing the
+    /// same file is refused. Read-only views (``view(path:asOfTransaction:model:)``) take no lock.
     ///
     /// - Throws: ``EventGraphError`` with code `log` when the file cannot be opened (for example another
     ///   process has it open: the message names its pid) and `modelMismatch` when the store was written with
@@ -163,6 +171,9 @@ public final class ModelContainer: Sendable {
     }
 
     /// Closes the store: later saves fail. Objects already fetched keep their values.
+    ///
+    /// The store file and its writer lock are released even when the close throws because an earlier write failed
+    /// (a full disk, say): the store can then be opened again, in this process too, and recovers from the file.
     public func close() throws(EventGraphError) {
         try store.close()
     }

@@ -32,6 +32,7 @@ final class FileBackend: LogBackend {
         var options = LogWriter.Options(durability: configuration.durability, createIfMissing: configuration.createIfMissing)
         options.storeUUID = nil
         options.faultInjector = configuration.faultInjector
+        options.filePermissions = configuration.filePermissions
         return try EventGraphError.converting(path: path) {
             let writer = try LogWriter(path: path, options: options) { record in
                 if let converted = try Self.convert(record) { try replay(converted) }

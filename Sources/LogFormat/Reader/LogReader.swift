@@ -19,13 +19,11 @@ public final class LogReader: Sendable {
 
     /// Opens `path` read-only and checks its header.
     ///
-    /// - Throws: ``LogFormatError`` when the file is missing, is a directory, is not a log, or was written by a
+    /// - Throws: ``LogFormatError`` when the file is missing, is not a regular file (a directory, a FIFO, a device:
+    ///   refused without waiting on a FIFO), is not a log, or was written by a
     ///   newer major version or with an unknown incompatible feature.
     public init(path: String) throws(LogFormatError) {
         self.path = path
-        guard !SystemCalls.isDirectory(path) else {
-            throw LogFormatError(.notALog, "is a directory, not an EventGraph log", path: path)
-        }
         let file = try LogFile(path: path, flags: O_RDONLY, faults: nil)
         (header, headerCopyDamaged) = try Self.readHeader(file)
         self.file = file

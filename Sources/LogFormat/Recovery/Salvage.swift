@@ -55,9 +55,14 @@ public enum Salvage {
     ///
     /// Transaction IDs keep their values, so the transactions lost are exactly the gaps the report lists.
     ///
-    /// - Throws: when `outputPath` exists, when `path` has no readable header, or on I/O errors.
+    /// The new file is private (owner read and write), like every new log; a symlink as `outputPath` is followed.
+    ///
+    /// - Throws: when `outputPath` exists, when `path` is not a regular file or has no readable header, or on I/O
+    ///   errors.
     public static func salvage(path: String, to outputPath: String) throws(LogFormatError) -> SalvageReport {
-        guard !SystemCalls.exists(outputPath) else {
+        // A symlink as the output names the file to create: the new log goes where it points.
+        let resolvedOutput = try FilePath.resolvingSymbolicLinks(outputPath)
+        guard try SystemCalls.status(atPath: resolvedOutput, followingLinks: false) == nil else {
             throw LogFormatError(.invalidArgument, "already exists; salvage writes a new file", path: outputPath)
         }
         let reader = try LogReader(path: path)
@@ -65,7 +70,7 @@ public enum Salvage {
         let size = try source.size()
         var scanner = LogScanner(window: FileWindow(file: source, limit: size), header: reader.header)
 
-        let temporary = AtomicRewrite.temporaryPath(for: outputPath, purpose: "salvage")
+        let temporary = AtomicRewrite.temporaryPath(for: resolvedOutput, purpose: "salvage")
         let header = try reader.header.successor(baseSequence: 1, path: path)
         final class Regions { var list: [SalvageReport.LostRegion] = [] }
         let regions = Regions()
@@ -145,8 +150,11 @@ public enum Salvage {
                 throw LogFormatError(
                     .verificationFailed, "the salvaged file does not verify (\(check.tail))", path: temporary)
             }
-            try SystemCalls.rename(temporary, to: outputPath)
-            try SystemCalls.syncDirectory(of: outputPath)
+            guard try FaultInjector?.none.publish(temporary, at: resolvedOutput) else {
+                throw LogFormatError(
+                    .invalidArgument, "appeared while salvaging; salvage writes a new file", path: outputPath)
+            }
+            try SystemCalls.syncDirectory(of: resolvedOutput)
         } catch {
             SystemCalls.unlink(temporary)
             throw error

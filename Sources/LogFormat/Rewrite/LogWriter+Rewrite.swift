@@ -68,16 +68,24 @@ extension LogWriter {
                         + "\(old.lastTransactionID)", path: path)
             }
             let newHeader = try old.header.successor(baseSequence: old.nextSequence, path: path)
-            let temporary = AtomicRewrite.temporaryPath(for: path, purpose: "rewrite")
+            guard let oldBox = old.fileBox else {
+                throw LogFormatError(.closed, "the log writer is closed", path: path)
+            }
+            // The new file takes the old one's mode, owner and group: a store made private, or owned by a service
+            // user and compacted by root, must stay so.
+            let oldStatus = try oldBox.file.status()
+            let temporary = AtomicRewrite.temporaryPath(for: resolvedPath, purpose: "rewrite")
+            var newLock: StoreLock?
             var copied = 0
             var checkpointBlobs: [BlobLocation] = []
             var copiedBlobs: [BlobLocation] = []
             let newEnd: UInt64
             let nextSequence: UInt64
             do throws(LogFormatError) {
-                var frames = try SequentialFrameWriter(
-                    file: try LogFile(path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: options.faultInjector),
-                    header: newHeader)
+                let temporaryFile = try LogFile(
+                    path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: options.faultInjector)
+                try temporaryFile.takeOwnershipAndMode(of: oldStatus)
+                var frames = try SequentialFrameWriter(file: temporaryFile, header: newHeader)
                 try frames.append(OutgoingFrame(type: .schema, payload: try encode { try schema.encoded() }))
                 try frames.append(
                     OutgoingFrame(
@@ -95,7 +103,7 @@ extension LogWriter {
                         payload: try encode { try end.encoded() }))
                 // Copy the transactions the checkpoint does not cover.
                 if begin.lastTransactionID < old.lastTransactionID {
-                    let reader = try LogReader(path: path)
+                    let reader = try LogReader(path: resolvedPath)
                     try reader.scanTyped(fromTransactionID: begin.lastTransactionID + 1) {
                         record throws(LogFormatError) in
                         guard case .transaction(let transaction) = record else { return }
@@ -132,20 +140,27 @@ extension LogWriter {
                         path: temporary)
                 }
                 try caller.run { try verify(temporary) }
+                // Lock the new file before it becomes the log, so that the store is never unlocked.
+                newLock = try StoreLock.lockingNewFile(at: temporary)
                 if let previousPath {
                     SystemCalls.unlink(previousPath)
-                    try SystemCalls.link(path, to: previousPath)
+                    try SystemCalls.link(resolvedPath, to: previousPath)
                 }
-                try options.faultInjector.rename(temporary, to: path)
+                try options.faultInjector.rename(temporary, to: resolvedPath)
             } catch {
+                newLock?.release()
                 SystemCalls.unlink(temporary)
                 throw error
             }
+            // The new file is the log now: its lock is the store's, and the old file's lock can go.
+            let oldLock = locked.value.storeLock
+            locked.value.storeLock = newLock!
+            oldLock.release()
             // From here the new file is the log. If the directory sync fails, durability of the rename is
             // unknown: poison the writer so that the next open recovers from whatever the directory holds.
             do throws(LogFormatError) {
-                try options.faultInjector.syncDirectory(of: path)
-                let file = try LogFile(path: path, flags: O_RDWR, faults: options.faultInjector)
+                try options.faultInjector.syncDirectory(of: resolvedPath)
+                let file = try LogFile(path: resolvedPath, flags: O_RDWR, faults: options.faultInjector)
                 locked.value.fileBox = SharedLogFile(file)
             } catch {
                 locked.value.poison = error

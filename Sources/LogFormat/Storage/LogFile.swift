@@ -12,8 +12,10 @@ struct LogFile: ~Copyable {
     let path: String
     let faults: FaultInjector?
 
-    init(path: String, flags: Int32, faults: FaultInjector?) throws(LogFormatError) {
-        self.descriptor = try SystemCalls.open(path, flags: flags)
+    /// Opens `path`, which must be a regular file (see ``RegularFile``); a file created here (`O_CREAT | O_EXCL`)
+    /// gets exactly `permissions`.
+    init(path: String, flags: Int32, permissions: UInt32 = 0o600, faults: FaultInjector?) throws(LogFormatError) {
+        self.descriptor = try RegularFile.open(path, flags: flags, permissions: permissions)
         self.path = path
         self.faults = faults
     }
@@ -21,6 +23,21 @@ struct LogFile: ~Copyable {
     deinit { SystemCalls.close(descriptor) }
 
     func size() throws(LogFormatError) -> UInt64 { try SystemCalls.fileSize(descriptor, path: path) }
+
+    func status() throws(LogFormatError) -> FileStatus { try SystemCalls.status(descriptor, path: path) }
+
+    /// Gives this file the permission bits, owner and group of another (a rewrite's new file takes the old one's).
+    ///
+    /// The owner is changed only when it differs, so that a user rewriting their own file needs no privilege; when
+    /// it differs and cannot be changed, the rewrite must fail rather than hand the store to another user.
+    func takeOwnershipAndMode(of other: FileStatus) throws(LogFormatError) {
+        let mine = try status()
+        if mine.owner != other.owner || mine.group != other.group {
+            // chown clears set-id bits, so it comes before chmod.
+            try SystemCalls.changeOwner(descriptor, owner: other.owner, group: other.group, path: path)
+        }
+        try SystemCalls.changePermissions(descriptor, to: other.permissions, path: path)
+    }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogFormatError) -> Int {
         try SystemCalls.pread(descriptor, buffer, at: offset, path: path)
@@ -78,6 +95,26 @@ struct LogFile: ~Copyable {
 }
 
 extension FaultInjector? {
+    /// Puts a new file in place at `to` unless something is already there (a hard link, then the temporary name is
+    /// removed); returns false when `to` exists. Counts as a `.rename` for fault injection.
+    func publish(_ from: String, at to: String) throws(LogFormatError) -> Bool {
+        if case .fail(let code)? = self?.check(.rename) {
+            throw SystemCalls.failure("rename (injected)", path: from, code: code)
+        }
+        defer { SystemCalls.unlink(from) }
+        do {
+            try SystemCalls.link(from, to: to)
+            return true
+        } catch let error where error.systemErrno == EEXIST {
+            return false
+        } catch let error where [EPERM, EOPNOTSUPP, ENOSYS].contains(error.systemErrno ?? 0) {
+            // A file system without hard links: fall back to a rename, which cannot refuse to replace.
+            guard !SystemCalls.exists(to) else { return false }
+            try SystemCalls.rename(from, to: to)
+            return true
+        }
+    }
+
     func rename(_ from: String, to: String) throws(LogFormatError) {
         if case .fail(let code)? = self?.check(.rename) {
             throw SystemCalls.failure("rename (injected)", path: from, code: code)

@@ -23,7 +23,7 @@ enum SystemCalls {
             systemErrno: code)
     }
 
-    static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(LogFormatError) -> Int32 {
+    static func open(_ path: String, flags: Int32, mode: mode_t = 0o600) throws(LogFormatError) -> Int32 {
         while true {
             let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
             if fd >= 0 { return fd }
@@ -90,15 +90,72 @@ enum SystemCalls {
         return UInt64(info.st_size)
     }
 
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return false }
-        return (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
+    }
+
+    /// `fstat` of an open file.
+    static func status(_ fd: Int32, path: String) throws(LogFormatError) -> FileStatus {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("stat", path: path) }
+        return FileStatus(info)
+    }
+
+    /// `stat` (following symbolic links) or `lstat` of a path; nil when nothing is there.
+    static func status(atPath path: String, followingLinks: Bool) throws(LogFormatError) -> FileStatus? {
+        var info = stat()
+        let result = followingLinks ? stat(path, &info) : lstat(path, &info)
+        if result == 0 { return FileStatus(info) }
+        if errno == ENOENT { return nil }
+        throw failure(followingLinks ? "stat" : "lstat", path: path)
+    }
+
+    /// The target a symbolic link holds, as written in the link.
+    static func readLink(_ path: String) throws(LogFormatError) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { throw failure("readlink", path: path) }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Clears `O_NONBLOCK` (set to open a path without waiting on a FIFO) once the file is known to be regular.
+    static func setBlocking(_ fd: Int32, path: String) throws(LogFormatError) {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else { throw failure("fcntl", path: path) }
+    }
+
+    static func changePermissions(_ fd: Int32, to permissions: UInt32, path: String) throws(LogFormatError) {
+        guard fchmod(fd, mode_t(permissions)) == 0 else {
+            throw failure("setting permissions \(String(permissions, radix: 8))", path: path)
+        }
+    }
+
+    static func changeOwner(_ fd: Int32, owner: UInt32, group: UInt32, path: String) throws(LogFormatError) {
+        guard fchown(fd, uid_t(owner), gid_t(group)) == 0 else {
+            throw failure("setting owner \(owner) and group \(group)", path: path)
+        }
+    }
+
+    /// The contents of a small file read with `read(2)` (for kernel files such as `/proc/locks`, which have no
+    /// size); nil when it cannot be read or is longer than `byteLimit`.
+    static func readSmallFile(_ path: String, byteLimit: Int) -> [UInt8]? {
+        let fd = path.withCString { Glibc_open($0, O_RDONLY | O_CLOEXEC, 0) }
+        guard fd >= 0 else { return nil }
+        defer { _ = Glibc_close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while bytes.count <= byteLimit {
+            let n = chunk.withUnsafeMutableBytes { Glibc_read(fd, $0.baseAddress!, $0.count) }
+            if n > 0 {
+                bytes += chunk.prefix(n)
+            } else if n == 0 {
+                return bytes
+            } else if errno != EINTR {
+                return nil
+            }
+        }
+        return nil
     }
 
     static func close(_ fd: Int32) {
@@ -142,12 +199,6 @@ enum SystemCalls {
     static func processID() -> Int32 { getpid() }
 
     /// Releases a `flock` taken with ``tryExclusiveLock(_:path:)`` (closing the descriptor would too).
-    static func fileIdentity(_ fd: Int32, path: String) throws(LogFormatError) -> FileIdentity {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw failure("stat", path: path) }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    }
-
     static func unlock(_ fd: Int32) {
         _ = flock(fd, LOCK_UN)
     }
@@ -173,13 +224,10 @@ enum SystemCalls {
 @inline(__always) private func Glibc_pwrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int, _ off: off_t) -> Int {
     pwrite(fd, buf, n, off)
 }
+@inline(__always) private func Glibc_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer, _ n: Int) -> Int {
+    read(fd, buf, n)
+}
 @inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }
 @inline(__always) private func Glibc_rename(_ a: String, _ b: String) -> Int32 { rename(a, b) }
 @inline(__always) private func Glibc_link(_ a: String, _ b: String) -> Int32 { link(a, b) }
 @inline(__always) private func Glibc_unlink(_ a: String) -> Int32 { unlink(a) }
-
-/// A file's identity independent of the path used to reach it.
-struct FileIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-}

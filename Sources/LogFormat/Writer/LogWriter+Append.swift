@@ -83,28 +83,47 @@ extension LogWriter {
         }
     }
 
-    /// Syncs everything, appends a seal (clean close), syncs it and releases the writer lock.
+    /// Syncs everything, appends a seal (clean close), syncs it, and releases the writer lock and the file.
     ///
-    /// Further calls fail with ``LogFormatError/Code/closed``. Closing a poisoned writer throws its poison and
-    /// writes no seal.
+    /// Further calls fail with ``LogFormatError/Code/closed``. Closing a poisoned writer writes no seal and throws
+    /// its poison, but releases the lock and the file all the same: nothing more can be written through it, and the
+    /// store must be reopenable (the next open recovers from the file).
     public func close() throws(LogFormatError) {
         let alreadyClosed = state.withLock { $0.value.isClosed }
         if alreadyClosed { return }
-        try sync()
-        // A log whose header started near the end of the sequence numbers (only a crafted one) may have none left
-        // for a seal. A log without a seal is valid — it reads as one whose writer stopped — so close without it.
-        let sealed = state.withLock { locked in
-            if locked.value.nextSequence == UInt64.max { locked.value.isClosed = true }
-            return !locked.value.isClosed
+        do {
+            try sync()
+            // A log whose header started near the end of the sequence numbers (only a crafted one) may have none
+            // left for a seal. A log without a seal is valid — it reads as one whose writer stopped — so close
+            // without it.
+            let hasRoomForSeal = state.withLock { $0.value.nextSequence != UInt64.max }
+            guard hasRoomForSeal else { return releaseStore() }
+            // The seal is reserved and the writer marked closed in one critical section, so no append can land
+            // after the seal; appends that were queued before it are synced by the seal's own durability wait.
+            let placed = try reserve([OutgoingFrame(type: .seal, payload: [])], transactionID: nil, closing: true)
+            try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
+                try ensure(placed.last!.endByteOffset, durable: true, &locked)
+            }
+        } catch let error where error.code == .closed {
+            return  // a concurrent close got there first, and releases the store
+        } catch {
+            releaseStore()
+            throw error
         }
-        guard sealed else { return storeLock.release() }
-        // The seal is reserved and the writer marked closed in one critical section, so no append can land after
-        // the seal; appends that were queued before it are synced by the seal's own durability wait.
-        let placed = try reserve([OutgoingFrame(type: .seal, payload: [])], transactionID: nil, closing: true)
-        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
-            try ensure(placed.last!.endByteOffset, durable: true, &locked)
+        releaseStore()
+    }
+
+    /// Marks the writer closed, releases the lock and drops the log's descriptor (closed when the last leader
+    /// holding the file lets go; none can start once the writer is closed or poisoned).
+    private func releaseStore() {
+        let (box, lock) = state.withLock { locked in
+            locked.value.isClosed = true
+            let box = locked.value.fileBox
+            locked.value.fileBox = nil
+            return (box, locked.value.storeLock)
         }
-        storeLock.release()
+        lock.release()
+        withExtendedLifetime(box) {}
     }
 
     /// Where a frame landed.
@@ -199,6 +218,9 @@ extension LogWriter {
                 locked.wait()
                 continue
             }
+            guard let box = locked.value.fileBox else {
+                throw LogFormatError(.closed, "the log writer is closed", path: path)
+            }
             // Become the leader for everything queued so far.
             locked.value.leaderActive = true
             let batch = locked.value.queued
@@ -210,7 +232,6 @@ extension LogWriter {
             let mode = options.durability
             let mustSync =
                 durable || (mode == .normal && unsynced >= UInt64(options.normalSyncByteCount))
-            let box = locked.value.fileBox
             let outcome: LogFormatError? = locked.unlocked { () -> LogFormatError? in
                 do throws(LogFormatError) {
                     if !batch.isEmpty { try box.file.write(batch, at: start) }

@@ -32,6 +32,10 @@ public final class LogWriter: Sendable {
         public var normalSyncInterval = 50
         /// … or when this many bytes are unsynced.
         public var normalSyncByteCount = 1 << 20
+        /// The permission bits of a newly created log, applied exactly (the process umask does not narrow them):
+        /// owner read and write only by default, since a store holds an app's whole data and history. An existing
+        /// log keeps its own mode, owner and group, also when it is rewritten.
+        public var filePermissions: UInt32 = 0o600
         /// Fault injection for tests.
         public var faultInjector: FaultInjector?
 
@@ -44,7 +48,10 @@ public final class LogWriter: Sendable {
     }
 
     struct State {
-        var fileBox: SharedLogFile
+        /// The log; nil once the writer is closed (a leader still writing keeps its own reference).
+        var fileBox: SharedLogFile?
+        /// The lock on the log file; replaced when a rewrite puts a new file in place.
+        var storeLock: StoreLock
         var header: LogFileHeader
         var seed: UInt32
         /// End of everything reserved (written or queued).
@@ -64,11 +71,12 @@ public final class LogWriter: Sendable {
         var isClosed = false
     }
 
-    /// The log's path.
+    /// The log's path, as given.
     public let path: String
+    /// The file `path` names, with symbolic links followed: what a rewrite replaces and where temporary files go.
+    let resolvedPath: String
     let options: Options
     let state: ConditionLock<State>
-    let storeLock: StoreLock
     /// What opening the log found and repaired.
     public let recoveryReport: RecoveryReport
 
@@ -80,32 +88,18 @@ public final class LogWriter: Sendable {
     ///   affected transactions; nothing is truncated), `.notALog`, `.unsupportedVersion`, `.io`.
     ///   Errors thrown by `replay` are rethrown unchanged (and the writer is not opened).
     public init(path: String, options: Options = Options(), replay: (LogRecord) throws -> Void = { _ in }) throws {
-        guard !SystemCalls.isDirectory(path) else {
-            throw LogFormatError(.invalidArgument, "is a directory, not an EventGraph log", path: path)
+        let resolvedPath = try FilePath.resolvingSymbolicLinks(path)
+        let (storeLock, created) = try Self.lock(resolvedPath, displayPath: path, options: options)
+        let removed = AtomicRewrite.removeLeftovers(of: resolvedPath)
+        let file = try LogFile(path: resolvedPath, flags: O_RDWR, faults: options.faultInjector)
+        guard try file.status().identity == storeLock.identity else {
+            throw LogFormatError(
+                .io, "was replaced by another program while it was being opened; open it again", path: path)
         }
-        let storeLock = try StoreLock(logPath: path)
-        let removed = AtomicRewrite.removeLeftovers(of: path)
-        var created = false
-        if !SystemCalls.exists(path) {
-            guard options.createIfMissing else {
-                throw LogFormatError(.io, "does not exist", path: path, systemErrno: ENOENT)
-            }
-            guard (1...LogLimits.maxTransactionByteCount).contains(options.maxTransactionByteCount) else {
-                throw LogFormatError(
-                    .invalidArgument,
-                    "a transaction limit of \(options.maxTransactionByteCount) bytes is outside 1..."
-                        + "\(LogLimits.maxTransactionByteCount)", path: path)
-            }
-            try Self.create(
-                path: path, storeUUID: options.storeUUID ?? .random(),
-                maxTransactionByteCount: options.maxTransactionByteCount, faults: options.faultInjector)
-            created = true
-        }
-        let file = try LogFile(path: path, flags: O_RDWR, faults: options.faultInjector)
         let (header, headerCopyDamaged) = try LogReader.readHeader(file)
         let size = try file.size()
         var scanner = LogScanner(
-            window: FileWindow(file: try LogFile(path: path, flags: O_RDONLY, faults: nil), limit: size),
+            window: FileWindow(file: try LogFile(path: resolvedPath, flags: O_RDONLY, faults: nil), limit: size),
             header: header)
         let caller = CallerError()
         let result: ScanResult
@@ -136,32 +130,62 @@ public final class LogWriter: Sendable {
             truncated = TornTail(byteOffset: offset, byteCount: count, reason: reason, transactionIDs: lost)
         }
         self.path = path
+        self.resolvedPath = resolvedPath
         self.options = options
-        self.storeLock = storeLock
         self.recoveryReport = RecoveryReport(
             truncatedTail: truncated, headerCopyDamaged: headerCopyDamaged, removedLeftovers: removed,
             created: created, scan: ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged))
         let end = result.committedEnd
         self.state = ConditionLock(
             State(
-                fileBox: SharedLogFile(file), header: header, seed: header.checksumSeed, reservedEnd: end, writtenEnd: end,
-                syncedEnd: end, nextSequence: result.nextSequence, lastTransactionID: result.lastTransactionID,
-                queuedStart: end))
+                fileBox: SharedLogFile(file), storeLock: storeLock, header: header, seed: header.checksumSeed,
+                reservedEnd: end, writtenEnd: end, syncedEnd: end, nextSequence: result.nextSequence,
+                lastTransactionID: result.lastTransactionID, queuedStart: end))
     }
 
-    /// Creates a new, empty log atomically: header written to a temporary file, synced, renamed into place.
+    /// Locks the log at `path` (symlinks resolved), creating it first when it is missing and `options` allow.
+    private static func lock(_ path: String, displayPath: String, options: Options) throws(LogFormatError)
+        -> (StoreLock, created: Bool)
+    {
+        var created = false
+        // Another process may create the log at the same moment (then ours is not published), or remove it.
+        for _ in 0..<10 {
+            if let lock = try StoreLock.lockingExistingFile(at: path, displayPath: displayPath) {
+                return (lock, created)
+            }
+            guard options.createIfMissing else {
+                throw LogFormatError(.io, "does not exist", path: displayPath, systemErrno: ENOENT)
+            }
+            guard (1...LogLimits.maxTransactionByteCount).contains(options.maxTransactionByteCount) else {
+                throw LogFormatError(
+                    .invalidArgument,
+                    "a transaction limit of \(options.maxTransactionByteCount) bytes is outside 1..."
+                        + "\(LogLimits.maxTransactionByteCount)", path: displayPath)
+            }
+            created = try create(
+                path: path, storeUUID: options.storeUUID ?? .random(),
+                maxTransactionByteCount: options.maxTransactionByteCount, permissions: options.filePermissions,
+                faults: options.faultInjector)
+        }
+        throw LogFormatError(.io, "kept disappearing while it was being created", path: displayPath)
+    }
+
+    /// Creates a new, empty log atomically: header written to a temporary file, synced, and linked into place
+    /// unless a file appeared there meanwhile (returns false then: another opener created it first).
     static func create(
         path: String, storeUUID: LogUUID, maxTransactionByteCount: Int = LogLimits.maxTransactionByteCount,
-        faults: FaultInjector?
-    ) throws(LogFormatError) {
+        permissions: UInt32, faults: FaultInjector?
+    ) throws(LogFormatError) -> Bool {
         let temporary = AtomicRewrite.temporaryPath(for: path, purpose: "create")
         do {
-            let file = try LogFile(path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: faults)
+            let file = try LogFile(
+                path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, permissions: permissions, faults: faults)
             let header = LogFileHeader(storeUUID: storeUUID, maxTransactionByteCount: maxTransactionByteCount)
             try file.write(header.encodedRegion(), at: 0)
             try file.sync()
-            try faults.rename(temporary, to: path)
+            guard try faults.publish(temporary, at: path) else { return false }
             try faults.syncDirectory(of: path)
+            return true
         } catch {
             SystemCalls.unlink(temporary)
             throw error
