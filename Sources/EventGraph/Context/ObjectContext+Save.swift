@@ -117,6 +117,11 @@ extension ObjectContext {
             let persistent = object.entity.isPersistentProperty
             object.pending.removeAll { persistent[$0.index] }
         }
+        if !deleted.isEmpty {
+            // Their IDs stay valid after the context is gone.
+            let detachment = Detachment(storeUUID: store.storeUUID, contextName: name, reason: .deleted)
+            for object in deleted { object.detach(detachment) }
+        }
         for object in deleted + abandoned {
             registered[object.key] = nil
             object.flags = [.isDead]

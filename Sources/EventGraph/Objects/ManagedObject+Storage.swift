@@ -36,7 +36,10 @@ extension ManagedObject {
     /// with 100k posts must not be copied for every post added to it); otherwise the committed list is copied once.
     final func modifyPendingToMany(at index: Int, _ body: (inout [ObjectReference]) -> Void) {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
-        if flags.contains(.isFault) { fireFault() }
+        if flags.contains(.isFault) {
+            stopIfContextReleased(index, changing: true)
+            fireFault()
+        }
         for position in pending.indices where pending[position].index == index {
             guard case .toMany(var references) = pending[position].value else { break }
             pending[position].value = .toOne(nil)  // drop the pending entry's reference so `references` is unique
@@ -54,7 +57,10 @@ extension ManagedObject {
 
     final func setPendingValue(_ value: PropertyValue, at index: Int) {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
-        if flags.contains(.isFault) { fireFault() }
+        if flags.contains(.isFault) {
+            stopIfContextReleased(index, changing: true)
+            fireFault()
+        }
         for position in pending.indices where pending[position].index == index {
             pending[position].value = value
             return
@@ -80,8 +86,13 @@ extension ManagedObject {
             probedIndex = index
             return
         }
+        guard let context = contextStorage else {
+            stopIfContextReleased(index)
+            flags.remove(.isFault)
+            return
+        }
         flags.remove(.isFault)
-        guard row == nil, let context = contextStorage else { return }
+        guard row == nil else { return }
         if let found = context.store.row(entityIndex: entity.index, key: key) {
             row = found
         } else {
@@ -93,7 +104,10 @@ extension ManagedObject {
     @inline(never)
     final func externalValue(_ reference: BlobReference, at index: Int) -> AttributeValue {
         if let loaded = loadedBlobs[index] { return loaded }
-        guard let context = contextStorage else { return .null }
+        guard let context = contextStorage else {
+            stopIfContextReleased(index)
+            return .null
+        }
         do {
             let bytes = try context.store.readBlob(reference)
             let value: AttributeValue =
@@ -110,13 +124,18 @@ extension ManagedObject {
 
     /// The targets of a relationship, as objects of the object's context.
     final func relationshipTargets(at index: Int) -> [ManagedObject] {
-        guard let context = contextStorage, let value = currentValue(at: index) else { return [] }
+        guard let context = contextStorage else {
+            stopIfContextReleased(index)
+            return []
+        }
+        guard let value = currentValue(at: index) else { return [] }
         return context.objects(for: value.references)
     }
 
     /// Sets the targets of a relationship, keeping the inverse consistent.
     final func setRelationshipTargets(_ targets: [ManagedObject], at index: Int) {
         if contextStorage == nil {
+            stopIfContextReleased(index, changing: true)
             guard let context = targets.first(where: { $0.contextStorage != nil })?.contextStorage else {
                 if targets.isEmpty { return }
                 preconditionFailure(
