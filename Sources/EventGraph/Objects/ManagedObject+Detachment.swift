@@ -6,8 +6,11 @@ import Foundation
 /// An object does not keep its context alive — as in Core Data, the context owns its objects and an object points
 /// back weakly. The other choice (objects owning their context) makes every object with unsaved changes a reference
 /// cycle with its context, so a context dropped without a save or a rollback would leak with its whole graph.
-/// Instead, a context that is released detaches its objects: their IDs keep working, and reading or changing a
-/// property stops the process naming the object, the property and the context.
+/// Instead, a context that is released detaches its objects: their IDs keep working, values the object already
+/// holds (the row it fired from, its unsaved values) still read, and whatever needs the context — relationship
+/// targets, an external value not read yet, a fault's first read — or changes the object stops the process naming
+/// the object, the property and the context, rather than returning an empty value or accepting a change that no
+/// save can ever persist.
 final class Detachment: Sendable {
     enum Reason: Sendable {
         /// The context was released while the object was still referenced.
@@ -33,14 +36,11 @@ extension ManagedObject {
     /// Takes the object out of its context.
     final func detach(_ detachment: Detachment) {
         self.detachment = detachment
-        if detachment.reason == .released {
-            // Every later read and write goes through the slow path, which stops with a message.
-            flags.insert(.isFault)
-        }
     }
 
-    /// Stops the process when the object's context was released: the caller needs the context to read or change
-    /// the property at `index` (all properties when `nil`) and would otherwise return an empty value.
+    /// Stops the process when the object's context was released: the caller needs the context to read the
+    /// property at `index` (all properties when `nil`) and would otherwise return an empty value, or it changes a
+    /// property that no save can persist any more.
     @inline(never)
     final func stopIfContextReleased(_ index: Int?, changing: Bool = false) {
         guard let detachment, detachment.reason == .released else { return }

@@ -36,10 +36,8 @@ extension ManagedObject {
     /// with 100k posts must not be copied for every post added to it); otherwise the committed list is copied once.
     final func modifyPendingToMany(at index: Int, _ body: (inout [ObjectReference]) -> Void) {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
-        if flags.contains(.isFault) {
-            stopIfContextReleased(index, changing: true)
-            fireFault()
-        }
+        if detachment != nil { stopIfContextReleased(index, changing: true) }
+        if flags.contains(.isFault) { fireFault() }
         for position in pending.indices where pending[position].index == index {
             guard case .toMany(var references) = pending[position].value else { break }
             pending[position].value = .toOne(nil)  // drop the pending entry's reference so `references` is unique
@@ -57,10 +55,8 @@ extension ManagedObject {
 
     final func setPendingValue(_ value: PropertyValue, at index: Int) {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
-        if flags.contains(.isFault) {
-            stopIfContextReleased(index, changing: true)
-            fireFault()
-        }
+        if detachment != nil { stopIfContextReleased(index, changing: true) }
+        if flags.contains(.isFault) { fireFault() }
         for position in pending.indices where pending[position].index == index {
             pending[position].value = value
             return
@@ -87,7 +83,8 @@ extension ManagedObject {
             return
         }
         guard let context = contextStorage else {
-            stopIfContextReleased(index)
+            // Without a row, an object whose context was released would read as its defaults.
+            if row == nil { stopIfContextReleased(index) }
             flags.remove(.isFault)
             return
         }
@@ -108,12 +105,30 @@ extension ManagedObject {
             stopIfContextReleased(index)
             return .null
         }
+        var reference = reference
         do {
-            let bytes = try context.store.readBlob(reference)
-            let value: AttributeValue =
-                entity.properties[index].attribute?.type == .transformable ? .transformable(bytes) : .binary(bytes)
-            loadedBlobs[index] = value
-            return value
+            while true {
+                if let bytes = try context.store.readBlob(reference) {
+                    let value: AttributeValue =
+                        entity.properties[index].attribute?.type == .transformable ? .transformable(bytes) : .binary(bytes)
+                    loadedBlobs[index] = value
+                    return value
+                }
+                // Another context replaced (or deleted) the value after this object read its row, and a compaction
+                // dropped it from the log: read the store's current value instead, as a refetch would.
+                guard let latest = context.store.row(entityIndex: entity.index, key: key) else {
+                    // Deleted in the store: the object reads as its defaults, as a fault of it would.
+                    guard case .attribute(let value) = entity.defaultValues[index] else { return .null }
+                    return value
+                }
+                guard case .attribute(let value) = latest.values[index] else { return .null }
+                guard case .blob(let next) = value else {
+                    loadedBlobs[index] = value
+                    return value
+                }
+                precondition(next != reference, "the live value of \(entity.name).\(entity.properties[index].name) is missing from the store")
+                reference = next
+            }
         } catch {
             preconditionFailure("reading the external value of \(entity.name).\(entity.properties[index].name) failed: \(error)")
         }
