@@ -22,7 +22,8 @@ extension Store {
             var operations = request.operations
             let transactionID = queue.lastTransactionID + 1
             let mergedKeys = resolveUpserts(&operations, request.upserts, queue)
-            try resolveConflicts(&operations, request, queue)
+            let pinned = try resolveConflicts(&operations, request, queue)
+            repairInverses(&operations, pinned: pinned, queue)
             var blobs: [[UInt8]] = []
             externalize(&operations, transactionID: transactionID, blobs: &blobs)
             let changeset = Changeset(
@@ -152,10 +153,12 @@ extension Store {
 
     // MARK: - Conflicts
 
-    /// Checks every changed object against the committed state; applies the merge policy or throws.
+    /// Checks every changed object against the committed state; applies the merge policy or throws. Returns the
+    /// relationship slots whose change `storeWins` dropped (their store value stands, see ``InverseRepair``).
     private func resolveConflicts(_ operations: inout [ChangeOperation], _ request: CommitRequest, _ queue: CommitQueue)
-        throws(EventGraphError)
+        throws(EventGraphError) -> Set<InverseRepair.Slot>
     {
+        var pinned: Set<InverseRepair.Slot> = []
         let policy = request.mergePolicy
         var inserted: Set<UInt64> = []
         inserted.reserveCapacity(operations.count)
@@ -237,6 +240,9 @@ extension Store {
                     case .error:
                         fail(reference, nil, "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))")
                     case .storeWins:
+                        for change in changes where read.values[Int(change.propertyIndex)] != now.values[Int(change.propertyIndex)] {
+                            pinned.insert(InverseRepair.Slot(key: reference.key, property: Int(change.propertyIndex)))
+                        }
                         changes.removeAll { read.values[Int($0.propertyIndex)] != now.values[Int($0.propertyIndex)] }
                     case .objectWins:
                         break
@@ -270,6 +276,22 @@ extension Store {
                 failures: failures)
         }
         operations = resolved
+        return pinned
+    }
+
+    // MARK: - Inverses
+
+    /// Appends the operations that keep both sides of every relationship the changeset touches in agreement with
+    /// the committed state (see ``InverseRepair``).
+    private func repairInverses(
+        _ operations: inout [ChangeOperation], pinned: Set<InverseRepair.Slot>, _ queue: CommitQueue
+    ) {
+        guard hasInverses else { return }
+        let repairs = state.withLock { state in
+            var repair = InverseRepair(model: model, state: state, queue: queue)
+            return repair.repairs(for: operations, pinned: pinned)
+        }
+        operations += repairs
     }
 
     // MARK: - External storage

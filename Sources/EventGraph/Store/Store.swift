@@ -18,6 +18,8 @@ final class Store: Sendable {
     /// Serializes the validation and enqueueing of commits, their installation, compaction and close.
     let commitLock: CommitLock<CommitQueue>
     private let keyCounter: Atomic<UInt64>
+    /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
+    let hasInverses: Bool
 
     init(model: ObjectModel, backend: any LogBackend, state: StoreState, isReadOnly: Bool) {
         self.model = model
@@ -25,6 +27,7 @@ final class Store: Sendable {
         self.storeUUID = UUID(logUUID: backend.storeUUID)
         self.isReadOnly = isReadOnly
         self.keyCounter = Atomic(state.nextKey)
+        self.hasInverses = InverseRepair.isNeeded(for: model)
         self.commitLock = CommitLock(
             CommitQueue(lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds))
         self.state = Mutex(state)
