@@ -115,4 +115,25 @@ struct InverseMergeTests {
         }
         #expect(try GraphIntegrity.issues(container) == [])
     }
+
+    @Test func aOneToOneTargetClaimedByTwoFindOrCreatesEndsWithOneOwner() throws {
+        let container = try ModelContainer(inMemoryWith: InverseRaceTests.model)
+        let setup = container.newBackgroundContext()
+        for identity in [1, 2] as [Int64] { _ = setup.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity) }
+        try setup.save()
+        let (first, second) = (container.newBackgroundContext(), container.newBackgroundContext())
+        let author1 = first.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: 1)
+        author1.profile = first.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: 0)
+        let author2 = second.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: 2)
+        author2.profile = second.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: 0)
+        try first.save()
+        try second.save()
+
+        let check = container.newBackgroundContext()
+        let profile = try #require(try check.fetch(FetchDescriptor<RaceProfile>()).first)
+        #expect(profile.owner?.identity == 2, "the last save's claim wins")
+        let authors = try check.fetch(FetchDescriptor<RaceAuthor>(sortBy: [SortDescriptor(\.identity)]))
+        #expect(authors.map { $0.profile?.identity } == [nil, 0], "the first owner lets go")
+        #expect(try GraphIntegrity.issues(container) == [])
+    }
 }

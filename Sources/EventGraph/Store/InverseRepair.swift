@@ -228,12 +228,13 @@ struct InverseRepair {
         }
         var targets: [Slot: ObjectReference?] = [:]
         for slot in settled {
-            targets[slot] = winners[slot].flatMap { key in
+            var target: ObjectReference?
+            if let key = winners[slot] {
                 // Kept unless the other side's settling removed the edge.
                 let edge = (incident[slot] ?? []).first { other(of: edges[$0], slot).key == key }
-                let isKept = edge.map { edges[$0].isPresent } ?? true
-                return isKept ? references[key] : nil
+                if edge.map({ edges[$0].isPresent }) ?? true { target = references[key] }
             }
+            targets[slot] = .some(target)  // `nil` is a decision too: the slot is emptied
         }
         return targets
     }
