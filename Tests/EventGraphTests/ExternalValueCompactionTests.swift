@@ -12,7 +12,9 @@ struct ExternalValueCompactionTests {
     private let new = Image.filled(width: 48, height: 48, level: 2)
 
     /// A store with one event whose photo holds `old`, and a context holding that photo's row unread.
-    private func storeWithAFetchedPhoto(_ directory: TemporaryDirectory) throws -> (ModelContainer, ObjectContext, Photo) {
+    private func storeWithAFetchedPhoto(_ directory: TemporaryDirectory) throws -> (
+        ModelContainer, ObjectContext, Photo
+    ) {
         let container = try PhotoLocations.open(path: directory.file())
         let setup = container.newBackgroundContext()
         PhotoLocations.addEvent(latitude: 1, longitude: 1, image: old, in: setup)
@@ -60,7 +62,8 @@ struct ExternalValueCompactionTests {
         PhotoLocations.setImage(new, of: try #require(try PhotoLocations.events(in: writer).first), in: writer)
         try writer.save()
         try container.compact()
-        #expect(level(of: viewed.image) == 1, "a view is the store as of its transaction, even after the file is rewritten")
+        #expect(
+            level(of: viewed.image) == 1, "a view is the store as of its transaction, even after the file is rewritten")
         try container.close()
     }
 
@@ -88,7 +91,9 @@ struct ExternalValueCompactionTests {
                     for photo in try context.fetch(FetchDescriptor<Photo>()) {
                         let image = photo.image
                         if !images.contains(where: { $0 == image }) {
-                            wrong.withLock { $0.append("round \(round): read level \(String(describing: level(of: image)))") }
+                            wrong.withLock {
+                                $0.append("round \(round): read level \(String(describing: level(of: image)))")
+                            }
                         }
                     }
                 }

@@ -119,7 +119,9 @@ struct InverseMergeTests {
     @Test func aOneToOneTargetClaimedByTwoFindOrCreatesEndsWithOneOwner() throws {
         let container = try ModelContainer(inMemoryWith: InverseRaceTests.model)
         let setup = container.newBackgroundContext()
-        for identity in [1, 2] as [Int64] { _ = setup.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity) }
+        for identity in [1, 2] as [Int64] {
+            _ = setup.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity)
+        }
         try setup.save()
         let (first, second) = (container.newBackgroundContext(), container.newBackgroundContext())
         let author1 = first.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: 1)

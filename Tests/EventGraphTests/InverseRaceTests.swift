@@ -45,7 +45,9 @@ struct InverseRaceTests {
     static let roundCount = 25
 
     @Test func racingContextsLeaveASymmetricGraphInMemoryAndInTheLog() throws {
-        let seed = ProcessInfo.processInfo.environment["EG_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        let seed =
+            ProcessInfo.processInfo.environment["EG_TEST_SEED"].flatMap(UInt64.init)
+            ?? UInt64.random(in: 1...UInt64.max)
         print("InverseRaceTests seed: \(seed) (replay with EG_TEST_SEED=\(seed))")
         let directory = TemporaryDirectory()
         let configuration = ModelContainer.Configuration(durability: .none)
@@ -67,7 +69,7 @@ struct InverseRaceTests {
                 do throws(EventGraphError) {
                     try context.save()
                     saved.add(1, ordering: .relaxed)
-                } catch where error.code == .conflict || error.code == .uniqueness {
+                } catch  where error.code == .conflict || error.code == .uniqueness {
                     context.rollback()
                 } catch {
                     unexpected.withLock { $0.append("seed \(seed), round \(round), thread \(thread): \(error)") }
@@ -103,7 +105,9 @@ struct InverseRaceTests {
             if let victim = victims.filter({ !$0.isDeleted }).randomElement(using: &random) { context.delete(victim) }
             return
         }
-        let post = context.fetchOrInsert(RacePost.self, unique: \.identity, equals: identity(0..<6)) { $0.title = "new" }
+        let post = context.fetchOrInsert(RacePost.self, unique: \.identity, equals: identity(0..<6)) {
+            $0.title = "new"
+        }
         switch Int.random(in: 0..<5, using: &random) {
         case 0:
             post.author =

@@ -71,7 +71,8 @@ struct ReleasedContextTests {
             let directory = TemporaryDirectory()
             let container = try PhotoLocations.open(path: directory.file())
             let setup = container.newBackgroundContext()
-            PhotoLocations.addEvent(latitude: 0, longitude: 0, image: .filled(width: 40, height: 40, level: 9), in: setup)
+            PhotoLocations.addEvent(
+                latitude: 0, longitude: 0, image: .filled(width: 40, height: 40, level: 9), in: setup)
             try setup.save()
             let photo: Photo = try {
                 let context = container.newBackgroundContext()

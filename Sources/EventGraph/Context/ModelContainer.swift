@@ -149,7 +149,8 @@ public final class ModelContainer: Sendable {
     /// change it (until the view is released, the replaced file's space stays allocated).
     public func view(asOfTransaction transactionID: UInt64) throws(EventGraphError) -> ModelContainer {
         try ModelContainer(
-            store: Store.open(backend: store.backend.readOnlyView(), model: store.model, untilTransaction: transactionID),
+            store: Store.open(
+                backend: store.backend.readOnlyView(), model: store.model, untilTransaction: transactionID),
             path: path)
     }
 

@@ -44,7 +44,8 @@ extension ManagedObject {
     @inline(never)
     final func stopIfContextReleased(_ index: Int?, changing: Bool = false) {
         guard let detachment, detachment.reason == .released else { return }
-        let property = index.map { "\(entity.name).\(entity.properties[$0].name)" } ?? "the properties of \(entity.name)"
+        let property =
+            index.map { "\(entity.name).\(entity.properties[$0].name)" } ?? "the properties of \(entity.name)"
         preconditionFailure(
             "cannot \(changing ? "change" : "read") \(property) of \(objectID.uriString): its context "
                 + "'\(detachment.contextName)' was released (objects do not keep their context alive; keep a "

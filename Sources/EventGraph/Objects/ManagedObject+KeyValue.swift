@@ -14,7 +14,8 @@ extension ManagedObject {
             let context = requireContext(index)
             let ids = references.map { reference in
                 ObjectID(
-                    storeUUID: context.store.storeUUID, entityName: context.model.entities[Int(reference.entityIndex)].name,
+                    storeUUID: context.store.storeUUID,
+                    entityName: context.model.entities[Int(reference.entityIndex)].name,
                     key: reference.key, isTemporary: context.registered[reference.key]?.isInserted ?? false)
             }
             return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)

@@ -109,8 +109,8 @@ extension ManagedObject {
         do {
             while true {
                 if let bytes = try context.store.readBlob(reference) {
-                    let value: AttributeValue =
-                        entity.properties[index].attribute?.type == .transformable ? .transformable(bytes) : .binary(bytes)
+                    let isTransformable = entity.properties[index].attribute?.type == .transformable
+                    let value: AttributeValue = isTransformable ? .transformable(bytes) : .binary(bytes)
                     loadedBlobs[index] = value
                     return value
                 }
@@ -126,7 +126,9 @@ extension ManagedObject {
                     loadedBlobs[index] = value
                     return value
                 }
-                precondition(next != reference, "the live value of \(entity.name).\(entity.properties[index].name) is missing from the store")
+                precondition(
+                    next != reference,
+                    "the live value of \(entity.name).\(entity.properties[index].name) is missing from the store")
                 reference = next
             }
         } catch {

@@ -115,7 +115,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             switch detachment?.reason {
             case .released?: return "<\(type(of: self)) \(objectID.uriString) (its context was released)>"
             case .reset?, .deleted?: return "<\(type(of: self)) \(objectID.uriString) (deleted or reset)>"
-            case nil: return flags.contains(.isDead) ? "<\(type(of: self)) (deleted or reset)>" : "<\(type(of: self)) (not inserted)>"
+            case nil:
+                let state = flags.contains(.isDead) ? "deleted or reset" : "not inserted"
+                return "<\(type(of: self)) (\(state))>"
             }
         }
         return "<\(entity.name) \(objectID.uriString)\(isFault ? " fault" : "")>"

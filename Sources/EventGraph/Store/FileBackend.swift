@@ -122,7 +122,8 @@ final class FileBackend: LogBackend {
             throw EventGraphError(
                 .log,
                 "\(path): the frame at byte offset \(handle) is a \(frame.header.type) frame of transaction "
-                    + "\(frame.header.transactionID), not external value \(key.index) of transaction \(key.transactionID)")
+                    + "\(frame.header.transactionID), not external value \(key.index) of transaction "
+                    + "\(key.transactionID)")
         }
         return frame.payload
     }

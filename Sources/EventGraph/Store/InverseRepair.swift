@@ -1,4 +1,5 @@
 import LogFormat
+import Synchronization
 
 /// Makes a changeset keep both sides of every relationship in agreement with the committed state it is applied to.
 ///
@@ -57,7 +58,13 @@ struct InverseRepair {
     /// To-one slots the changeset sets, or that a merge kept at the store's value.
     private var authoritative: Set<Slot> = []
     private var edges: [Edge] = []
-    private var edgeIndex: [[Slot]: Int] = [:]
+    /// The position of each edge in `edges`, by its two slots in order.
+    private var edgeIndex: [EdgeKey: Int] = [:]
+
+    private struct EdgeKey: Hashable {
+        var a: Slot
+        var b: Slot
+    }
 
     init(model: ObjectModel, state: StoreState, queue: CommitQueue) {
         self.model = model
@@ -112,7 +119,8 @@ struct InverseRepair {
         }
     }
 
-    private mutating func recordSet(_ object: ObjectReference, _ property: Int, _ value: PropertyValue, isInsert: Bool) {
+    private mutating func recordSet(_ object: ObjectReference, _ property: Int, _ value: PropertyValue, isInsert: Bool)
+    {
         guard relationship(object, property)?.inverseIndex != nil else { return }
         let slot = Slot(key: object.key, property: property)
         switch value {
@@ -166,10 +174,11 @@ struct InverseRepair {
     }
 
     private mutating func edge(_ first: Slot, _ second: Slot) -> Int {
-        let ordered = (first.key, first.property) <= (second.key, second.property) ? [first, second] : [second, first]
-        if let position = edgeIndex[ordered] { return position }
-        edges.append(Edge(a: ordered[0], b: ordered[1]))
-        edgeIndex[ordered] = edges.count - 1
+        let isOrdered = (first.key, first.property) <= (second.key, second.property)
+        let key = isOrdered ? EdgeKey(a: first, b: second) : EdgeKey(a: second, b: first)
+        if let position = edgeIndex[key] { return position }
+        edges.append(Edge(a: key.a, b: key.b))
+        edgeIndex[key] = edges.count - 1
         return edges.count - 1
     }
 
@@ -193,7 +202,11 @@ struct InverseRepair {
         }
         var winners: [Slot: UInt64] = [:]
         var settled: Set<Slot> = []
-        var pending = edges.flatMap { [$0.a, $0.b] }.filter(isToOne)
+        var pending: [Slot] = []
+        for edge in edges {
+            if isToOne(edge.a) { pending.append(edge.a) }
+            if isToOne(edge.b) { pending.append(edge.b) }
+        }
         while let slot = pending.popLast() {
             guard settled.insert(slot).inserted else { continue }
             let edgesOfSlot = incident[slot] ?? []
@@ -253,18 +266,19 @@ struct InverseRepair {
         var added: [Slot: [ObjectReference]] = [:]
         var removed: [Slot: [ObjectReference]] = [:]
         var order: [Slot] = []
-        for edge in edges {
-            for (slot, vote, target) in [(edge.a, edge.voteA, edge.b), (edge.b, edge.voteB, edge.a)] {
-                guard !isToOne(slot), exists(slot.key) else { continue }
-                let settled = edge.isPresent ? Vote.weakPresent : .weakAbsent
-                guard vote != settled else { continue }
-                if added[slot] == nil && removed[slot] == nil { order.append(slot) }
-                if edge.isPresent {
-                    added[slot, default: []].append(reference(target))
-                } else {
-                    removed[slot, default: []].append(reference(target))
-                }
+        func write(_ edge: Edge, side slot: Slot, vote: Vote, target: Slot) {
+            guard !isToOne(slot), exists(slot.key) else { return }
+            guard vote != (edge.isPresent ? Vote.weakPresent : .weakAbsent) else { return }
+            if added[slot] == nil && removed[slot] == nil { order.append(slot) }
+            if edge.isPresent {
+                added[slot, default: []].append(reference(target))
+            } else {
+                removed[slot, default: []].append(reference(target))
             }
+        }
+        for edge in edges {
+            write(edge, side: edge.a, vote: edge.voteA, target: edge.b)
+            write(edge, side: edge.b, vote: edge.voteB, target: edge.a)
         }
         for slot in order {
             operations.append(
@@ -315,5 +329,20 @@ struct InverseRepair {
         let found = references[key].map { currentRow($0) != nil } ?? false
         existence[key] = found
         return found
+    }
+}
+
+extension Store {
+    /// Appends the operations that keep both sides of every relationship the changeset touches in agreement with
+    /// the committed state (see ``InverseRepair``).
+    func repairInverses(
+        _ operations: inout [ChangeOperation], pinned: Set<InverseRepair.Slot>, _ queue: CommitQueue
+    ) {
+        guard hasInverses else { return }
+        let repairs = state.withLock { state in
+            var repair = InverseRepair(model: model, state: state, queue: queue)
+            return repair.repairs(for: operations, pinned: pinned)
+        }
+        operations += repairs
     }
 }

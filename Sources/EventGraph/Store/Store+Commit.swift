@@ -240,10 +240,11 @@ extension Store {
                     case .error:
                         fail(reference, nil, "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))")
                     case .storeWins:
-                        for change in changes where read.values[Int(change.propertyIndex)] != now.values[Int(change.propertyIndex)] {
+                        let changedInStore = { (index: UInt32) in read.values[Int(index)] != now.values[Int(index)] }
+                        for change in changes where changedInStore(change.propertyIndex) {
                             pinned.insert(InverseRepair.Slot(key: reference.key, property: Int(change.propertyIndex)))
                         }
-                        changes.removeAll { read.values[Int($0.propertyIndex)] != now.values[Int($0.propertyIndex)] }
+                        changes.removeAll { changedInStore($0.propertyIndex) }
                     case .objectWins:
                         break
                     }
@@ -277,21 +278,6 @@ extension Store {
         }
         operations = resolved
         return pinned
-    }
-
-    // MARK: - Inverses
-
-    /// Appends the operations that keep both sides of every relationship the changeset touches in agreement with
-    /// the committed state (see ``InverseRepair``).
-    private func repairInverses(
-        _ operations: inout [ChangeOperation], pinned: Set<InverseRepair.Slot>, _ queue: CommitQueue
-    ) {
-        guard hasInverses else { return }
-        let repairs = state.withLock { state in
-            var repair = InverseRepair(model: model, state: state, queue: queue)
-            return repair.repairs(for: operations, pinned: pinned)
-        }
-        operations += repairs
     }
 
     // MARK: - External storage

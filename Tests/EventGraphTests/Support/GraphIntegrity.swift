@@ -1,6 +1,7 @@
-@testable import EventGraph
 import LogFormat
 import Synchronization
+
+@testable import EventGraph
 
 /// The two views of a store that must agree and be sound: its live in-memory state and what its log replays to.
 /// Both are checked by `LogGraph.integrityIssues()`, the checker `egctl verify` uses (inverses, dangling references,
