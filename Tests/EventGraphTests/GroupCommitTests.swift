@@ -7,20 +7,6 @@ import Testing
 
 @Suite("Group commit")
 struct GroupCommitTests {
-    /// Runs `body(thread)` on `count` threads at once and waits for all.
-    private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            let thread = Thread {
-                body(index)
-                group.leave()
-            }
-            thread.start()
-        }
-        group.wait()
-    }
-
     @Test func concurrentSavesShareSyncsAndAllSurviveReopen() throws {
         let directory = TemporaryDirectory()
         let faults = FaultInjector()

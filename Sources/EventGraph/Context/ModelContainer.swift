@@ -152,10 +152,14 @@ public final class ModelContainer: Sendable {
     }
 
     /// A view of this store *as of* a transaction (replayed from the log into a separate read-only store).
+    ///
+    /// The view reads the log file as it is when the view is opened: a later compaction of the store does not
+    /// change it (until the view is released, the replaced file's space stays allocated).
     public func view(asOfTransaction transactionID: UInt64) throws(EventGraphError) -> ModelContainer {
         try ModelContainer(
             store: Store.open(
-                backend: ViewBackend(base: store.backend), model: store.model, untilTransaction: transactionID), path: path)
+                backend: store.backend.readOnlyView(), model: store.model, untilTransaction: transactionID),
+            path: path)
     }
 
     /// A digest of the live state: equal for equal objects, values and relationships (see ``StateDigest``).

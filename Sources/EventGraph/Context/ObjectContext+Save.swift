@@ -117,6 +117,20 @@ extension ObjectContext {
             let persistent = object.entity.isPersistentProperty
             object.pending.removeAll { persistent[$0.index] }
         }
+        // The store may have changed objects this save did not (the other side of a relationship it kept in
+        // agreement): objects of this context that hold an older row take the saved one, so they agree with it.
+        for case (let key, let row?) in rows {
+            guard let object = registered[key], let held = object.row, held !== row, !object.hasPersistentChanges,
+                !object.flags.contains(.isInserted)
+            else { continue }
+            object.row = row
+            object.loadedBlobs.removeAll()
+        }
+        if !deleted.isEmpty {
+            // Their IDs stay valid after the context is gone.
+            let detachment = Detachment(storeUUID: store.storeUUID, contextName: name, reason: .deleted)
+            for object in deleted { object.detach(detachment) }
+        }
         for object in deleted + abandoned {
             registered[object.key] = nil
             object.flags = [.isDead]

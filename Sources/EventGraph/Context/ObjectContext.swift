@@ -29,6 +29,13 @@ public final class ObjectContext {
         self.name = name
     }
 
+    deinit {
+        guard !registered.isEmpty else { return }
+        // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`).
+        let detachment = Detachment(storeUUID: store.storeUUID, contextName: name, reason: .released)
+        for object in registered.values { object.detach(detachment) }
+    }
+
     /// The model of the store.
     public var model: ObjectModel { store.model }
 
@@ -65,6 +72,9 @@ public final class ObjectContext {
     public func insert(_ object: ManagedObject) {
         if object.contextStorage === self { return }
         precondition(object.contextStorage == nil, "\(object) already belongs to another context")
+        precondition(
+            object.detachment?.reason != .released,
+            "\(object) belonged to a context that was released; look it up by its ID instead of inserting it again")
         precondition(!object.flags.contains(.isDead), "\(object) was deleted and cannot be inserted again")
         let entity = object.entityStorage ?? model.requireEntity(for: type(of: object))
         precondition(!entity.isAbstract, "\(entity.name) is abstract; insert an object of a sub-entity")
@@ -96,13 +106,15 @@ public final class ObjectContext {
     // MARK: - Looking up
 
     /// The object with an ID: the registered one, or a fault for a saved object; `nil` when the store has none.
+    ///
+    /// An ID resolves only in the store whose UUID it carries: every store numbers its objects from the same
+    /// start, so another store's ID with the same key names a different object.
     public func object(with id: ObjectID) -> ManagedObject? {
-        if let object = registered[id.key], object.entity.name == id.entityName || model.entity(named: id.entityName).map({ object.entity.isKindOf($0) }) == true {
-            return object.flags.contains(.isDead) ? nil : object
+        guard id.storeUUID == store.storeUUID, let entity = model.entity(named: id.entityName) else { return nil }
+        if let object = registered[id.key] {
+            return object.entity.isKindOf(entity) && !object.flags.contains(.isDead) ? object : nil
         }
-        guard id.storeUUID == store.storeUUID, let entity = model.entity(named: id.entityName),
-            let row = store.row(forKey: id.key, in: entity.familyIndices)
-        else { return nil }
+        guard let row = store.row(forKey: id.key, in: entity.familyIndices) else { return nil }
         return materialize(row)
     }
 
@@ -175,7 +187,9 @@ public final class ObjectContext {
 
     /// Forgets every object: unsaved changes are discarded and the objects must no longer be used.
     public func reset() {
+        let detachment = Detachment(storeUUID: store.storeUUID, contextName: name, reason: .reset)
         for object in registered.values {
+            object.detach(detachment)
             object.contextStorage = nil
             object.flags = [.isDead]
             object.pending.removeAll()

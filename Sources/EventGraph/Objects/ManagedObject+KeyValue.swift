@@ -11,10 +11,12 @@ extension ManagedObject {
             return .attribute(storedAttributeValue(at: index) ?? defaultAttributeValue(at: index))
         case .relationship(let relationship):
             let references = (currentValue(at: index) ?? entity.defaultValues[index]).references
+            let context = requireContext(index)
             let ids = references.map { reference in
                 ObjectID(
-                    storeUUID: context!.store.storeUUID, entityName: model.entities[Int(reference.entityIndex)].name,
-                    key: reference.key, isTemporary: context?.registered[reference.key]?.isInserted ?? false)
+                    storeUUID: context.store.storeUUID,
+                    entityName: context.model.entities[Int(reference.entityIndex)].name,
+                    key: reference.key, isTemporary: context.registered[reference.key]?.isInserted ?? false)
             }
             return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
         }
@@ -86,7 +88,14 @@ extension ManagedObject {
         isExternalValueLoaded(at: propertyIndex(forKey: key))
     }
 
-    private var model: ObjectModel { context!.model }
+    /// The object's context, needed to name relationship targets; a programmer error without one.
+    private func requireContext(_ index: Int) -> ObjectContext {
+        guard let context = contextStorage else {
+            stopIfContextReleased(index)
+            preconditionFailure("\(self) belongs to no context; its relationships have no IDs")
+        }
+        return context
+    }
 
     private func propertyIndex(forKey key: String) -> Int {
         guard let index = entity.propertyIndexByName[key] else {
@@ -102,6 +111,10 @@ extension ManagedObject {
 
     private func resolve(_ id: ObjectID) -> ManagedObject {
         guard let context, let object = context.object(with: id) else {
+            if let context, id.storeUUID != context.store.storeUUID {
+                preconditionFailure(
+                    "\(id) belongs to another store than \(entity.name)'s context (store \(context.store.storeUUID))")
+            }
             preconditionFailure("no object with ID \(id) in \(entity.name)'s context")
         }
         return object

@@ -36,6 +36,7 @@ extension ManagedObject {
     /// with 100k posts must not be copied for every post added to it); otherwise the committed list is copied once.
     final func modifyPendingToMany(at index: Int, _ body: (inout [ObjectReference]) -> Void) {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
+        if detachment != nil { stopIfContextReleased(index, changing: true) }
         if flags.contains(.isFault) { fireFault() }
         for position in pending.indices where pending[position].index == index {
             guard case .toMany(var references) = pending[position].value else { break }
@@ -54,6 +55,7 @@ extension ManagedObject {
 
     final func setPendingValue(_ value: PropertyValue, at index: Int) {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
+        if detachment != nil { stopIfContextReleased(index, changing: true) }
         if flags.contains(.isFault) { fireFault() }
         for position in pending.indices where pending[position].index == index {
             pending[position].value = value
@@ -80,8 +82,14 @@ extension ManagedObject {
             probedIndex = index
             return
         }
+        guard let context = contextStorage else {
+            // Without a row, an object whose context was released would read as its defaults.
+            if row == nil { stopIfContextReleased(index) }
+            flags.remove(.isFault)
+            return
+        }
         flags.remove(.isFault)
-        guard row == nil, let context = contextStorage else { return }
+        guard row == nil else { return }
         if let found = context.store.row(entityIndex: entity.index, key: key) {
             row = found
         } else {
@@ -93,13 +101,36 @@ extension ManagedObject {
     @inline(never)
     final func externalValue(_ reference: BlobReference, at index: Int) -> AttributeValue {
         if let loaded = loadedBlobs[index] { return loaded }
-        guard let context = contextStorage else { return .null }
+        guard let context = contextStorage else {
+            stopIfContextReleased(index)
+            return .null
+        }
+        var reference = reference
         do {
-            let bytes = try context.store.readBlob(reference)
-            let value: AttributeValue =
-                entity.properties[index].attribute?.type == .transformable ? .transformable(bytes) : .binary(bytes)
-            loadedBlobs[index] = value
-            return value
+            while true {
+                if let bytes = try context.store.readBlob(reference) {
+                    let isTransformable = entity.properties[index].attribute?.type == .transformable
+                    let value: AttributeValue = isTransformable ? .transformable(bytes) : .binary(bytes)
+                    loadedBlobs[index] = value
+                    return value
+                }
+                // Another context replaced (or deleted) the value after this object read its row, and a compaction
+                // dropped it from the log: read the store's current value instead, as a refetch would.
+                guard let latest = context.store.row(entityIndex: entity.index, key: key) else {
+                    // Deleted in the store: the object reads as its defaults, as a fault of it would.
+                    guard case .attribute(let value) = entity.defaultValues[index] else { return .null }
+                    return value
+                }
+                guard case .attribute(let value) = latest.values[index] else { return .null }
+                guard case .blob(let next) = value else {
+                    loadedBlobs[index] = value
+                    return value
+                }
+                precondition(
+                    next != reference,
+                    "the live value of \(entity.name).\(entity.properties[index].name) is missing from the store")
+                reference = next
+            }
         } catch {
             preconditionFailure("reading the external value of \(entity.name).\(entity.properties[index].name) failed: \(error)")
         }
@@ -110,13 +141,18 @@ extension ManagedObject {
 
     /// The targets of a relationship, as objects of the object's context.
     final func relationshipTargets(at index: Int) -> [ManagedObject] {
-        guard let context = contextStorage, let value = currentValue(at: index) else { return [] }
+        guard let context = contextStorage else {
+            stopIfContextReleased(index)
+            return []
+        }
+        guard let value = currentValue(at: index) else { return [] }
         return context.objects(for: value.references)
     }
 
     /// Sets the targets of a relationship, keeping the inverse consistent.
     final func setRelationshipTargets(_ targets: [ManagedObject], at index: Int) {
         if contextStorage == nil {
+            stopIfContextReleased(index, changing: true)
             guard let context = targets.first(where: { $0.contextStorage != nil })?.contextStorage else {
                 if targets.isEmpty { return }
                 preconditionFailure(

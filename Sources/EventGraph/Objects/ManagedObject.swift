@@ -36,6 +36,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     final var entityStorage: EntityDescription?
     final weak var contextStorage: ObjectContext?
+    /// How the object left its context, once it did (see ``Detachment``).
+    final var detachment: Detachment?
     final var key: UInt64 = 0
     final var row: Row?
     final var flags: Flags = []
@@ -78,14 +80,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return entityStorage
     }
 
-    /// The object's ID: temporary until its first save, permanent after.
+    /// The object's ID: temporary until its first save, permanent after. It stays valid after the object leaves its
+    /// context (the context is released or reset, or a save deletes the object).
     public final var objectID: ObjectID {
-        guard let context = contextStorage, let entityStorage else {
+        guard let entityStorage, let storeUUID = contextStorage?.store.storeUUID ?? detachment?.storeUUID else {
             preconditionFailure("\(type(of: self)) has no object ID until it is inserted into a context")
         }
         return ObjectID(
-            storeUUID: context.store.storeUUID, entityName: entityStorage.name, key: key,
-            isTemporary: flags.contains(.isInserted))
+            storeUUID: storeUUID, entityName: entityStorage.name, key: key, isTemporary: flags.contains(.isInserted))
     }
 
     /// Whether no property has been read since the object was fetched, traversed to or refreshed.
@@ -110,8 +112,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     open var description: String {
         guard contextStorage != nil, entityStorage != nil else {
-            if flags.contains(.isDead) { return "<\(type(of: self)) (deleted or reset)>" }
-            return key == 0 ? "<\(type(of: self)) (not inserted)>" : "<\(type(of: self)) \(key) (its context was released)>"
+            switch detachment?.reason {
+            case .released?: return "<\(type(of: self)) \(objectID.uriString) (its context was released)>"
+            case .reset?, .deleted?: return "<\(type(of: self)) \(objectID.uriString) (deleted or reset)>"
+            case nil:
+                let state = flags.contains(.isDead) ? "deleted or reset" : "not inserted"
+                return "<\(type(of: self)) (\(state))>"
+            }
         }
         return "<\(entity.name) \(objectID.uriString)\(isFault ? " fault" : "")>"
     }

@@ -7,8 +7,8 @@ final class FileBackend: LogBackend {
     let path: String
     let storeUUID: LogUUID
     private let writer: LogWriter?
-    /// Replaced after a rewrite (the old reader still reads the replaced file).
-    private let reader: Mutex<LogReader>
+    /// Replaced after a rewrite, with the next generation (the old reader still reads the replaced file).
+    private let current: Mutex<(reader: LogReader, generation: UInt64)>
     /// What the writer's recovery truncated, or what the last read-only replay did not read.
     private let recovery: Mutex<StoreRecoveryReport?>
 
@@ -19,7 +19,7 @@ final class FileBackend: LogBackend {
         self.path = path
         self.writer = writer
         self.storeUUID = reader.header.storeUUID
-        self.reader = Mutex(reader)
+        self.current = Mutex((reader, 0))
         self.recovery = Mutex(writer.flatMap { StoreRecoveryReport(path: path, recovery: $0.recoveryReport) })
     }
 
@@ -75,7 +75,7 @@ final class FileBackend: LogBackend {
     /// damage error advises) and records what it did not read; a writer's log cannot hold damage it did not
     /// refuse at open, so damage found later is an error.
     func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
-        let reader = self.reader.withLock { $0 }
+        let reader = current.withLock { $0.reader }
         let report = try EventGraphError.converting(path: reader.path) {
             // The scan stops at the first error `body` throws and rethrows it unchanged.
             try reader.scan { record in
@@ -112,12 +112,30 @@ final class FileBackend: LogBackend {
         do { try writer.waitUntilDurable(appended) } catch { throw EventGraphError(error) }
     }
 
-    func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8] {
-        let reader = self.reader.withLock { $0 }
-        do throws(LogFormatError) { return try reader.readBlob(at: handle) } catch { throw EventGraphError(error) }
+    func readBlob(_ key: BlobKey, at handle: UInt64, generation: UInt64) throws(EventGraphError) -> [UInt8]? {
+        guard let reader = current.withLock({ $0.generation == generation ? $0.reader : nil }) else { return nil }
+        let frame: (header: FrameHeader, payload: [UInt8])
+        do throws(LogFormatError) { frame = try reader.readFrame(at: handle) } catch { throw EventGraphError(error) }
+        // The handle came from this very file, so anything but the blob itself is damage, never a value to return.
+        guard frame.header.type == .blob, frame.header.transactionID == key.transactionID,
+            frame.header.partIndex == key.index
+        else {
+            throw EventGraphError(
+                .log,
+                "\(path): the frame at byte offset \(handle) is a \(frame.header.type) frame of transaction "
+                    + "\(frame.header.transactionID), not external value \(key.index) of transaction "
+                    + "\(key.transactionID)")
+        }
+        return frame.payload
     }
 
-    func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64] {
+    func readOnlyView() -> any LogBackend {
+        FileBackend(path: path, writer: nil, reader: current.withLock { $0.reader })
+    }
+
+    func rewrite(
+        schema: SchemaPayload, checkpoint: CheckpointInput, install: (_ handles: [UInt64], _ generation: UInt64) -> Void
+    ) throws(EventGraphError) {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
         return try EventGraphError.converting(path: path) {
             let report = try writer.rewrite(
@@ -137,8 +155,11 @@ final class FileBackend: LogBackend {
                     }
                 })
             let newReader = try LogReader(path: path)
-            reader.withLock { $0 = newReader }
-            return report.checkpointBlobs.map(\.byteOffset)
+            let handles = report.checkpointBlobs.map(\.byteOffset)
+            current.withLock { current in
+                current = (newReader, current.generation + 1)
+                install(handles, current.generation)
+            }
         }
     }
 
@@ -148,7 +169,8 @@ final class FileBackend: LogBackend {
     }
 }
 
-/// A read-only window on another backend (for *as of* views of an open store): closing it closes nothing.
+/// A read-only window on another backend whose blob handles never go stale (the memory backend's), for *as of*
+/// views of an open store: closing it closes nothing.
 struct ViewBackend: LogBackend {
     let base: any LogBackend
     var storeUUID: LogUUID { base.storeUUID }
@@ -162,9 +184,14 @@ struct ViewBackend: LogBackend {
     func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError) {
         throw EventGraphError(.readOnly, "a view is read-only")
     }
-    func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8] { try base.readBlob(at: handle) }
-    func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64] {
+    func readBlob(_ key: BlobKey, at handle: UInt64, generation: UInt64) throws(EventGraphError) -> [UInt8]? {
+        try base.readBlob(key, at: handle, generation: generation)
+    }
+    func rewrite(
+        schema: SchemaPayload, checkpoint: CheckpointInput, install: (_ handles: [UInt64], _ generation: UInt64) -> Void
+    ) throws(EventGraphError) {
         throw EventGraphError(.readOnly, "a view is read-only")
     }
+    func readOnlyView() -> any LogBackend { self }
     func close() throws(EventGraphError) {}
 }

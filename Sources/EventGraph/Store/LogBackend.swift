@@ -3,6 +3,9 @@ import LogFormat
 /// Where a store's log lives. The file backend wraps LogFormat's writer and reader; the memory backend serves
 /// tests that need no file. Every method but ``waitUntilDurable(_:)`` and ``readBlob(at:)`` is called with the
 /// store's commit lock held or during open.
+///
+/// A blob handle is valid in one *generation* of the log: a rewrite (compaction) moves every blob, so it starts a
+/// new generation, and a handle of an older one must never be used as an offset into the new file.
 protocol LogBackend: Sendable {
     /// The store's identity, from the log header.
     var storeUUID: LogUUID { get }
@@ -18,12 +21,19 @@ protocol LogBackend: Sendable {
     /// Returns when a queued transaction (and every one queued before it) is durable; called without the commit
     /// lock, so that concurrent saves share one sync. A failure here poisons the log.
     func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError)
-    /// Reads the bytes of a blob by the handle that replay or append returned.
-    func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8]
+    /// Reads the bytes of the blob `key` by the handle that replay, append or rewrite returned in `generation`;
+    /// `nil` when the log was rewritten since (look the handle up again). Throws when the frame at the handle is
+    /// not that blob.
+    func readBlob(_ key: BlobKey, at handle: UInt64, generation: UInt64) throws(EventGraphError) -> [UInt8]?
     /// Replaces the log by a compacted one: the schema, then a checkpoint of the live state, then the
-    /// transactions committed after `input.begin.lastTransactionID`. Returns blob handles for the checkpoint's
-    /// blobs, in order.
-    func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64]
+    /// transactions committed after `input.begin.lastTransactionID`. Calls `install` with the handles of the
+    /// checkpoint's blobs (in order) and their generation, at the moment the new file replaces the old one for
+    /// readers, so that no reader can pair an old handle with the new file.
+    func rewrite(
+        schema: SchemaPayload, checkpoint: CheckpointInput, install: (_ handles: [UInt64], _ generation: UInt64) -> Void
+    ) throws(EventGraphError)
+    /// A read-only backend for an *as of* view: it keeps reading the log as it is now, even after a rewrite.
+    func readOnlyView() -> any LogBackend
     /// Closes the log (a file backend appends a seal and releases the lock).
     func close() throws(EventGraphError)
     /// What opening or replaying the log left out of the file (a torn tail, or damage a read-only view stops at).

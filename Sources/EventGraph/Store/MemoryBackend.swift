@@ -88,7 +88,8 @@ final class MemoryBackend: LogBackend {
         }
     }
 
-    func readBlob(at handle: UInt64) throws(EventGraphError) -> [UInt8] {
+    /// Blobs stay in memory for good, so a handle never goes stale: the generation is always 0.
+    func readBlob(_ key: BlobKey, at handle: UInt64, generation: UInt64) throws(EventGraphError) -> [UInt8]? {
         try state.withLock { state throws(EventGraphError) in
             guard handle < state.blobs.count else {
                 throw EventGraphError(.log, "no blob with handle \(handle)")
@@ -97,13 +98,17 @@ final class MemoryBackend: LogBackend {
         }
     }
 
-    func rewrite(schema: SchemaPayload, checkpoint: CheckpointInput) throws(EventGraphError) -> [UInt64] {
+    func readOnlyView() -> any LogBackend { ViewBackend(base: self) }
+
+    func rewrite(
+        schema: SchemaPayload, checkpoint: CheckpointInput, install: (_ handles: [UInt64], _ generation: UInt64) -> Void
+    ) throws(EventGraphError) {
         do {
             let schemaBytes = try schema.encoded()
             let beginBytes = try checkpoint.begin.encoded()
             let chunkBytes = try checkpoint.chunks.map { chunk throws(LogFormatError) in try chunk.encoded() }
             let endBytes = try checkpoint.end.encoded()
-            return try state.withLock { state throws(EventGraphError) in
+            try state.withLock { state throws(EventGraphError) in
                 try Self.checkWritable(&state)
                 let tail = state.units.filter { unit in
                     if case .transaction(let id, _, _) = unit { id > checkpoint.begin.lastTransactionID } else { false }
@@ -121,7 +126,7 @@ final class MemoryBackend: LogBackend {
                 units += chunkBytes.map(Unit.checkpointChunk)
                 units.append(.checkpointEnd(endBytes))
                 state.units = units + tail
-                return handles
+                install(handles, 0)
             }
         } catch let error as LogFormatError {
             throw EventGraphError(error)

@@ -37,7 +37,8 @@ extension Store {
                             + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
             }
             let mergedKeys = resolveUpserts(&operations, request.upserts, queue)
-            try resolveConflicts(&operations, request, queue)
+            let pinned = try resolveConflicts(&operations, request, queue)
+            repairInverses(&operations, pinned: pinned, queue)
             var blobs: [[UInt8]] = []
             externalize(&operations, transactionID: transactionID, blobs: &blobs)
             let changeset = Changeset(
@@ -167,10 +168,12 @@ extension Store {
 
     // MARK: - Conflicts
 
-    /// Checks every changed object against the committed state; applies the merge policy or throws.
+    /// Checks every changed object against the committed state; applies the merge policy or throws. Returns the
+    /// relationship slots whose change `storeWins` dropped (their store value stands, see ``InverseRepair``).
     private func resolveConflicts(_ operations: inout [ChangeOperation], _ request: CommitRequest, _ queue: CommitQueue)
-        throws(EventGraphError)
+        throws(EventGraphError) -> Set<InverseRepair.Slot>
     {
+        var pinned: Set<InverseRepair.Slot> = []
         let policy = request.mergePolicy
         var inserted: Set<UInt64> = []
         inserted.reserveCapacity(operations.count)
@@ -252,7 +255,11 @@ extension Store {
                     case .error:
                         fail(reference, nil, "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))")
                     case .storeWins:
-                        changes.removeAll { read.values[Int($0.propertyIndex)] != now.values[Int($0.propertyIndex)] }
+                        let changedInStore = { (index: UInt32) in read.values[Int(index)] != now.values[Int(index)] }
+                        for change in changes where changedInStore(change.propertyIndex) {
+                            pinned.insert(InverseRepair.Slot(key: reference.key, property: Int(change.propertyIndex)))
+                        }
+                        changes.removeAll { changedInStore($0.propertyIndex) }
                     case .objectWins:
                         break
                     }
@@ -285,6 +292,7 @@ extension Store {
                 failures: failures)
         }
         operations = resolved
+        return pinned
     }
 
     // MARK: - External storage

@@ -33,10 +33,17 @@ extension Store {
             if let failure = queue.failure { throw failure }
             let snapshot = state.withLock { $0 }
             let input = try checkpointInput(of: snapshot)
-            let handles = try backend.rewrite(schema: model.schema, checkpoint: input)
-            state.withLock { state in
+            try backend.rewrite(schema: model.schema, checkpoint: input) { handles, generation in
+                // The new file holds only the blobs of live objects: forget the others, whose old offsets would
+                // point into the new file.
+                var fresh: [BlobKey: UInt64] = [:]
+                fresh.reserveCapacity(handles.count)
                 for (blob, handle) in zip(input.blobs, handles) {
-                    state.blobHandles[BlobKey(transactionID: blob.reference.transactionID, index: blob.reference.index)] = handle
+                    fresh[BlobKey(transactionID: blob.reference.transactionID, index: blob.reference.index)] = handle
+                }
+                state.withLock { state in
+                    state.blobHandles = fresh
+                    state.blobGeneration = generation
                 }
             }
             return CompactionReport(
@@ -52,7 +59,13 @@ extension Store {
         for chunk in chunks {
             for record in chunk.records {
                 for case .attribute(.blob(let reference)) in record.properties.map(\.value) {
-                    blobs.append((reference, try readBlob(reference)))
+                    guard let bytes = try readBlob(reference) else {
+                        throw EventGraphError(
+                            .log,
+                            "the live state references external value \(reference.index) of transaction "
+                                + "\(reference.transactionID), which the log lacks")
+                    }
+                    blobs.append((reference, bytes))
                 }
             }
         }

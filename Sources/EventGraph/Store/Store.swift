@@ -18,6 +18,8 @@ final class Store: Sendable {
     /// Serializes the validation and enqueueing of commits, their installation, compaction and close.
     let commitLock: CommitLock<CommitQueue>
     private let keyCounter: Atomic<UInt64>
+    /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
+    let hasInverses: Bool
 
     init(model: ObjectModel, backend: any LogBackend, state: StoreState, isReadOnly: Bool) {
         self.model = model
@@ -25,6 +27,7 @@ final class Store: Sendable {
         self.storeUUID = UUID(logUUID: backend.storeUUID)
         self.isReadOnly = isReadOnly
         self.keyCounter = Atomic(state.nextKey)
+        self.hasInverses = InverseRepair.isNeeded(for: model)
         self.commitLock = CommitLock(
             CommitQueue(lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds))
         self.state = Mutex(state)
@@ -119,14 +122,17 @@ final class Store: Sendable {
 
     var lastTransactionID: UInt64 { state.withLock { $0.lastTransactionID } }
 
-    /// Reads an externally stored value.
-    func readBlob(_ reference: BlobReference) throws(EventGraphError) -> [UInt8] {
+    /// Reads an externally stored value; `nil` when the log no longer holds it: a compaction dropped it because no
+    /// live object references it any more (the caller read an older row of the object).
+    func readBlob(_ reference: BlobReference) throws(EventGraphError) -> [UInt8]? {
         let key = BlobKey(transactionID: reference.transactionID, index: reference.index)
-        guard let handle = state.withLock({ $0.blobHandles[key] }) else {
-            throw EventGraphError(
-                .log, "no external value \(reference.index) of transaction \(reference.transactionID) in the log")
+        // Each pass that finds its handle stale follows a compaction that installed fresh handles before readers
+        // could see the new file, so the next lookup is current; only another compaction can intervene.
+        while true {
+            let found = state.withLock { state in state.blobHandles[key].map { ($0, state.blobGeneration) } }
+            guard let (handle, generation) = found else { return nil }
+            if let bytes = try backend.readBlob(key, at: handle, generation: generation) { return bytes }
         }
-        return try backend.readBlob(at: handle)
     }
 
     /// Closes the backend once every queued save has finished; later commits fail.

@@ -7,8 +7,11 @@ struct StoreState: Sendable {
     var lastCommitTimeMicroseconds: Int64 = 0
     /// The next key the store will allocate (persisted in every changeset and checkpoint).
     var nextKey: UInt64 = 1
-    /// Where each externally stored value is, by its logical reference.
+    /// Where each externally stored value is, by its logical reference: only the values the live state references
+    /// after a compaction (which drops the others from the log), plus those of later saves.
     var blobHandles: [BlobKey: UInt64] = [:]
+    /// The log generation (see ``LogBackend``) the handles belong to.
+    var blobGeneration: UInt64 = 0
     /// For each uniqueness constraint, the holder of each value tuple.
     var uniqueIndex: [UniqueKey: UInt64] = [:]
     /// For each entity, a sorted index of each indexed attribute over the entity's own rows.
