@@ -32,8 +32,9 @@ struct Driver {
     }
 
     func run() -> Never {
-        print("KillNine drive: seed \(seed) (replay with --seed \(seed)), \(cycleCount) cycles, \(writerCount) writers, "
-            + "power loss \(powerLoss ? "on" : "off"), store in \(directory)")
+        print(
+            "KillNine drive: seed \(seed) (replay with --seed \(seed)), \(cycleCount) cycles, \(writerCount) writers, "
+                + "power loss \(powerLoss ? "on" : "off"), store in \(directory)")
         var random = SeededGenerator(seed: seed)
         var totals = Totals()
         // Since the store was created: each writer's last acknowledged sequence, and a bound on their transactions.
@@ -66,8 +67,10 @@ struct Driver {
                     continue  // killed before the store was created
                 }
                 if powerLoss, let mode = PowerLoss.allCases.randomElement(using: &random) {
-                    log += "; " + (try mode.apply(
-                        to: store, acknowledgedThrough: acknowledgedTransaction, using: &random))
+                    log +=
+                        "; "
+                        + (try mode.apply(
+                            to: store, acknowledgedThrough: acknowledgedTransaction, using: &random))
                     totals.powerLosses[mode, default: 0] += 1
                 }
                 switch try Check(storePath: store, egctlPath: egctlPath).run(acknowledged: acknowledged) {

@@ -20,7 +20,8 @@ enum KillNine {
             arguments.finish()
             saver.run()
         case "drive":
-            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            let executable =
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                 ?? CommandLine.arguments[0]
             let binDirectory = URL(fileURLWithPath: executable).deletingLastPathComponent().path
             let directory =

@@ -59,7 +59,8 @@ enum Ledger {
 
     /// The expected fingerprint of an entry.
     static func fingerprint(writer: Int32, sequence: Int64) -> UInt64 {
-        fingerprint(text: text(writer: writer, sequence: sequence), payload: payload(writer: writer, sequence: sequence))
+        fingerprint(
+            text: text(writer: writer, sequence: sequence), payload: payload(writer: writer, sequence: sequence))
     }
 
 }

@@ -104,7 +104,9 @@ enum Output {
         var bytes = Array((text + "\n").utf8)
         var written = 0
         while written < bytes.count {
-            let result = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            let result = bytes.withUnsafeMutableBytes {
+                write(descriptor, $0.baseAddress! + written, $0.count - written)
+            }
             if result < 0 && errno == EINTR { continue }
             guard result > 0 else { exit(5) }
             written += result

@@ -127,7 +127,8 @@ final class SaverProcess {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
             let (seconds, attoseconds) = left.components
-            _ = arrived.wait(timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+            _ = arrived.wait(
+                timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
         }
     }
 

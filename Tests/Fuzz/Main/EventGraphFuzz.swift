@@ -1,5 +1,5 @@
-import FuzzTargets
 import Foundation
+import FuzzTargets
 
 /// The target this process fuzzes, named by `EG_FUZZ_TARGET` (libFuzzer owns the command line).
 let selectedTarget: FuzzTarget = {

@@ -74,7 +74,8 @@ extension FuzzTarget {
             let bodyEnd = min(bytes.count, bodyStart + bodyByteCount)
             store(CRC32C.checksum(Array(bytes[bodyStart..<bodyEnd]), continuing: seed), into: &bytes, at: offset + 36)
             store(CRC32C.checksum(Array(bytes[offset..<offset + 44]), continuing: seed), into: &bytes, at: offset + 44)
-            offset = bodyStart + (bodyByteCount + FrameHeader.alignment - 1) / FrameHeader.alignment
+            offset =
+                bodyStart + (bodyByteCount + FrameHeader.alignment - 1) / FrameHeader.alignment
                 * FrameHeader.alignment
         }
         return bytes

@@ -1,11 +1,7 @@
 import Foundation
 import TestSupport
 
-// The seeded generator and the test seed live in the TestSupport target, shared with the harnesses.
-typealias SeededGenerator = TestSupport.SeededGenerator
-typealias TestSeed = TestSupport.TestSeed
-
-/// Payload bytes for log tests.
+/// Payload bytes for log tests (the seeded generator and the test seed are in the TestSupport target).
 enum TestBytes {
     /// Bytes LZ4 cannot shrink.
     static func random(_ count: Int, using generator: inout some RandomNumberGenerator) -> [UInt8] {
