@@ -48,9 +48,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What every test target and harness shares: the seeded generator.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "LogFormatTests",
-            dependencies: ["LogFormat"],
+            dependencies: ["LogFormat", "TestSupport"],
             resources: [.copy("Golden")],
             swiftSettings: swiftSettings
         ),
@@ -78,6 +80,33 @@ let package = Package(
         .testTarget(
             name: "EgctlTests",
             dependencies: ["egctl", "StoreProbe", "EventGraph", "EventGraphExamples", "LogFormat"],
+            swiftSettings: swiftSettings
+        ),
+        // Harnesses that keep issue 9 fixed (Docs/Testing.md); none is a product, so apps never build them.
+        // kill -9 cycles through the library: `KillNine save` writes, `KillNine drive` kills it and checks.
+        .executableTarget(
+            name: "KillNine",
+            dependencies: ["EventGraph", "LogFormat", "TestSupport"],
+            path: "Tests/KillNine",
+            swiftSettings: swiftSettings
+        ),
+        // The fuzz entry points, compiled by every build without the fuzzer; `scripts/fuzz` links them with libFuzzer
+        // through `EventGraphFuzz`, and `FuzzCorpusTests` replays the checked-in corpus and findings through them.
+        .target(
+            name: "FuzzTargets",
+            dependencies: ["EventGraph", "LogFormat"],
+            path: "Tests/Fuzz/Targets",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "EventGraphFuzz",
+            dependencies: ["FuzzTargets"],
+            path: "Tests/Fuzz/Main",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["FuzzTargets"],
             swiftSettings: swiftSettings
         ),
     ],
