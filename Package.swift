@@ -16,6 +16,10 @@ let package = Package(
         .library(name: "EventGraph", targets: ["EventGraph"]),
         .library(name: "LogFormat", targets: ["LogFormat"]),
         .executable(name: "egctl", targets: ["egctl"]),
+        // The seed applications' models (blog, photos) and a seeded generator, for egctl's demo store and the
+        // nested Benchmarks package: a package can use another's targets only through a product, and a library
+        // product is built only by packages that name it, so apps that use `EventGraph` never build this one.
+        .library(name: "EventGraphExamples", targets: ["EventGraphExamples"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -43,14 +47,21 @@ let package = Package(
             name: "egctl",
             dependencies: [
                 "EventGraph",
+                "EventGraphExamples",
                 "LogFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
+        // What every test target shares (swift-collections' `_CollectionsTestSupport`): the seeded generator.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LogFormatTests",
-            dependencies: ["LogFormat"],
+            dependencies: ["LogFormat", "TestSupport"],
             resources: [.copy("Golden")],
             swiftSettings: swiftSettings
         ),
@@ -70,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventGraphTests",
-            dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe"],
+            dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         // End-to-end tests of the built `egctl` (the dependency makes SwiftPM build it first).

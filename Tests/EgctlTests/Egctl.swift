@@ -32,11 +32,12 @@ enum Egctl {
     @discardableResult
     static func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
-    static func run(_ arguments: [String]) throws -> Result {
+    /// Runs egctl with `arguments`; `environment` is added to the test's own.
+    static func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         environment["SWIFT_BACKTRACE"] = "enable=no"
         process.environment = environment
         let out = Pipe()
