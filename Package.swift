@@ -16,6 +16,10 @@ let package = Package(
         .library(name: "EventGraph", targets: ["EventGraph"]),
         .library(name: "LogFormat", targets: ["LogFormat"]),
         .executable(name: "egctl", targets: ["egctl"]),
+        // The seed applications' models (blog, photos) and a seeded generator, for egctl's demo store and the
+        // nested Benchmarks package: a package can use another's targets only through a product, and a library
+        // product is built only by packages that name it, so apps that use `EventGraph` never build this one.
+        .library(name: "EventGraphExamples", targets: ["EventGraphExamples"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -43,6 +47,7 @@ let package = Package(
             name: "egctl",
             dependencies: [
                 "EventGraph",
+                "EventGraphExamples",
                 "LogFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -73,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventGraphTests",
-            dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe"],
+            dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         // End-to-end tests of the built `egctl` and `StoreProbe` (the dependencies make SwiftPM build them first).

@@ -18,19 +18,21 @@ let package = Package(
             dependencies: [.product(name: "LogFormat", package: "EventGraph")],
             swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
         ),
-        // The shared workload (seed 000's blog model, generated data) and each engine's implementation of the
-        // scenarios: EventGraph through its public API, SQLite through GRDB's records and cached statements.
+        // The shared workload (generated data for the example blog model, which `EventGraphExamples` holds and
+        // `egctl demo` also writes) and each engine's implementation of the scenarios: EventGraph through its
+        // public API, SQLite through GRDB's records and cached statements, on the same tables and columns.
         .target(
             name: "Workload",
             dependencies: [
                 .product(name: "EventGraph", package: "EventGraph"),
+                .product(name: "EventGraphExamples", package: "EventGraph"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // `Benchmarks/compare`: every scenario for both engines, alternating, medians, table / JSON / SVG.
         .executableTarget(
             name: "EngineComparison",
-            dependencies: ["Workload"]
+            dependencies: ["Workload", .product(name: "EventGraphExamples", package: "EventGraph")]
         ),
         // package-benchmark micro-benchmarks with allocation counts:
         // `swift package --package-path Benchmarks benchmark`.
@@ -38,6 +40,7 @@ let package = Package(
             name: "Persistence",
             dependencies: [
                 "Workload",
+                .product(name: "EventGraphExamples", package: "EventGraph"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/Persistence",

@@ -1,12 +1,12 @@
 public import EventGraph
-import Foundation
+public import Foundation
 
 /// A post as the remote API delivers it (the seed's `Post` value passed to `postWithPost:inManagedObjectContext:`).
 public struct PostRecord: Sendable, Hashable {
     public var identity: Int64
     public var title: String
     public var body: String
-    public var date: String
+    public var date: Date
     public var excerpt: String
     public var url: String
     public var author: AuthorRecord
@@ -14,7 +14,8 @@ public struct PostRecord: Sendable, Hashable {
     public var categories: [String]
 
     public init(
-        identity: Int64, title: String, body: String = "", date: String = "", excerpt: String = "", url: String = "",
+        identity: Int64, title: String, body: String = "", date: Date = Date(timeIntervalSinceReferenceDate: 0),
+        excerpt: String = "", url: String = "",
         author: AuthorRecord, tags: [String] = [], categories: [String] = []
     ) {
         self.identity = identity

@@ -1,7 +1,10 @@
 public import EventGraph
-import Foundation
+public import Foundation
 
 // Seed 000: a blog library with Author, Post, Tag and Category (Core Data's CDAuthor, CDPost, CDTag, CDCategory).
+// The one blog model: this example app, `egctl demo` and the benchmarks (`Benchmarks/Sources/Workload`) all use
+// these classes, so a store written by any of them opens with the others. Where the seed stores a date as a
+// string, the model keeps a `Date`, indexed, so posts can be sorted and fetched by date without a scan.
 
 /// A blog author; `identity` is the key the remote API uses.
 public final class Author: ManagedObject {
@@ -17,7 +20,7 @@ public final class Post: ManagedObject {
     @Attribute(.unique) public var identity: Int64 = 0
     @Attribute(.length(1...)) public var title: String = "Untitled"
     @Attribute public var body: String = ""
-    @Attribute public var date: String = ""
+    @Attribute(.indexed) public var date: Date = Date(timeIntervalSinceReferenceDate: 0)
     @Attribute public var excerpt: String = ""
     @Attribute public var url: String = ""
     @Attribute public var fullCoverageImageURL: String = ""

@@ -6,9 +6,13 @@ import Foundation
 struct Egctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "egctl",
-        abstract: "Inspect, check, replay, repair and shrink EventGraph stores, without the application's code.",
+        abstract: "Inspect, check, replay, repair and shrink EventGraph stores.",
         discussion: """
-            Every command reads the model recorded in the store's log. Exit status: 0 success; 1 damage found or the             command failed on a store; 2 usage error or a file that is not a store.
+            Every command except demo reads the model recorded in the store's log, so no application code is \
+            needed.
+
+            Exit status: 0 success; 1 damage found, or the command failed on a store; 2 usage error, or a file \
+            that is not a store.
 
             Example session:
               egctl demo /tmp/blog.eglog

@@ -36,13 +36,15 @@ enum Egctl {
     @discardableResult
     static func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
-    /// Runs egctl; with `timeoutSeconds`, kills it if it is still running then (a hang guard for tests whose
-    /// regression would block forever).
-    static func run(_ arguments: [String], timeoutSeconds: Int? = nil) throws -> Result {
+    /// Runs egctl with `arguments`; `environment` is added to the test's own. With `timeoutSeconds`, kills it if it
+    /// is still running then (a hang guard for tests whose regression would block forever).
+    static func run(
+        _ arguments: [String], environment extra: [String: String] = [:], timeoutSeconds: Int? = nil
+    ) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         environment["SWIFT_BACKTRACE"] = "enable=no"
         process.environment = environment
         let out = Pipe()

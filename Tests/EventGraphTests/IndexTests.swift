@@ -2,6 +2,7 @@
 import Foundation
 import LogFormat
 import Synchronization
+import TestSupport
 import Testing
 
 /// An entity with indexed attributes of several types.
@@ -89,9 +90,8 @@ struct IndexTests {
     }
 
     @Test func indexedFetchesEqualFullScansOnRandomData() throws {
-        let seed = ProcessInfo.processInfo.environment["EG_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
-        print("IndexTests seed: \(seed) (replay with EG_TEST_SEED=\(seed))")
-        var random = SeededGenerator(state: seed)
+        let seed = TestSeed.make()
+        var random = SeededGenerator(seed: seed)
         let container = try ModelContainer(inMemoryWith: IndexModels.readings)
         let context = container.newBackgroundContext()
         for round in 0..<4 {
@@ -187,7 +187,7 @@ struct IndexTests {
 
     @Test func chunkedIndexStaysSorted() {
         var index = AttributeIndex(propertyIndex: 0)
-        var random = SeededGenerator(state: 42)
+        var random = SeededGenerator(seed: 42)
         var reference: [UInt64: Int64] = [:]
         for key in UInt64(1)...5000 {
             let value = Int64.random(in: 0..<300, using: &random)

@@ -25,7 +25,7 @@ struct PerformanceSmokeTests {
                 post.identity = Int64(index)
                 post.title = "Post number \(index)"
                 post.body = body
-                post.date = "2024-01-01"
+                post.date = Date(timeIntervalSinceReferenceDate: 725_846_400)  // 2024-01-01
                 post.excerpt = "An excerpt of post \(index)"
                 post.url = "https://example.com/posts/\(index)"
                 posts.append(post)
@@ -39,7 +39,7 @@ struct PerformanceSmokeTests {
         let fetchAll = try clock.measure {
             let posts = try context.fetch(FetchDescriptor<Post>())
             for post in posts {
-                total &+= Int(post.identity) &+ post.title.utf8.count &+ post.body.utf8.count &+ post.date.utf8.count
+                total &+= Int(post.identity) &+ post.title.utf8.count &+ post.body.utf8.count &+ Int(post.date.timeIntervalSinceReferenceDate)
                 total &+= post.excerpt.utf8.count &+ post.url.utf8.count &+ post.fullCoverageImageURL.utf8.count
                 total &+= post.thumbnailCoverageImageURL.utf8.count
             }

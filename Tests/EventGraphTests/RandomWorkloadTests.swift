@@ -1,18 +1,7 @@
 import EventGraph
 import Foundation
+import TestSupport
 import Testing
-
-/// A small deterministic generator (SplitMix64) so a seed replays the same workload.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Seeded random workload against a reference model")
 struct RandomWorkloadTests {
@@ -28,9 +17,8 @@ struct RandomWorkloadTests {
     }
 
     @Test func randomSavesMatchTheReferenceAfterEveryReopen() throws {
-        let seed = ProcessInfo.processInfo.environment["EG_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
-        print("RandomWorkloadTests seed: \(seed) (replay with EG_TEST_SEED=\(seed))")
-        var random = SeededGenerator(state: seed)
+        let seed = TestSeed.make()
+        var random = SeededGenerator(seed: seed)
         let directory = TemporaryDirectory()
         var reference = Reference()
         for step in 0..<120 {

@@ -1,10 +1,11 @@
-import Foundation
-
-/// A small, fast, reproducible random number generator (SplitMix64) for seeded tests and harnesses.
+/// A small, fast, reproducible random number generator (SplitMix64) for seeded tests.
+///
+/// The tests' only generator: a seed printed by ``TestSeed`` replays the same values on every platform, which
+/// the system generator does not promise.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    /// Creates a generator whose sequence is fixed by `seed`.
+    /// A generator whose values are determined by `seed`.
     public init(seed: UInt64) { state = seed }
 
     /// The next 64 random bits.
@@ -14,22 +15,5 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
-    }
-}
-
-/// The seed of a randomized test: `EG_TEST_SEED` when set (to replay a failure), otherwise a fresh one.
-///
-/// The seed is always printed, so a failing run names the value that reproduces it.
-public enum TestSeed {
-    /// Returns the seed for `test` and prints it with the command line that replays it.
-    public static func make(for test: String = #function) -> UInt64 {
-        let seed: UInt64
-        if let text = ProcessInfo.processInfo.environment["EG_TEST_SEED"], let value = UInt64(text) {
-            seed = value
-        } else {
-            seed = UInt64.random(in: 1...UInt64.max)
-        }
-        print("\(test): seed \(seed) (replay with EG_TEST_SEED=\(seed))")
-        return seed
     }
 }

@@ -2,6 +2,7 @@
 // malloc interposer): `swift package --package-path Benchmarks benchmark`. Sizes are small so that each
 // benchmark iterates many times; `Benchmarks/compare` runs the full-size scenarios side by side.
 import Benchmark
+import EventGraphExamples
 import Foundation
 import Workload
 

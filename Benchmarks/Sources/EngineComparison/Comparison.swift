@@ -1,3 +1,4 @@
+import EventGraphExamples
 import Foundation
 import Workload
 

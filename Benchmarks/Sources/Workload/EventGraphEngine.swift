@@ -1,8 +1,11 @@
 import EventGraph
+import EventGraphExamples
 import Foundation
 
-/// The scenarios on EventGraph, through its public API only: typed `ManagedObject` classes, contexts, `save()`,
-/// `FetchDescriptor` with `#Predicate`, `object(with:)` and `ModelContainer.compact()`.
+/// The scenarios on EventGraph, through its public API only: the example blog app's `ManagedObject` classes
+/// (`Examples/Blog`, the model `egctl demo` writes too), contexts, `save()`, `FetchDescriptor` with `#Predicate`,
+/// `object(with:)` and `ModelContainer.compact()`. Posts get an author and tags; their categories, cover image
+/// URLs and authors' `about` stay empty (GRDB's rows hold the same empty values).
 public final class EventGraphEngine: StoreEngine {
     public static let name = "EventGraph"
 
@@ -44,7 +47,7 @@ public final class EventGraphEngine: StoreEngine {
         post.excerpt = data.excerpt
         post.url = data.url
         post.date = Date(timeIntervalSinceReferenceDate: data.date)
-        post.author = authors[data.authorIndex]
+        post.authoredBy = authors[data.authorIndex]
         post.tags = Set(data.tagIndices.map { tags[$0] })
     }
 
@@ -52,7 +55,7 @@ public final class EventGraphEngine: StoreEngine {
     static func createWorld(path: String, world: World, durability: DurabilityMode) throws
         -> (ModelContainer, authors: [ObjectID], tags: [ObjectID])
     {
-        let container = try ModelContainer(path: path, model: WorkloadModel.model, configuration: configuration(durability))
+        let container = try ModelContainer(path: path, model: BlogLibrary.model, configuration: configuration(durability))
         let context = container.newBackgroundContext()
         let (authors, tags) = insertWorld(world, into: context)
         try context.save()
@@ -60,7 +63,7 @@ public final class EventGraphEngine: StoreEngine {
     }
 
     public static func bulkInsert(path: String, posts: [PostData], world: World) throws -> Double {
-        let container = try ModelContainer(path: path, model: WorkloadModel.model, configuration: configuration(.durable))
+        let container = try ModelContainer(path: path, model: BlogLibrary.model, configuration: configuration(.durable))
         defer { try? container.close() }
         return try measureSeconds {
             let context = container.newBackgroundContext()
@@ -118,7 +121,7 @@ public final class EventGraphEngine: StoreEngine {
     }
 
     public static func updateTitles(path: String, generator: PostGenerator, count: Int, batchSize: Int) throws {
-        let container = try ModelContainer(path: path, model: WorkloadModel.model, configuration: configuration(.relaxed))
+        let container = try ModelContainer(path: path, model: BlogLibrary.model, configuration: configuration(.relaxed))
         defer { try? container.close() }
         var ids: [Int64: ObjectID] = [:]
         do {
@@ -135,7 +138,7 @@ public final class EventGraphEngine: StoreEngine {
     }
 
     public static func compact(path: String) throws -> Double {
-        let container = try ModelContainer(path: path, model: WorkloadModel.model, configuration: configuration(.durable))
+        let container = try ModelContainer(path: path, model: BlogLibrary.model, configuration: configuration(.durable))
         defer { try? container.close() }
         return try measureSeconds { try container.compact() }
     }
@@ -145,7 +148,7 @@ public final class EventGraphEngine: StoreEngine {
         var opened: ModelContainer?
         let seconds = try measureSeconds {
             let container = try ModelContainer(
-                path: path, model: WorkloadModel.model, configuration: configuration(.durable))
+                path: path, model: BlogLibrary.model, configuration: configuration(.durable))
             opened = container
             let context = container.newBackgroundContext()
             // A run-time filter on the unique identity is answered from the uniqueness index (documented).
@@ -167,7 +170,7 @@ public final class EventGraphEngine: StoreEngine {
     public var usesRuntimeFilters = false
 
     public init(readingStoreAt path: String) throws {
-        container = try ModelContainer(path: path, model: WorkloadModel.model, configuration: Self.configuration(.relaxed))
+        container = try ModelContainer(path: path, model: BlogLibrary.model, configuration: Self.configuration(.relaxed))
         var ids: [Int64: ObjectID] = [:]
         let context = container.newBackgroundContext()
         for post in try context.fetch(FetchDescriptor<Post>()) { ids[post.identity] = post.objectID }

@@ -1,3 +1,4 @@
+import EventGraphExamples
 import Foundation
 
 /// One post's values, independent of either engine.
@@ -145,23 +146,6 @@ public struct PostGenerator: Sendable {
     /// The words that substring queries look for: frequent-ish words (ranks 16 and up) of at least six letters,
     /// each in a few percent of titles.
     public static let substringQueryWords: [String] = Array(words.dropFirst(16).filter { $0.count >= 6 }.prefix(20))
-}
-
-/// SplitMix64: a small, fast, seedable generator, so data does not depend on the platform's random source.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) {
-        state = seed
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 extension String {

@@ -73,6 +73,16 @@ extension ObjectContext {
             if case .toMany(let newTargets) = entry.value, case .toMany(let oldTargets) = old,
                 let relationship = entity.properties[entry.index].relationship
             {
+                // The usual change, targets appended to the committed list (an inverse kept up to date as objects
+                // are inserted), is found by one comparison instead of hashing both lists; lists hold no
+                // duplicates, so the appended targets are exactly the added ones.
+                if newTargets.count > oldTargets.count, newTargets.starts(with: oldTargets) {
+                    request.operations.append(
+                        .relate(
+                            reference(to: object), propertyIndex: UInt32(entry.index),
+                            added: Array(newTargets[oldTargets.count...]), removed: []))
+                    continue
+                }
                 let newKeys = Set(newTargets.map(\.key))
                 let oldKeys = Set(oldTargets.map(\.key))
                 let added = newTargets.filter { !oldKeys.contains($0.key) }

@@ -41,7 +41,7 @@ extension ObjectContext {
                 }
                 if let pattern = attribute.pattern, case .string(let text) = value {
                     do {
-                        let regex = try Regex(pattern)
+                        let regex = try compiledPattern(pattern)
                         if (try? regex.wholeMatch(in: text)) == nil {
                             fail(attribute.name, "'\(text)' does not match the pattern \(pattern)")
                         }
@@ -70,6 +70,13 @@ extension ObjectContext {
             fail(nil, "\(error)")
         }
         return failures
+    }
+
+    private func compiledPattern(_ pattern: String) throws -> Regex<AnyRegexOutput> {
+        if let regex = compiledPatterns[pattern] { return regex }
+        let regex = try Regex(pattern)
+        compiledPatterns[pattern] = regex
+        return regex
     }
 
     /// Deleted objects whose `deny` relationships still have targets.

@@ -23,6 +23,9 @@ public final class ObjectContext {
     var upsertKeys: [UInt64: Int] = [:]
     /// What the last fetch did (rows examined, index used); for tests.
     var lastFetchStatistics = FetchStatistics()
+    /// Validation patterns, compiled once per context: compiling costs tens of microseconds, and every save
+    /// validates each updated object again. (`Regex` is not `Sendable`, so the shared model cannot hold them.)
+    var compiledPatterns: [String: Regex<AnyRegexOutput>] = [:]
 
     init(store: Store, name: String) {
         self.store = store

@@ -152,7 +152,10 @@ extension StoreState {
                     targets.removeAll { removedKeys.contains($0.key) }
                 }
                 if !added.isEmpty {
-                    var present = Set(targets.map(\.key))
+                    // Objects inserted since the list was last written have larger keys than any in it, so the usual
+                    // relate is checked against the largest key instead of hashing a list of, say, 100k posts.
+                    let largestKey = targets.reduce(0) { Swift.max($0, $1.key) }
+                    var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.key))
                     for target in added where present.insert(target.key).inserted { targets.append(target) }
                 }
                 values[Int(propertyIndex)] = .toMany(targets)

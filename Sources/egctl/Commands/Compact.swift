@@ -13,12 +13,12 @@ struct Compact: ParsableCommand {
 
             Examples:
               egctl compact blog.eglog
-              egctl compact blog.eglog --keep-previous     # keeps the old file as blog.eglog.previous
+              egctl compact blog.eglog --keep-previous   # old file: blog.eglog.previous
             """)
 
     @OptionGroup var store: StoreArgument
     @OptionGroup var output: OutputOptions
-    @Flag(help: "Keep the old file next to the store as STORE.previous.")
+    @Flag(help: "Keep the old file next to the store, as <store>.previous.")
     var keepPrevious = false
 
     func run() throws {

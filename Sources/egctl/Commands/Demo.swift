@@ -1,14 +1,17 @@
 import ArgumentParser
+import EventGraph
+import EventGraphExamples
 import Foundation
-import LogFormat
 
-/// `egctl demo PATH [--posts N] [--seed S]`
+/// `egctl demo PATH [--posts N] [--updates N] [--seed S]`
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create a sample store with seed 000's blog model: authors, posts, tags and categories.",
+        abstract: "Create a sample blog store: authors, posts, tags and categories.",
         discussion: """
-            Writes the posts in many saves of varied size (mostly 1–20 posts, sometimes hundreds), with updates and \
-            deletes so that history exists, then closes the store cleanly. The same --seed gives the same store.
+            The store uses the model of the example blog app (Examples/Blog in the EventGraph repository), so that \
+            app opens it. Posts are written in many saves of varied size (mostly 1–20 posts, sometimes hundreds), \
+            with title updates and deletes so that history exists; then the store is closed cleanly. The same \
+            --seed gives the same objects and values (the same state digest).
 
             Examples:
               egctl demo /tmp/blog.eglog
@@ -18,11 +21,13 @@ struct Demo: ParsableCommand {
 
     @Argument(help: "Path of the store to create (must not exist).", completion: .file())
     var path: String
-    @Option(help: "How many posts to write.")
+    @Option(help: ArgumentHelp("How many posts to write.", valueName: "n"))
     var posts = 2000
-    @Option(help: "Title updates to write after the posts, in saves of 1–200 (a long history for compaction).")
+    @Option(
+        help: ArgumentHelp(
+            "Title updates to write after the posts, in saves of 1–200 (a long history to compact).", valueName: "n"))
     var updates = 0
-    @Option(help: "Seed of the generator.")
+    @Option(help: ArgumentHelp("Seed of the generated content.", valueName: "n"))
     var seed: UInt64 = 1
     @Flag(name: .long, help: "Print a JSON summary.")
     var json = false
@@ -34,32 +39,39 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         try Failure.guarding {
+            // Checked here as well as by the open below (which would create the file): demo never adds to a store.
             if FileManager.default.fileExists(atPath: path) {
                 throw ValidationError("\(path) already exists; demo creates a new store")
             }
             let started = Progress.now()
-            let writer = try LogWriter(path: path, options: .init(durability: .normal))
-            try writer.append(schema: BlogWorkload.schema)
-            var workload = BlogWorkload(posts: posts, updates: updates, seed: seed)
-            let progress = Progress("demo", totalByteCount: UInt64(max(posts, 1)))
-            var transactions = 0
-            while let changeset = workload.next() {
-                try writer.appendTransaction(id: changeset.transactionID, payload: try changeset.encoded())
-                transactions += 1
-                progress.update(byteOffset: UInt64(workload.postsWritten))
+            // `.normal` durability: a demo store is rebuilt, not recovered, and a sync per save would dominate.
+            let container = try ModelContainer(
+                path: path, model: BlogLibrary.model, configuration: .init(durability: .normal))
+            let context = container.newBackgroundContext(name: "egctl demo")
+            var workload = DemoWorkload(posts: posts, updates: updates, seed: seed)
+            let progress = Progress("demo", totalByteCount: UInt64(max(posts + updates, 1)))
+            do {
+                while !workload.isFinished {
+                    try workload.saveNext(in: context)
+                    progress.update(byteOffset: UInt64(workload.postsWritten + updates - workload.remainingUpdates))
+                }
+            } catch {
+                try? container.close()
+                throw error
             }
-            try writer.close()
+            try container.close()
             progress.finish()
             let seconds = Double(Progress.now() - started) / 1e9
-            let size = writer.byteCount
+            let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value ?? 0
             if json {
                 JSONOutput.print([
-                    "path": path, "posts": posts, "transactions": transactions, "byteCount": size, "seconds": seconds,
+                    "path": path, "posts": posts, "transactions": workload.saveCount, "byteCount": size,
+                    "seconds": seconds,
                 ])
             } else {
                 print(
-                    "created      \(path): \(posts) posts in \(transactions) transactions, \(Formatting.bytes(size)), "
-                        + "\(Formatting.decimal(seconds, digits: 2)) s")
+                    "created      \(path): \(posts) posts in \(workload.saveCount) transactions, "
+                        + "\(Formatting.bytes(size)), \(Formatting.decimal(seconds, digits: 2)) s")
             }
         }
     }

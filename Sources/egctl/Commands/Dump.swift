@@ -16,12 +16,13 @@ struct Dump: ParsableCommand {
             == != < <= > >= contains beginswith endswith; values are numbers, "quoted strings", true, false, nil.
 
             Examples:
-              egctl dump blog.eglog --entity Post --where 'identity < 10 and title contains "swift"'
+              egctl dump blog.eglog --entity Post \\
+                --where 'identity < 10 and title contains "swift"'
               egctl dump blog.eglog --entity Author --format csv > authors.csv
             """)
 
     @OptionGroup var store: StoreArgument
-    @Option(help: "The entity whose objects to print.")
+    @Option(help: ArgumentHelp("The entity whose objects to print.", valueName: "name"))
     var entity: String
     @Option(name: .customLong("where"), help: "A filter, e.g. 'identity >= 10 and title contains \"x\"'.")
     var filter: String?

@@ -7,15 +7,15 @@ struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Every change to one object: transaction, time, author, old → new values, relationship changes.",
         discussion: """
-            OBJECT-URI is the object's URI, as dump prints it: eventgraph://<store UUID>/<Entity>/<key> \
-            (the store UUID may be omitted: eventgraph:///Post/42).
+            <object-uri> is the object's URI as dump prints it, \
+            eventgraph://<store UUID>/<entity>/<key>; the store UUID may be left out: eventgraph:///Post/42.
 
             Example:
               egctl history blog.eglog eventgraph:///Post/42
             """)
 
     @OptionGroup var store: StoreArgument
-    @Argument(help: "The object's URI, e.g. eventgraph:///Post/42.")
+    @Argument(help: ArgumentHelp("The object's URI, e.g. eventgraph:///Post/42.", valueName: "object-uri"))
     var object: String
     @OptionGroup var output: OutputOptions
 

@@ -7,6 +7,11 @@ import LogFormat
 struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Replay a store's log, checking every frame; print its changesets or a summary with a state digest.",
+        // The generated usage line runs past 80 columns; this one groups the choices.
+        usage: """
+            egctl replay <store> [--summary | --changesets] [--json]
+                         [--from <transaction>] [--until <transaction> | --at <time>]
+            """,
         discussion: """
             Never modifies the file and works while another process writes the store. --until and --at replay only \
             up to that point: the store as it was then. The state digest is a hash over every live object, its \
@@ -20,13 +25,23 @@ struct Replay: ParsableCommand {
 
     @OptionGroup var store: StoreArgument
     @OptionGroup var output: OutputOptions
-    @Option(help: "Print changesets starting with this transaction (replay still starts at the beginning).")
+    @Option(
+        help: ArgumentHelp(
+            "Print changesets starting with this transaction (replay still starts at the beginning).",
+            valueName: "transaction"))
     var from: UInt64?
-    @Option(help: "Replay up to and including this transaction.")
+    @Option(help: ArgumentHelp("Replay up to and including this transaction.", valueName: "transaction"))
     var until: UInt64?
-    @Option(help: "Replay the transactions committed at or before this ISO 8601 time.")
+    @Option(
+        help: ArgumentHelp(
+            "Replay the transactions committed at or before this time (ISO 8601, e.g. 2026-11-22T10:00:00Z).",
+            valueName: "time"))
     var at: String?
-    @Flag(help: "Print every changeset: transaction, time, author, and every operation with its values.")
+    @Flag(
+        help: """
+            Print every changeset: transaction, time, author, and every operation with its values (with --json, \
+            one JSON object per line).
+            """)
     var changesets = false
     @Flag(help: "Print counts and the state digest (the default).")
     var summary = false

@@ -7,7 +7,7 @@ struct SalvageCommand: ParsableCommand {
         commandName: "salvage",
         abstract: "Copy every verifiable transaction of a damaged store into a new store, and report what was lost.",
         discussion: """
-            Reads STORE without modifying it. The new store keeps the store UUID and the transaction IDs, so the \
+            Reads <store> without modifying it. The new store keeps the store UUID and the transaction IDs, so the \
             lost transactions are exactly the gaps listed.
 
             Example:

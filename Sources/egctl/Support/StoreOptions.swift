@@ -8,6 +8,6 @@ struct StoreArgument: ParsableArguments {
 
 /// Output options shared by commands that scripts call.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .long, help: "Print one JSON document (or JSON lines for streams) instead of text.")
+    @Flag(name: .long, help: "Print JSON instead of text.")
     var json = false
 }
