@@ -1,6 +1,7 @@
 import EventGraph
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 // A model with every kind of inverse: to-one ↔ to-many (post.author), many-to-many (post.tags) and one-to-one
@@ -58,7 +59,7 @@ struct InverseRaceTests {
             let barrier = ThreadBarrier(count: Self.threadCount)
             let saved = Atomic<Int>(0)
             onThreads(Self.threadCount) { thread in
-                var random = SeededGenerator(state: seed &+ UInt64(round * Self.threadCount + thread) &* 0x9E37_79B9)
+                var random = SeededGenerator(seed: seed &+ UInt64(round * Self.threadCount + thread) &* 0x9E37_79B9)
                 let context = container.newBackgroundContext(name: "round \(round) thread \(thread)")
                 context.mergePolicy = [MergePolicy.objectWins, .storeWins, .error].randomElement(using: &random)!
                 let deletes = Int.random(in: 0..<4, using: &random) == 0

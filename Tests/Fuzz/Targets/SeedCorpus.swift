@@ -25,7 +25,7 @@ public enum SeedCorpus {
                 index += 1
                 switch record {
                 case .transaction(let transaction):
-                    seeds.append((.changeset, "\(stem)-\(transaction.transactionID)", transaction.payload))
+                    seeds.append((.changeset, "\(stem)-\(transaction.transactionID)", try transaction.payload))
                 case .schema(let schema, _):
                     seeds.append((.schema, "\(stem)-\(index)", try schema.encoded()))
                 case .checkpointBegin(let begin, _):
