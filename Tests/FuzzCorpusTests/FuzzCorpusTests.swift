@@ -27,25 +27,8 @@ struct FuzzCorpusTests {
         }
     }
 
-    /// Findings whose replay stays disabled until their fix is merged, by file-name prefix:
-    /// - `overflow-`, `amplification-`: issue 9 items 9 and 10 (arithmetic-overflow traps, decompression
-    ///   amplification), which another engineer is fixing in the reader at the same time;
-    /// - `reported-`: new bugs these fuzzers found outside those items, reported in the issue-9 note and not yet
-    ///   fixed (see `Docs/Testing.md`).
-    /// Every other finding must replay without a crash.
-    static let knownFindingPrefixes = ["overflow-", "amplification-", "reported-"]
-
     static var corpus: [Input] { inputs(in: "Corpus") }
-    static var fixedFindings: [Input] {
-        inputs(in: "Findings").filter { input in
-            !knownFindingPrefixes.contains { input.testDescription.contains("/" + $0) }
-        }
-    }
-    static var knownFindings: [Input] {
-        inputs(in: "Findings").filter { input in
-            knownFindingPrefixes.contains { input.testDescription.contains("/" + $0) }
-        }
-    }
+    static var findings: [Input] { inputs(in: "Findings") }
 
     @Test("every target has a seed corpus")
     func everyTargetHasSeeds() {
@@ -59,17 +42,8 @@ struct FuzzCorpusTests {
         input.target.run(Array(try Data(contentsOf: URL(fileURLWithPath: input.path))))
     }
 
-    @Test("fixed findings stay fixed", arguments: fixedFindings)
+    @Test("findings stay fixed", arguments: findings)
     func fixedFindingsStayFixed(_ input: Input) throws {
-        input.target.run(Array(try Data(contentsOf: URL(fileURLWithPath: input.path))))
-    }
-
-    // Disabled only for the findings listed by `knownFindingPrefixes` (crashes that are not fixed yet); rename a
-    // finding without its prefix when its fix is merged, and it is replayed by `fixedFindingsStayFixed`.
-    @Test(
-        "known findings stay fixed", .disabled("issue 9: overflow traps and amplification are being fixed elsewhere"),
-        arguments: knownFindings)
-    func knownFindingsStayFixed(_ input: Input) throws {
         input.target.run(Array(try Data(contentsOf: URL(fileURLWithPath: input.path))))
     }
 }

@@ -201,8 +201,14 @@ public struct LogGraph: Sendable {
     }
 
     /// The UUID of the store a reference points into (nil for this store).
+    ///
+    /// An operation's own object reference is not localized, so a crafted changeset can leave an index that this
+    /// graph's table does not hold (found by the `open` fuzzer); such a reference reads as this store's rather than
+    /// trapping. The one replay engine of issue 10 is to reject it as damage instead.
     public func storeUUID(of reference: ObjectReference) -> LogUUID? {
-        reference.storeIndex == 0 ? nil : foreignStores[Int(reference.storeIndex) - 1]
+        let index = Int(reference.storeIndex)
+        guard index > 0, index <= foreignStores.count else { return nil }
+        return foreignStores[index - 1]
     }
 
     /// "Post #42" — an object's entity name and key.
