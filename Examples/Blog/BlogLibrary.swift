@@ -48,7 +48,8 @@ public enum BlogLibrary {
     /// The blog model, version 1.
     public static let model: ObjectModel = {
         do {
-            return try ObjectModel(name: "Blog", version: "1", types: [Author.self, Post.self, Tag.self, Category.self])
+            return try ObjectModel(
+                name: "Blog", version: "1", types: [Author.self, Post.self, Tag.self, Category.self])
         } catch {
             fatalError("the blog model is invalid: \(error)")
         }
@@ -74,7 +75,8 @@ public enum BlogLibrary {
         author.email = record.author.email
         post.authoredBy = author
         post.tags = Set(record.tags.map { context.fetchOrInsert(Tag.self, unique: \.name, equals: $0) })
-        post.categories = Set(record.categories.map { context.fetchOrInsert(Category.self, unique: \.name, equals: $0) })
+        post.categories = Set(
+            record.categories.map { context.fetchOrInsert(Category.self, unique: \.name, equals: $0) })
         return post
     }
 

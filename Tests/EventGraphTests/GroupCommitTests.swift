@@ -1,9 +1,10 @@
-@testable import EventGraph
 import Dispatch
 import Foundation
 import LogFormat
 import Synchronization
 import Testing
+
+@testable import EventGraph
 
 @Suite("Group commit")
 struct GroupCommitTests {
@@ -12,7 +13,8 @@ struct GroupCommitTests {
         let faults = FaultInjector()
         var configuration = ModelContainer.Configuration(durability: .full)
         configuration.faultInjector = faults
-        let container = try ModelContainer(path: directory.file(), model: TestModels.school, configuration: configuration)
+        let container = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
         let syncsBefore = faults.callCount(.sync)
         let threadCount = 8
         let savesPerThread = 100
@@ -76,7 +78,8 @@ struct GroupCommitTests {
         var configuration = ModelContainer.Configuration(durability: .full)
         configuration.faultInjector = faults
         do {
-            let container = try ModelContainer(path: directory.file(), model: TestModels.school, configuration: configuration)
+            let container = try ModelContainer(
+                path: directory.file(), model: TestModels.school, configuration: configuration)
             let context = container.newBackgroundContext()
             let first = Course()
             context.insert(first)

@@ -1,9 +1,10 @@
-@testable import EventGraph
 import Foundation
 import LogFormat
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import EventGraph
 
 /// An entity with indexed attributes of several types.
 final class Reading: ManagedObject {
@@ -48,11 +49,13 @@ struct IndexTests {
         #expect(context.lastFetchStatistics.rowsExamined == 100)
 
         let sensor = try context.fetch(
-            FetchDescriptor<Reading>(filter: .and([.equal("sensor", .string("sensor-7")), .compare("level", .less, .int64(1000))])))
+            FetchDescriptor<Reading>(
+                filter: .and([.equal("sensor", .string("sensor-7")), .compare("level", .less, .int64(1000))])))
         #expect(sensor.count == 20)
         #expect(context.lastFetchStatistics.rowsExamined <= 100)
 
-        let typed = try context.fetch(FetchDescriptor<Reading>(predicate: #Predicate { $0.level >= 4990 && $0.level < 4995 }))
+        let typed = try context.fetch(
+            FetchDescriptor<Reading>(predicate: #Predicate { $0.level >= 4990 && $0.level < 4995 }))
         #expect(typed.map(\.level) == [4990, 4991, 4992, 4993, 4994])
         #expect(context.lastFetchStatistics.usedIndex)
         #expect(context.lastFetchStatistics.rowsExamined == 5)
@@ -80,7 +83,8 @@ struct IndexTests {
         let fresh = Reading()
         context.insert(fresh)
         fresh.level = 5001
-        let found = try context.fetch(FetchDescriptor<Reading>(predicate: #Predicate { $0.level >= 5000 || $0.level == 11 }))
+        let found = try context.fetch(
+            FetchDescriptor<Reading>(predicate: #Predicate { $0.level >= 5000 || $0.level == 11 }))
         #expect(Set(found.map(\.level)) == [5000, 5001])
         let ranged = try context.fetch(FetchDescriptor<Reading>(predicate: #Predicate { $0.level >= 5000 }))
         #expect(ranged.map(\.level) == [5000, 5001])
@@ -104,7 +108,11 @@ struct IndexTests {
             }
             let all = try context.fetch(FetchDescriptor<Reading>())
             for object in all where Int.random(in: 0..<10, using: &random) == 0 {
-                if Bool.random(using: &random) { context.delete(object) } else { object.level = Int64.random(in: -50...150, using: &random) }
+                if Bool.random(using: &random) {
+                    context.delete(object)
+                } else {
+                    object.level = Int64.random(in: -50...150, using: &random)
+                }
             }
             if round % 2 == 0 { try context.save() }
             for _ in 0..<60 {
@@ -117,8 +125,16 @@ struct IndexTests {
                     case 0: (.equal("level", .int64(a)), { $0.level == a })
                     case 1: (.compare("level", .less, .int64(a)), { $0.level < a })
                     case 2: (.compare("level", .greaterOrEqual, .int64(a)), { $0.level >= a })
-                    case 3: (.between("level", .int64(min(a, b)), .int64(max(a, b))), { (min(a, b)...max(a, b)).contains($0.level) })
-                    case 4: (.and([.equal("sensor", .string(s)), .compare("level", .greater, .int64(a))]), { $0.sensor == s && $0.level > a })
+                    case 3:
+                        (
+                            .between("level", .int64(min(a, b)), .int64(max(a, b))),
+                            { (min(a, b)...max(a, b)).contains($0.level) }
+                        )
+                    case 4:
+                        (
+                            .and([.equal("sensor", .string(s)), .compare("level", .greater, .int64(a))]),
+                            { $0.sensor == s && $0.level > a }
+                        )
                     case 5: (.compare("score", .lessOrEqual, .double(x)), { ($0.score ?? -.infinity) <= x })
                     default: (.compare("sensor", .greater, .string(s)), { $0.sensor > s })
                     }
@@ -129,10 +145,13 @@ struct IndexTests {
                 #expect(indexedIDs == scannedIDs, "seed \(seed): \(filter)")
                 let predicate = #Predicate<Reading> { $0.level > a && $0.level <= b }
                 let typed = try context.fetch(FetchDescriptor<Reading>(predicate: predicate))
-                let expectedTyped = try context.fetch(FetchDescriptor<Reading>()).filter { $0.level > a && $0.level <= b }
+                let expectedTyped = try context.fetch(FetchDescriptor<Reading>()).filter {
+                    $0.level > a && $0.level <= b
+                }
                 let typedIDs = typed.map(ObjectIdentifier.init)
                 let expectedIDs = expectedTyped.map(ObjectIdentifier.init)
-                #expect(typedIDs == expectedIDs,
+                #expect(
+                    typedIDs == expectedIDs,
                     "seed \(seed): \(a) < level <= \(b)")
             }
         }
@@ -151,10 +170,12 @@ struct IndexTests {
             }
             #expect(rebuilt, "\(label): the maintained indexes equal ones rebuilt from the rows")
             let context = container.newBackgroundContext()
-            let levels = try context.fetch(FetchDescriptor<Reading>(filter: .between("level", .int64(0), .int64(99)))).map(\.level)
+            let levels = try context.fetch(FetchDescriptor<Reading>(filter: .between("level", .int64(0), .int64(99))))
+                .map(\.level)
             let expectedLevels: [Int64] = (0..<100).filter { $0 % 3 != 0 }
             #expect(levels == expectedLevels, "\(label)")
-            let moved = try context.fetch(FetchDescriptor<Reading>(filter: .compare("level", .greaterOrEqual, .int64(10_000))))
+            let moved = try context.fetch(
+                FetchDescriptor<Reading>(filter: .compare("level", .greaterOrEqual, .int64(10_000))))
             #expect(moved.count == 100, "\(label)")
             #expect(context.lastFetchStatistics.rowsExamined == 100, "\(label)")
         }
@@ -166,7 +187,9 @@ struct IndexTests {
             let all = try context.fetch(FetchDescriptor<Reading>())
             for reading in all where reading.level % 3 == 0 && reading.level < 1000 { context.delete(reading) }
             try context.save()
-            for reading in try context.fetch(FetchDescriptor<Reading>(filter: .between("level", .int64(2000), .int64(2099)))) {
+            for reading in try context.fetch(
+                FetchDescriptor<Reading>(filter: .between("level", .int64(2000), .int64(2099))))
+            {
                 reading.level += 8000
             }
             try context.save()
@@ -201,7 +224,10 @@ struct IndexTests {
         let entries = index.entries
         #expect(entries.count == reference.count && index.count == reference.count)
         #expect(zip(entries, entries.dropFirst()).allSatisfy { AttributeIndex.precedes($0, $1) })
-        let keys = index.keys(in: IndexRange(lower: .init(value: .int64(10), isInclusive: true), upper: .init(value: .int64(20), isInclusive: false)), limit: .max)
+        let keys = index.keys(
+            in: IndexRange(
+                lower: .init(value: .int64(10), isInclusive: true), upper: .init(value: .int64(20), isInclusive: false)),
+            limit: .max)
         #expect(Set(keys ?? []) == Set(reference.filter { (10..<20).contains($0.value) }.keys))
     }
 }

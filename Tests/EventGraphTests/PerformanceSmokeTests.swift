@@ -39,7 +39,9 @@ struct PerformanceSmokeTests {
         let fetchAll = try clock.measure {
             let posts = try context.fetch(FetchDescriptor<Post>())
             for post in posts {
-                total &+= Int(post.identity) &+ post.title.utf8.count &+ post.body.utf8.count &+ Int(post.date.timeIntervalSinceReferenceDate)
+                total &+=
+                    Int(post.identity) &+ post.title.utf8.count &+ post.body.utf8.count
+                    &+ Int(post.date.timeIntervalSinceReferenceDate)
                 total &+= post.excerpt.utf8.count &+ post.url.utf8.count &+ post.fullCoverageImageURL.utf8.count
                 total &+= post.thumbnailCoverageImageURL.utf8.count
             }
@@ -54,6 +56,8 @@ struct PerformanceSmokeTests {
             let reopened = try ModelContainer(path: directory.file(), model: BlogLibrary.model)
             try reopened.close()
         }
-        print("perf: insert \(count) in one save \(insert), fetch all + read \(fetchAll), \(count) random by ID \(byID), reopen \(reopen), file \(directory.byteCount()) bytes (\(total))")
+        print(
+            "perf: insert \(count) in one save \(insert), fetch all + read \(fetchAll), \(count) random by ID \(byID), reopen \(reopen), file \(directory.byteCount()) bytes (\(total))"
+        )
     }
 }

@@ -12,7 +12,8 @@ struct RandomWorkloadTests {
 
         static func == (a: Reference, b: Reference) -> Bool {
             a.courses.mapValues { "\($0.code)/\($0.credits)" } == b.courses.mapValues { "\($0.code)/\($0.credits)" }
-                && a.lessons.mapValues { "\($0.title)/\($0.course ?? 0)" } == b.lessons.mapValues { "\($0.title)/\($0.course ?? 0)" }
+                && a.lessons.mapValues { "\($0.title)/\($0.course ?? 0)" }
+                    == b.lessons.mapValues { "\($0.title)/\($0.course ?? 0)" }
         }
     }
 

@@ -9,13 +9,15 @@ struct LogRoundTripTests {
         let directory = TemporaryDirectory()
         let path = directory.file("store.eglog")
         let payloads: [[UInt8]] = [
-            [], [1, 2, 3], Array(repeating: 7, count: 5000), (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) },
+            [], [1, 2, 3], Array(repeating: 7, count: 5000),
+            (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) },
         ]
         do {
             let writer = try LogWriter(path: path, options: .init(durability: durability))
             #expect(writer.recoveryReport.created)
             for (index, payload) in payloads.enumerated() {
-                try writer.appendTransaction(id: UInt64(index + 1), payload: payload, blobs: index == 2 ? [[9, 9]] : [])
+                try writer.appendTransaction(
+                    id: UInt64(index + 1), payload: payload, blobs: index == 2 ? [[9, 9]] : [])
             }
             try writer.close()
         }

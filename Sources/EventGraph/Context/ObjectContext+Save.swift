@@ -93,7 +93,8 @@ extension ObjectContext {
                     scalar.append(PropertyChange(propertyIndex: UInt32(entry.index), value: entry.value))
                 } else if !added.isEmpty || !removed.isEmpty {
                     request.operations.append(
-                        .relate(reference(to: object), propertyIndex: UInt32(entry.index), added: added, removed: removed))
+                        .relate(
+                            reference(to: object), propertyIndex: UInt32(entry.index), added: added, removed: removed))
                 }
                 continue
             }

@@ -14,7 +14,9 @@ extension ObjectContext {
             switch entity.properties[index] {
             case .attribute(let attribute):
                 let value: AttributeValue
-                if case .attribute(let current) = object.currentValue(at: attribute.index) ?? entity.defaultValues[attribute.index] {
+                if case .attribute(let current) = object.currentValue(at: attribute.index)
+                    ?? entity.defaultValues[attribute.index]
+                {
                     value = current
                 } else {
                     value = .null
@@ -90,7 +92,9 @@ extension ObjectContext {
             failures.append(
                 EventGraphError.Failure(
                     entityName: object.entity.name, objectID: object.objectID, propertyName: relationship.name,
-                    message: "cannot be deleted: its deny rule finds \(targets.count) related object(s), such as \(targets[0].objectID.uriString)"))
+                    message:
+                        "cannot be deleted: its deny rule finds \(targets.count) related object(s), such as \(targets[0].objectID.uriString)"
+                ))
         }
         return failures
     }

@@ -47,7 +47,8 @@ public final class ObjectContext {
 
     /// Whether the context holds unsaved inserts, deletes or changes.
     public var hasChanges: Bool {
-        insertedList.contains { !$0.isDeleted } || deletedList.contains { !$0.isInserted && !$0.flags.contains(.isDead) }
+        insertedList.contains { !$0.isDeleted }
+            || deletedList.contains { !$0.isInserted && !$0.flags.contains(.isDead) }
             || changedList.contains { $0.isUpdated && $0.hasPersistentChanges }
     }
 
@@ -87,7 +88,9 @@ public final class ObjectContext {
         object.flags = [.isInserted]
         if entity.hasInstanceDefaults {
             for (index, value) in ClassInfo.instanceDefaults(of: object).enumerated() {
-                if let value, object.pendingValue(at: index) == nil { object.setPendingValue(.attribute(value), at: index) }
+                if let value, object.pendingValue(at: index) == nil {
+                    object.setPendingValue(.attribute(value), at: index)
+                }
             }
         }
         registered[object.key] = object

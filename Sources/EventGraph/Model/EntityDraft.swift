@@ -125,7 +125,8 @@ extension AttributeDescription {
                 guard type == .binary || type == .transformable else {
                     throw EventGraphError(
                         .invalidModel,
-                        "\(entityName).\(name) is \(type); only binary and transformable attributes can be stored externally")
+                        "\(entityName).\(name) is \(type); only binary and transformable attributes can be stored externally"
+                    )
                 }
                 externalStorageThreshold = threshold
             case .range(let minimum, let maximum):

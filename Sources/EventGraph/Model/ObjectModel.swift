@@ -87,7 +87,8 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
         let entitySchemas = entities.map { $0.entitySchema }
         let hash = ModelShape.hash(of: entitySchemas)
         self.hash = hash
-        self.schema = SchemaPayload(modelName: name, versionIdentifier: version, modelHash: hash, entities: entitySchemas)
+        self.schema = SchemaPayload(
+            modelName: name, versionIdentifier: version, modelHash: hash, entities: entitySchemas)
     }
 
     /// The entity with this name.

@@ -132,7 +132,8 @@ extension ManagedObject {
                 reference = next
             }
         } catch {
-            preconditionFailure("reading the external value of \(entity.name).\(entity.properties[index].name) failed: \(error)")
+            preconditionFailure(
+                "reading the external value of \(entity.name).\(entity.properties[index].name) failed: \(error)")
         }
     }
 

@@ -29,7 +29,8 @@ final class FileBackend: LogBackend {
         path: String, configuration: ModelContainer.Configuration,
         replay: (ReplayRecord) throws(EventGraphError) -> Void
     ) throws(EventGraphError) -> FileBackend {
-        var options = LogWriter.Options(durability: configuration.durability, createIfMissing: configuration.createIfMissing)
+        var options = LogWriter.Options(
+            durability: configuration.durability, createIfMissing: configuration.createIfMissing)
         options.storeUUID = nil
         options.faultInjector = configuration.faultInjector
         options.filePermissions = configuration.filePermissions
@@ -95,7 +96,8 @@ final class FileBackend: LogBackend {
         do { try writer.append(schema: schema) } catch { throw EventGraphError(error) }
     }
 
-    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction {
+    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction
+    {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
         do {
             let appended = try writer.enqueueTransaction(id: id, payload: payload, blobs: blobs)
@@ -176,9 +178,14 @@ struct ViewBackend: LogBackend {
     var storeUUID: LogUUID { base.storeUUID }
     var isReadOnly: Bool { true }
 
-    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) { try base.replay(body) }
-    func append(schema: SchemaPayload) throws(EventGraphError) { throw EventGraphError(.readOnly, "a view is read-only") }
-    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction {
+    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
+        try base.replay(body)
+    }
+    func append(schema: SchemaPayload) throws(EventGraphError) {
+        throw EventGraphError(.readOnly, "a view is read-only")
+    }
+    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction
+    {
         throw EventGraphError(.readOnly, "a view is read-only")
     }
     func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError) {

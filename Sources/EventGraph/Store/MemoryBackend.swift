@@ -69,7 +69,8 @@ final class MemoryBackend: LogBackend {
         }
     }
 
-    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction {
+    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction
+    {
         QueuedTransaction(transactionID: id, blobHandles: try appendTransaction(id: id, payload: payload, blobs: blobs))
     }
 

@@ -52,7 +52,8 @@ extension Store {
             let failures = state.withLock { uniquenessFailures(staged, in: $0, queue) }
             guard failures.isEmpty else {
                 throw EventGraphError(
-                    .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures)
+                    .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures
+                )
             }
             let payload: [UInt8]
             do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
@@ -110,7 +111,9 @@ extension Store {
         guard !upserts.isEmpty else { return [:] }
         var merged: [UInt64: ObjectReference] = [:]
         for operation in operations {
-            guard case .insert(let reference, let changes) = operation, let ordinal = upserts[reference.key] else { continue }
+            guard case .insert(let reference, let changes) = operation, let ordinal = upserts[reference.key] else {
+                continue
+            }
             let entity = model.entities[Int(reference.entityIndex)]
             var values = entity.defaultValues
             for change in changes { values[Int(change.propertyIndex)] = change.value }
@@ -147,7 +150,8 @@ extension Store {
                 var scalar: [PropertyChange] = []
                 for change in map(changes) {
                     if case .toMany(let targets) = change.value {
-                        rewritten.append(.relate(target, propertyIndex: change.propertyIndex, added: targets, removed: []))
+                        rewritten.append(
+                            .relate(target, propertyIndex: change.propertyIndex, added: targets, removed: []))
                     } else {
                         scalar.append(change)
                     }
@@ -157,7 +161,8 @@ extension Store {
                 rewritten.append(.update(map(reference), map(changes)))
             case .relate(let reference, let propertyIndex, let added, let removed):
                 rewritten.append(
-                    .relate(map(reference), propertyIndex: propertyIndex, added: added.map(map), removed: removed.map(map)))
+                    .relate(
+                        map(reference), propertyIndex: propertyIndex, added: added.map(map), removed: removed.map(map)))
             case .delete(let reference):
                 rewritten.append(.delete(map(reference)))
             }
@@ -223,13 +228,18 @@ extension Store {
             case .attribute: return value
             case .toOne(let target):
                 guard let target, !exists(target) else { return value }
-                if policy == .error { fail(reference, property, "refers to \(objectID(for: target)), which was deleted in the store") }
+                if policy == .error {
+                    fail(reference, property, "refers to \(objectID(for: target)), which was deleted in the store")
+                }
                 return .toOne(nil)
             case .toMany(let targets):
                 let missing = targets.filter { !exists($0) }
                 guard !missing.isEmpty else { return value }
                 if policy == .error {
-                    fail(reference, property, "refers to \(missing.count) object(s) deleted in the store, such as \(objectID(for: missing[0]))")
+                    fail(
+                        reference, property,
+                        "refers to \(missing.count) object(s) deleted in the store, such as \(objectID(for: missing[0]))"
+                    )
                 }
                 return .toMany(targets.filter(exists))
             }
@@ -244,7 +254,13 @@ extension Store {
                     continue
                 }
                 resolved.append(
-                    .insert(reference, changes.map { PropertyChange(propertyIndex: $0.propertyIndex, value: keepTargets($0.value, of: reference, $0.propertyIndex)) }))
+                    .insert(
+                        reference,
+                        changes.map {
+                            PropertyChange(
+                                propertyIndex: $0.propertyIndex,
+                                value: keepTargets($0.value, of: reference, $0.propertyIndex))
+                        }))
             case .update(let reference, var changes):
                 guard let now = current[reference.key] else {
                     if policy == .error { fail(reference, nil, "was deleted in the store since this context read it") }
@@ -253,7 +269,10 @@ extension Store {
                 if let read = request.readRows[reference.key], read.version != now.version {
                     switch policy {
                     case .error:
-                        fail(reference, nil, "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))")
+                        fail(
+                            reference, nil,
+                            "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))"
+                        )
                     case .storeWins:
                         let changedInStore = { (index: UInt32) in read.values[Int(index)] != now.values[Int(index)] }
                         for change in changes where changedInStore(change.propertyIndex) {
@@ -264,7 +283,10 @@ extension Store {
                         break
                     }
                 }
-                changes = changes.map { PropertyChange(propertyIndex: $0.propertyIndex, value: keepTargets($0.value, of: reference, $0.propertyIndex)) }
+                changes = changes.map {
+                    PropertyChange(
+                        propertyIndex: $0.propertyIndex, value: keepTargets($0.value, of: reference, $0.propertyIndex))
+                }
                 if !changes.isEmpty { resolved.append(.update(reference, changes)) }
             case .relate(let reference, let index, let added, let removed):
                 guard current[reference.key] != nil else {
@@ -281,7 +303,10 @@ extension Store {
                     continue
                 }
                 if policy == .error, let read = request.readRows[reference.key], read.version != now.version {
-                    fail(reference, nil, "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))")
+                    fail(
+                        reference, nil,
+                        "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))"
+                    )
                 }
                 resolved.append(.delete(reference))
             }
@@ -311,7 +336,8 @@ extension Store {
                 default: return change
                 }
                 guard bytes.count >= threshold else { return change }
-                let blob = BlobReference(transactionID: transactionID, index: UInt32(blobs.count), byteCount: UInt64(bytes.count))
+                let blob = BlobReference(
+                    transactionID: transactionID, index: UInt32(blobs.count), byteCount: UInt64(bytes.count))
                 blobs.append(bytes)
                 return PropertyChange(propertyIndex: change.propertyIndex, value: .attribute(.blob(blob)))
             }
@@ -338,7 +364,9 @@ extension Store {
     {
         var failures: [EventGraphError.Failure] = []
         var claimed: [UniqueKey: UInt64] = [:]
-        if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) { claimed.reserveCapacity(staged.order.count) }
+        if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+            claimed.reserveCapacity(staged.order.count)
+        }
         for key in staged.order {
             guard let (entityIndex, row) = staged.rows[key], let row else { continue }
             let entity = model.entities[entityIndex]
@@ -349,7 +377,9 @@ extension Store {
                 claimed[tuple] = key
                 if clash == nil, let holder = queue.holder(of: tuple, in: state), holder != key {
                     if let entry = staged.rows[holder] {
-                        if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple { clash = holder }
+                        if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple {
+                            clash = holder
+                        }
                     } else {
                         clash = holder
                     }
@@ -360,7 +390,9 @@ extension Store {
                     EventGraphError.Failure(
                         entityName: entity.name, objectID: objectID(for: row.reference),
                         propertyName: constraint.propertyNames.joined(separator: "+"),
-                        message: "\(constraint.propertyNames.joined(separator: ", ")) = \(values) is already used by \(objectID(for: ObjectReference(entityIndex: UInt32(entityIndex), key: clash)).uriString)"))
+                        message:
+                            "\(constraint.propertyNames.joined(separator: ", ")) = \(values) is already used by \(objectID(for: ObjectReference(entityIndex: UInt32(entityIndex), key: clash)).uriString)"
+                    ))
             }
         }
         return failures

@@ -92,7 +92,8 @@ extension Store {
                 }
                 records.append(ObjectRecord(object: row.reference, properties: properties))
                 recordBytes += 16
-                if records.count >= Self.checkpointChunkObjectCount || recordBytes >= LogLimits.maxFrameRawByteCount / 4 {
+                if records.count >= Self.checkpointChunkObjectCount || recordBytes >= LogLimits.maxFrameRawByteCount / 4
+                {
                     chunks.append(CheckpointChunk(records: records))
                     records.removeAll(keepingCapacity: true)
                     recordBytes = 0

@@ -76,7 +76,9 @@ struct Replayer {
         case .schema(let schema):
             try adopt(schema)
         case .transaction(let changeset, let handles):
-            guard let model, state != nil else { throw EventGraphError(.log, "a transaction precedes the model in the log") }
+            guard let model, state != nil else {
+                throw EventGraphError(.log, "a transaction precedes the model in the log")
+            }
             if let until = untilTransaction, changeset.transactionID > until { return }
             // Transactions a checkpoint already contains are skipped.
             if checkpointFloor != nil, changeset.transactionID <= state!.lastTransactionID { return }
@@ -91,7 +93,9 @@ struct Replayer {
         case .checkpointBlob(let transactionID, let index, let handle):
             checkpoint?.state.blobHandles[BlobKey(transactionID: transactionID, index: index)] = handle
         case .checkpointChunk(let chunk):
-            guard let model, checkpoint != nil else { throw EventGraphError(.log, "a checkpoint chunk outside a checkpoint") }
+            guard let model, checkpoint != nil else {
+                throw EventGraphError(.log, "a checkpoint chunk outside a checkpoint")
+            }
             let version = checkpoint!.begin.lastTransactionID
             for record in chunk.records {
                 let entityIndex = Int(record.object.entityIndex)
@@ -105,7 +109,9 @@ struct Replayer {
                 let row = Row(entityIndex: entityIndex, key: record.object.key, version: version, values: values)
                 checkpoint!.state.tables[entityIndex].put(row)
                 for constraint in model.entities[entityIndex].uniqueConstraints {
-                    if let tuple = UniqueKey(constraint, values: values) { checkpoint!.state.uniqueIndex[tuple] = row.key }
+                    if let tuple = UniqueKey(constraint, values: values) {
+                        checkpoint!.state.uniqueIndex[tuple] = row.key
+                    }
                 }
             }
             checkpoint!.count += UInt64(chunk.records.count)

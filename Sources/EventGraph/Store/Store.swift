@@ -29,7 +29,9 @@ final class Store: Sendable {
         self.keyCounter = Atomic(state.nextKey)
         self.hasInverses = InverseRepair.isNeeded(for: model)
         self.commitLock = CommitLock(
-            CommitQueue(lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds))
+            CommitQueue(
+                lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds
+            ))
         self.state = Mutex(state)
     }
 

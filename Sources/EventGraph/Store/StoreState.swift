@@ -19,7 +19,8 @@ struct StoreState: Sendable {
 
     init(model: ObjectModel) {
         tables = Array(repeating: RowTable(), count: model.entities.count)
-        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:)) }
+        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
+        }
     }
 
     func row(entityIndex: Int, key: UInt64) -> Row? {
@@ -98,17 +99,21 @@ extension StoreState {
         func current(_ reference: ObjectReference) throws(EventGraphError) -> Row {
             let entityIndex = Int(reference.entityIndex)
             guard entityIndex < tables.count else {
-                throw EventGraphError(.log, "transaction \(version) names entity #\(entityIndex), which the model lacks")
+                throw EventGraphError(
+                    .log, "transaction \(version) names entity #\(entityIndex), which the model lacks")
             }
             if let entry = staged.rows[reference.key] {
                 guard let row = entry.row else {
-                    throw EventGraphError(.log, "transaction \(version) changes object \(reference.key) after deleting it")
+                    throw EventGraphError(
+                        .log, "transaction \(version) changes object \(reference.key) after deleting it")
                 }
                 return row
             }
             guard let row = row(entityIndex: entityIndex, key: reference.key) else {
                 throw EventGraphError(
-                    .log, "transaction \(version) changes \(model.entities[entityIndex].name) \(reference.key), which does not exist")
+                    .log,
+                    "transaction \(version) changes \(model.entities[entityIndex].name) \(reference.key), which does not exist"
+                )
             }
             return row
         }
@@ -118,7 +123,8 @@ extension StoreState {
         func applied(_ changes: [PropertyChange], to values: inout [PropertyValue]) throws(EventGraphError) {
             for change in changes {
                 guard change.propertyIndex < values.count else {
-                    throw EventGraphError(.log, "transaction \(version) names property #\(change.propertyIndex), which the entity lacks")
+                    throw EventGraphError(
+                        .log, "transaction \(version) names property #\(change.propertyIndex), which the entity lacks")
                 }
                 values[Int(change.propertyIndex)] = change.value
             }
@@ -128,24 +134,30 @@ extension StoreState {
             case .insert(let reference, let changes):
                 let entityIndex = Int(reference.entityIndex)
                 guard entityIndex < tables.count else {
-                    throw EventGraphError(.log, "transaction \(version) inserts into entity #\(entityIndex), which the model lacks")
+                    throw EventGraphError(
+                        .log, "transaction \(version) inserts into entity #\(entityIndex), which the model lacks")
                 }
                 guard staged.rows[reference.key] == nil, row(entityIndex: entityIndex, key: reference.key) == nil else {
                     throw EventGraphError(.log, "transaction \(version) inserts object \(reference.key) twice")
                 }
                 var values = insertDefaults?[entityIndex] ?? model.entities[entityIndex].defaultValues
                 try applied(changes, to: &values)
-                put(reference.key, entityIndex, Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
+                put(
+                    reference.key, entityIndex,
+                    Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
             case .update(let reference, let changes):
                 let base = try current(reference)
                 var values = base.values
                 try applied(changes, to: &values)
-                put(reference.key, base.entityIndex, Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
+                put(
+                    reference.key, base.entityIndex,
+                    Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
             case .relate(let reference, let propertyIndex, let added, let removed):
                 let base = try current(reference)
                 var values = base.values
                 guard Int(propertyIndex) < values.count, case .toMany(var targets) = values[Int(propertyIndex)] else {
-                    throw EventGraphError(.log, "transaction \(version) relates through property #\(propertyIndex), which is not to-many")
+                    throw EventGraphError(
+                        .log, "transaction \(version) relates through property #\(propertyIndex), which is not to-many")
                 }
                 if !removed.isEmpty {
                     let removedKeys = Set(removed.map(\.key))
@@ -160,7 +172,9 @@ extension StoreState {
                 }
                 values[Int(propertyIndex)] = .toMany(targets)
                 // A relate changes only a to-many list; the version still moves so readers see a new row.
-                put(reference.key, base.entityIndex, Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
+                put(
+                    reference.key, base.entityIndex,
+                    Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
             case .delete(let reference):
                 let base = try current(reference)
                 put(reference.key, base.entityIndex, nil)
@@ -176,7 +190,9 @@ extension StoreState {
             // Grow every table and the uniqueness index once, not by doubling along the way.
             var added = Array(repeating: 0, count: tables.count)
             for entry in staged.rows.values where entry.row != nil { added[entry.entityIndex] += 1 }
-            for (entityIndex, count) in added.enumerated() where count > 0 { tables[entityIndex].reserveCapacity(adding: count) }
+            for (entityIndex, count) in added.enumerated() where count > 0 {
+                tables[entityIndex].reserveCapacity(adding: count)
+            }
             if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + staged.order.count)
             }
@@ -208,7 +224,8 @@ extension StoreState {
     /// Replaces the attribute indexes by those `model` declares (a later schema frame may add or drop some) and
     /// builds them from the tables.
     mutating func adoptIndexes(of model: ObjectModel) {
-        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:)) }
+        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
+        }
         rebuildIndexes()
     }
 
@@ -236,11 +253,14 @@ extension StoreState {
         _ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel, insertDefaults: [[PropertyValue]]
     ) throws(EventGraphError) {
         // Both IDs come from the log: compare without adding (the last one may be the largest ID).
-        guard lastTransactionID == 0
-            || (changeset.transactionID > lastTransactionID && changeset.transactionID - lastTransactionID == 1)
+        guard
+            lastTransactionID == 0
+                || (changeset.transactionID > lastTransactionID && changeset.transactionID - lastTransactionID == 1)
         else {
             throw EventGraphError(
-                .log, "transaction \(changeset.transactionID) follows transaction \(lastTransactionID); IDs must be contiguous")
+                .log,
+                "transaction \(changeset.transactionID) follows transaction \(lastTransactionID); IDs must be contiguous"
+            )
         }
         let staged = try stage(changeset, model: model, insertDefaults: insertDefaults)
         install(staged, model: model)

@@ -54,14 +54,14 @@ enum LogFileSurgery {
 extension LogFileSurgery {
     /// Writes `bytes` at `fieldOffset` of the header copies `copies` (0: the first, 1: the second) and recomputes
     /// each one's checksum, the way a crafted file would: any value, in any field, verifying.
-    static func forgeHeaderField(_ path: String, at fieldOffset: Int, _ bytes: [UInt8], copies: [Int] = [0, 1]) throws
-    {
+    static func forgeHeaderField(_ path: String, at fieldOffset: Int, _ bytes: [UInt8], copies: [Int] = [0, 1]) throws {
         var region = try Array(self.bytes(of: path).prefix(Int(LogFileHeader.framesByteOffset)))
         for copy in copies {
             let start = copy * LogFileHeader.secondCopyByteOffset
             region.replaceSubrange((start + fieldOffset)..<(start + fieldOffset + bytes.count), with: bytes)
             let crc = CRC32C.checksum(Array(region[start..<(start + 124)]))
-            region.replaceSubrange((start + 124)..<(start + 128), with: withUnsafeBytes(of: crc.littleEndian, Array.init))
+            region.replaceSubrange(
+                (start + 124)..<(start + 128), with: withUnsafeBytes(of: crc.littleEndian, Array.init))
         }
         try overwrite(path, at: 0, with: region)
     }
@@ -129,7 +129,8 @@ struct Replay {
         let report = try LogReader(path: path).scan { record in
             records.append(record)
             if case .transaction(let transaction) = record {
-                transactions.append(ReplayedTransaction(id: transaction.transactionID, payload: try transaction.payload))
+                transactions.append(
+                    ReplayedTransaction(id: transaction.transactionID, payload: try transaction.payload))
             }
         }
         return Replay(transactions: transactions, records: records, report: report)
