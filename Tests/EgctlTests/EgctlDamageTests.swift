@@ -73,7 +73,7 @@ struct EgctlDamageTests {
             (["inspect", "NOT_A_STORE"], 2, "EventGraph log"),
             (["dump", "STORE", "--entity", "Nope"], 2, "no entity named 'Nope'"),
             (["dump", "STORE", "--entity", "Post", "--where", "identity ~ 3"], 2, "--where"),
-            (["dump", "STORE", "--entity", "Post", "--where", "nosuch == 3"], 2, "no property 'nosuch'"),
+            (["dump", "STORE", "--entity", "Post", "--where", "nosuch == 3"], 2, "no property named 'nosuch'"),
             (["history", "STORE", "post-42"], 2, "not an object URI"),
             (["replay", "STORE", "--until", "3", "--at", "2026-01-01"], 2, "either --until or --at"),
             (["inspect", "NEWER_VERSION"], 2, "newer"),

@@ -124,24 +124,4 @@ extension AttributeValue {
         default: nil
         }
     }
-
-    var displayText: String {
-        switch self {
-        case .null: "null"
-        case .int16(let v): "\(v)"
-        case .int32(let v): "\(v)"
-        case .int64(let v): "\(v)"
-        case .double(let v): "\(v)"
-        case .float(let v): "\(v)"
-        case .bool(let v): "\(v)"
-        case .string(let v): "\"\(v)\""
-        case .date(let v): "date(\(v))"
-        case .uuid(let v): "\(v)"
-        case .url(let v): v
-        case .decimal(let v): v
-        case .binary(let v): "\(v.count) bytes"
-        case .blob(let r): "\(r.byteCount) bytes (external)"
-        case .transformable(let v): "\(v.count) bytes (transformed)"
-        }
-    }
 }

@@ -21,6 +21,8 @@ public indirect enum FetchFilter: Hashable, Sendable {
         case contains
         /// The string attribute starts with the value.
         case beginsWith
+        /// The string attribute ends with the value.
+        case endsWith
     }
 
     /// `name == value`.
@@ -44,7 +46,10 @@ public struct SortKey: Hashable, Sendable {
 }
 
 /// A filter with names resolved to property indices for one entity family.
-struct ResolvedFilter {
+///
+/// It evaluates against values handed in by index, so it does not depend on how the engine stores rows; egctl
+/// evaluates `--where` with it.
+package struct ResolvedFilter {
     indirect enum Node {
         case compare(Int, FetchFilter.Comparison, AttributeValue)
         case and([Node])
@@ -56,7 +61,16 @@ struct ResolvedFilter {
     let root: Node
 
     init(_ filter: FetchFilter, entity: EntityDescription) throws(EventGraphError) {
-        root = try Self.resolve(filter, entity)
+        root = try Self.resolve(filter, entityName: entity.name, noun: "attribute") {
+            entity.attribute(named: $0)?.index
+        }
+    }
+
+    /// Resolves property names with `propertyIndex`; a name it returns `nil` for is an error naming `entityName`.
+    package init(
+        _ filter: FetchFilter, entityName: String, propertyIndex: (String) -> Int?
+    ) throws(EventGraphError) {
+        root = try Self.resolve(filter, entityName: entityName, noun: "property", propertyIndex)
     }
 
     init(root: Node) {
@@ -73,7 +87,8 @@ struct ResolvedFilter {
             case .and(let nodes):
                 for node in nodes { visit(node) }
             case .compare(let index, let comparison, let value):
-                guard entity.indexedPropertyIndices.contains(index), let type = entity.properties[index].attribute?.type,
+                guard entity.indexedPropertyIndices.contains(index),
+                    let type = entity.properties[index].attribute?.type,
                     AttributeIndex.canLocate(value, in: type)
                 else { return }
                 let bound = IndexRange.Bound(value: value, isInclusive: true)
@@ -100,28 +115,34 @@ struct ResolvedFilter {
         return ranges
     }
 
-    private static func resolve(_ filter: FetchFilter, _ entity: EntityDescription) throws(EventGraphError) -> Node {
+    private static func resolve(
+        _ filter: FetchFilter, entityName: String, noun: String, _ propertyIndex: (String) -> Int?
+    ) throws(EventGraphError) -> Node {
         switch filter {
         case .compare(let name, let comparison, let value):
-            guard let attribute = entity.attribute(named: name) else {
-                throw EventGraphError(.invalidArgument, "\(entity.name) has no attribute named '\(name)' to filter on")
+            guard let index = propertyIndex(name) else {
+                throw EventGraphError(.invalidArgument, "\(entityName) has no \(noun) named '\(name)' to filter on")
             }
-            return .compare(attribute.index, comparison, value)
+            return .compare(index, comparison, value)
         case .and(let filters):
             var nodes: [Node] = []
-            for filter in filters { nodes.append(try resolve(filter, entity)) }
+            for filter in filters {
+                nodes.append(try resolve(filter, entityName: entityName, noun: noun, propertyIndex))
+            }
             return .and(nodes)
         case .or(let filters):
             var nodes: [Node] = []
-            for filter in filters { nodes.append(try resolve(filter, entity)) }
+            for filter in filters {
+                nodes.append(try resolve(filter, entityName: entityName, noun: noun, propertyIndex))
+            }
             return .or(nodes)
         case .not(let filter):
-            return .not(try resolve(filter, entity))
+            return .not(try resolve(filter, entityName: entityName, noun: noun, propertyIndex))
         }
     }
 
     /// Evaluates against property values (`value(index)`).
-    func matches(_ value: (Int) -> AttributeValue) -> Bool {
+    package func matches(_ value: (Int) -> AttributeValue) -> Bool {
         Self.evaluate(root, value)
     }
 
@@ -146,6 +167,9 @@ struct ResolvedFilter {
             case .beginsWith:
                 guard case .string(let text) = current, case .string(let prefix) = operand else { return false }
                 return text.hasPrefix(prefix)
+            case .endsWith:
+                guard case .string(let text) = current, case .string(let suffix) = operand else { return false }
+                return text.hasSuffix(suffix)
             }
         }
     }
@@ -153,7 +177,9 @@ struct ResolvedFilter {
     /// When the filter is `attribute == value` on a uniquely constrained single attribute: that constraint.
     func uniqueLookup(in entity: EntityDescription) -> (UniqueConstraint, AttributeValue)? {
         guard case .compare(let index, .equal, let value) = root, value != .null else { return nil }
-        guard let constraint = entity.uniqueConstraints.first(where: { $0.propertyIndices == [index] }) else { return nil }
+        guard let constraint = entity.uniqueConstraints.first(where: { $0.propertyIndices == [index] }) else {
+            return nil
+        }
         return (constraint, value)
     }
 }
@@ -164,11 +190,11 @@ enum ValueOrder {
 }
 
 extension AttributeValue {
-    /// Equality across numeric representations (an `Int64` attribute equals an `.int16` operand of the same value).
+    /// Equality across numeric representations (an `Int64` attribute equals an `.int16` operand of the same value),
+    /// exact for integers: `Int64` values are never rounded through `Double`.
     func isEqual(to other: AttributeValue) -> Bool {
         if self == other { return true }
-        if let a = numericValue, let b = other.numericValue { return a == b }
-        return false
+        return numericOrder(other) == .orderedSame
     }
 
     /// Orders two values of comparable kinds; `nil` when they cannot be compared. Null sorts first.
@@ -183,10 +209,56 @@ extension AttributeValue {
         case (.string(let a), .string(let b)), (.url(let a), .url(let b)): return order(a, b)
         case (.bool(let a), .bool(let b)): return order(a ? 1 : 0, b ? 1 : 0)
         case (.uuid(let a), .uuid(let b)): return order(a, b)
-        case (.int64(let a), .int64(let b)): return order(a, b)
-        default:
+        default: return numericOrder(other)
+        }
+    }
+
+    /// The value as an exact integer, for the integer attribute types.
+    private var integerValue: Int64? {
+        switch self {
+        case .int16(let v): Int64(v)
+        case .int32(let v): Int64(v)
+        case .int64(let v): v
+        default: nil
+        }
+    }
+
+    /// Orders two numbers: integers with integers exactly, an integer with a floating-point value without rounding
+    /// the integer, anything else as `Double`; `nil` for non-numbers. NaN orders as `Double`'s operators make it
+    /// (after everything, unequal to everything), as it always has.
+    private func numericOrder(_ other: AttributeValue) -> ValueOrder? {
+        func order(_ a: Double, _ b: Double) -> ValueOrder {
+            a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+        }
+        switch (integerValue, other.integerValue) {
+        case (let a?, let b?):
+            return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+        case (let a?, nil):
+            guard let b = other.numericValue else { return nil }
+            return b.isNaN ? order(Double(a), b) : Self.order(a, b)
+        case (nil, let b?):
+            guard let a = numericValue else { return nil }
+            guard !a.isNaN else { return order(a, Double(b)) }
+            switch Self.order(b, a) {
+            case .orderedAscending: return .orderedDescending
+            case .orderedSame: return .orderedSame
+            case .orderedDescending: return .orderedAscending
+            }
+        case (nil, nil):
             guard let a = numericValue, let b = other.numericValue else { return nil }
             return order(a, b)
         }
+    }
+
+    /// Orders an integer and a double exactly: the double's integral part is compared as an integer (it is exact
+    /// once it is inside `Int64`'s range), then its fraction breaks the tie.
+    private static func order(_ integer: Int64, _ double: Double) -> ValueOrder {
+        if double >= 0x1p63 { return .orderedAscending }
+        if double < -0x1p63 { return .orderedDescending }
+        let whole = double.rounded(.towardZero)
+        let wholeInteger = Int64(whole)
+        if integer != wholeInteger { return integer < wholeInteger ? .orderedAscending : .orderedDescending }
+        let fraction = double - whole
+        return fraction > 0 ? .orderedAscending : (fraction < 0 ? .orderedDescending : .orderedSame)
     }
 }

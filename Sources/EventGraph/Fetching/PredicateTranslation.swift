@@ -56,7 +56,7 @@ struct PredicateTranslator {
         guard let (index, type) = attribute, let constant, let value = constant.attributeValue else { return nil }
         guard value == .null || value.fits(type) else { return nil }
         switch op {
-        case .contains, .beginsWith:
+        case .contains, .beginsWith, .endsWith:
             guard type == .string, case .string(let text) = value, !text.isEmpty else { return nil }
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             guard value != .null, AttributeIndex.canLocate(value, in: type) else { return nil }

@@ -31,7 +31,7 @@ public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The URI form as a URL.
     public var uriRepresentation: URL { URL(string: uriString)! }
 
-    /// Parses the URI form.
+    /// Parses the URI form that ``uriString`` prints, or returns `nil` when `uriString` is not one.
     public init?(uriString: String) {
         let prefix = "eventgraph://"
         guard uriString.hasPrefix(prefix) else { return nil }
@@ -44,9 +44,9 @@ public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible {
         self.init(storeUUID: uuid, entityName: String(parts[1]), key: key, isTemporary: isTemporary)
     }
 
-    /// Parses the URI form.
+    /// Parses the URI form; `URL` percent-encodes an entity name with non-ASCII letters, which is decoded here.
     public init?(uri: URL) {
-        self.init(uriString: uri.absoluteString)
+        self.init(uriString: uri.absoluteString.removingPercentEncoding ?? uri.absoluteString)
     }
 
     public var description: String { uriString }

@@ -12,12 +12,14 @@ struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of an entity (sub-entities included) with attributes and relationship targets.",
         discussion: """
-            Relationship targets are printed as object URIs. --where takes comparisons joined by and/or: \
-            == != < <= > >= contains beginswith endswith; values are numbers, "quoted strings", true, false, nil.
+            Relationship targets are printed as object URIs. --where takes comparisons (== != < <= > >= contains \
+            beginsWith endsWith) joined by and, or, not and parentheses; values are integers (compared exactly), \
+            decimal numbers, "quoted strings", true, false, nil and date("2024-05-01T12:00:00Z"). A to-one \
+            relationship compares as nil or its target's key, a to-many one as its number of targets.
 
             Examples:
               egctl dump blog.eglog --entity Post \\
-                --where 'identity < 10 and title contains "swift"'
+                --where 'identity < 10 and (title contains "swift" or not author == nil)'
               egctl dump blog.eglog --entity Author --format csv > authors.csv
             """)
 
@@ -31,9 +33,9 @@ struct Dump: ParsableCommand {
 
     func run() throws {
         try Failure.guarding {
-            let expression: WhereExpression?
-            do { expression = try filter.map(WhereExpression.parse) } catch {
-                throw ValidationError("\(error)")
+            let parsed: FetchFilter?
+            do { parsed = try filter.map(FetchFilter.init(parsing:)) } catch {
+                throw ValidationError("--where: \(error)")
             }
             let loaded = try StoreLoader.load(store.store, label: "dump")
             let graph = loaded.graph
@@ -41,15 +43,20 @@ struct Dump: ParsableCommand {
                 let known = graph.catalog?.schema.entities.map(\.name).joined(separator: ", ") ?? "none"
                 throw ValidationError("the store's model has no entity named '\(entity)' (entities: \(known))")
             }
-            do { try expression?.validate(entity: entityIndex, catalog: catalog) } catch {
-                throw ValidationError("\(error)")
+            let expression: ResolvedFilter?
+            do {
+                expression = try parsed.map { filter throws(EventGraphError) in
+                    try ResolvedFilter(filter, entityName: entity) { catalog.propertyIndex($0, inEntity: entityIndex) }
+                }
+            } catch {
+                throw ValidationError("--where: \(error)")
             }
             let family = Set(catalog.familyIndices[entityIndex].map(UInt32.init))
             let selected = graph.objectReferences.filter { object in
                 object.storeIndex == 0 && family.contains(object.entityIndex)
-                    && (expression?.matches(object, in: graph) ?? true)
+                    && (expression?.matches { Self.filterValue(graph.value(of: object, property: $0)) } ?? true)
             }.sorted { ($0.key, $0.entityIndex) < ($1.key, $1.entityIndex) }
-            let storeUUID = loaded.reader.header.storeUUID
+            let renderer = ChangesetRenderer(graph: graph, storeUUID: loaded.reader.header.storeUUID)
             let columns = catalog.schema.entities[entityIndex].properties.filter(SchemaCatalog.isPersistent).map(\.name)
             func values(_ object: ObjectReference) -> [(String, PropertyValue)] {
                 catalog.schema.entities[Int(object.entityIndex)].properties.enumerated().compactMap { index, property in
@@ -62,11 +69,11 @@ struct Dump: ParsableCommand {
             case .json:
                 let rows = selected.map { object -> [String: Any] in
                     var row: [String: Any] = [
-                        "uri": ValueFormatting.uri(object, graph: graph, storeUUID: storeUUID),
+                        "uri": renderer.uri(object, in: graph),
                         "entity": catalog.entityName(object.entityIndex),
                     ]
                     for (name, value) in values(object) {
-                        row[name] = ValueFormatting.json(value, graph: graph, storeUUID: storeUUID)
+                        row[name] = renderer.valueJSON(value, graph, nil)
                     }
                     return row
                 }
@@ -77,19 +84,19 @@ struct Dump: ParsableCommand {
                     let byName = Dictionary(values(object), uniquingKeysWith: { a, _ in a })
                     let fields =
                         [
-                            ValueFormatting.uri(object, graph: graph, storeUUID: storeUUID),
+                            renderer.uri(object, in: graph),
                             catalog.entityName(object.entityIndex),
                         ]
                         + columns.map { name in
-                            byName[name].map { Self.csvText($0, graph: graph, storeUUID: storeUUID) } ?? ""
+                            byName[name].map { Self.csvText($0, graph: graph, renderer: renderer) } ?? ""
                         }
                     print(fields.map(Self.csvField).joined(separator: ","))
                 }
             case .text:
                 for object in selected {
-                    print(ValueFormatting.uri(object, graph: graph, storeUUID: storeUUID))
+                    print(renderer.uri(object, in: graph))
                     for (name, value) in values(object) {
-                        print("  \(name) = \(ValueFormatting.text(value, graph: graph, storeUUID: storeUUID))")
+                        print("  \(name) = \(renderer.valueText(value, graph, nil))")
                     }
                 }
                 Terminal.warn("\(selected.count) \(entity) objects")
@@ -97,12 +104,23 @@ struct Dump: ParsableCommand {
         }
     }
 
-    static func csvText(_ value: PropertyValue, graph: LogGraph, storeUUID: LogUUID) -> String {
+    static func csvText(_ value: PropertyValue, graph: LogGraph, renderer: ChangesetRenderer) -> String {
         if case .attribute(.string(let text)) = value { return text }
         if case .toMany(let targets) = value {
-            return targets.map { ValueFormatting.uri($0, graph: graph, storeUUID: storeUUID) }.joined(separator: " ")
+            return targets.map { renderer.uri($0, in: graph) }.joined(separator: " ")
         }
-        return ValueFormatting.text(value, graph: graph, storeUUID: storeUUID)
+        return renderer.valueText(value, graph, nil)
+    }
+
+    /// What `--where` compares a property's value as: an attribute as itself, a to-one relationship as `nil` or its
+    /// target's key, a to-many relationship as its number of targets (so `tags > 2` works).
+    static func filterValue(_ value: PropertyValue?) -> AttributeValue {
+        switch value {
+        case nil: .null
+        case .attribute(let attribute): attribute
+        case .toOne(let target): target.map { .int64(Int64(truncatingIfNeeded: $0.key)) } ?? .null
+        case .toMany(let targets): .int64(Int64(targets.count))
+        }
     }
 
     static func csvField(_ text: String) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventGraph
+import Foundation
 import LogFormat
 
 /// `egctl history STORE OBJECT-URI [--json]`
@@ -19,33 +20,32 @@ struct History: ParsableCommand {
     var object: String
     @OptionGroup var output: OutputOptions
 
-    /// Parses `eventgraph://[uuid]/Entity/key`.
-    static func parse(_ uri: String) -> (store: LogUUID?, entity: String, key: UInt64)? {
-        guard uri.hasPrefix("eventgraph://") else { return nil }
-        let parts = uri.dropFirst("eventgraph://".count).split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, let key = UInt64(parts[2]), !parts[1].isEmpty else { return nil }
-        if parts[0].isEmpty { return (nil, String(parts[1]), key) }
-        guard let store = LogUUID(string: String(parts[0])) else { return nil }
-        return (store, String(parts[1]), key)
+    /// Parses `eventgraph://[uuid]/Entity/key` with the library's object-ID parser; a left-out store UUID is the
+    /// store's own.
+    static func parse(_ uri: String, storeUUID: LogUUID) -> ObjectID? {
+        let anyStore = "eventgraph:///"
+        let text = uri.hasPrefix(anyStore) ? "eventgraph://\(storeUUID)/" + uri.dropFirst(anyStore.count) : uri
+        guard let id = ObjectID(uriString: text), !id.isTemporary else { return nil }
+        return id
     }
 
     func run() throws {
         try Failure.guarding {
-            guard let target = Self.parse(object) else {
+            let reader = try LogReader(path: store.store)
+            guard let target = Self.parse(object, storeUUID: reader.header.storeUUID) else {
                 throw ValidationError(
                     "'\(object)' is not an object URI; expected eventgraph://<store UUID>/<Entity>/<key>")
             }
-            let reader = try LogReader(path: store.store)
-            if let uuid = target.store, uuid != reader.header.storeUUID {
+            if target.storeUUID != UUID(logUUID: reader.header.storeUUID) {
                 throw ValidationError(
-                    "\(object) names store \(uuid), but \(store.store) is store \(reader.header.storeUUID)")
+                    "\(object) names store \(target.storeUUID), but \(store.store) is store \(reader.header.storeUUID)")
             }
             var entries: [[String: Any]] = []
             var found = false
             var before = LogGraph()
             _ = try StoreLoader.load(store.store, label: "history") { changeset, _, after in
                 defer { before = after }
-                guard let entityIndex = after.catalog?.entityIndex(named: target.entity) else { return }
+                guard let entityIndex = after.catalog?.entityIndex(named: target.entityName) else { return }
                 found = true
                 let reference = ObjectReference(entityIndex: UInt32(entityIndex), key: target.key)
                 let renderer = ChangesetRenderer(graph: after, storeUUID: reader.header.storeUUID)
@@ -104,7 +104,7 @@ struct History: ParsableCommand {
                     }
                 }
                 guard !changes.isEmpty else { return }
-                let time = ValueFormatting.time(microseconds: changeset.commitTimeMicroseconds)
+                let time = Date(commitTimeMicroseconds: changeset.commitTimeMicroseconds).iso8601Text
                 entries.append([
                     "transaction": changeset.transactionID, "time": time, "author": changeset.author,
                     "changes": jsonChanges,
@@ -117,7 +117,7 @@ struct History: ParsableCommand {
                 }
             }
             guard found else {
-                throw ValidationError("the store's model has no entity named '\(target.entity)'")
+                throw ValidationError("the store's model has no entity named '\(target.entityName)'")
             }
             if output.json {
                 JSONOutput.print(["object": object, "history": entries])

@@ -124,7 +124,7 @@ struct ChangesetPrinter {
             return
         }
         Swift.print(
-            "transaction \(changeset.transactionID)  \(ValueFormatting.time(microseconds: changeset.commitTimeMicroseconds))"
+            "transaction \(changeset.transactionID)  \(Date(commitTimeMicroseconds: changeset.commitTimeMicroseconds).iso8601Text)"
                 + (changeset.author.isEmpty ? "" : "  by \(changeset.author)"))
         for line in renderer.lines(changeset) { Swift.print("  " + line) }
     }

@@ -13,28 +13,40 @@ struct ChangesetRenderer {
         graph.catalog?.property(index, ofEntity: object.entityIndex)?.name ?? "#\(index)"
     }
 
-    func uri(_ object: ObjectReference, _ graph: LogGraph, _ foreign: [LogUUID]) -> String {
-        var local = object
+    /// The URI of an object named in a changeset, whose store index counts into the changeset's `foreign` stores;
+    /// with `foreign` `nil`, an object of the graph, whose store index counts into the graph's foreign stores.
+    func uri(_ object: ObjectReference, _ graph: LogGraph, _ foreign: [LogUUID]?) -> String {
+        guard let foreign else { return uri(object, in: graph) }
         if object.storeIndex > 0, Int(object.storeIndex) <= foreign.count {
-            let uuid = foreign[Int(object.storeIndex) - 1]
-            let entity = graph.catalog?.entityName(object.entityIndex) ?? "#\(object.entityIndex)"
-            return "eventgraph://\(uuid)/\(entity)/\(object.key)"
+            return uri(object, store: foreign[Int(object.storeIndex) - 1], graph)
         }
+        var local = object
         local.storeIndex = 0
-        return ValueFormatting.uri(local, graph: graph, storeUUID: storeUUID)
+        return uri(local, in: graph)
     }
 
-    func valueText(_ value: PropertyValue, _ graph: LogGraph, _ foreign: [LogUUID]) -> String {
+    /// The URI of an object of the graph, whose store index counts into the graph's foreign stores.
+    func uri(_ object: ObjectReference, in graph: LogGraph) -> String {
+        uri(object, store: graph.storeUUID(of: object) ?? storeUUID, graph)
+    }
+
+    /// `eventgraph://<store UUID>/<Entity>/<key>`, as the library prints an object ID.
+    private func uri(_ object: ObjectReference, store: LogUUID, _ graph: LogGraph) -> String {
+        let entity = graph.catalog?.entityName(object.entityIndex) ?? "#\(object.entityIndex)"
+        return ObjectID(storeUUID: UUID(logUUID: store), entityName: entity, key: object.key).uriString
+    }
+
+    func valueText(_ value: PropertyValue, _ graph: LogGraph, _ foreign: [LogUUID]?) -> String {
         switch value {
-        case .attribute(let a): ValueFormatting.text(a)
+        case .attribute(let a): a.displayText
         case .toOne(let target): target.map { uri($0, graph, foreign) } ?? "nil"
         case .toMany(let targets): "[" + targets.map { uri($0, graph, foreign) }.joined(separator: ", ") + "]"
         }
     }
 
-    func valueJSON(_ value: PropertyValue, _ graph: LogGraph, _ foreign: [LogUUID]) -> Any {
+    func valueJSON(_ value: PropertyValue, _ graph: LogGraph, _ foreign: [LogUUID]?) -> Any {
         switch value {
-        case .attribute(let a): ValueFormatting.json(a)
+        case .attribute(let a): a.jsonObject
         case .toOne(let target): target.map { uri($0, graph, foreign) as Any } ?? NSNull()
         case .toMany(let targets): targets.map { uri($0, graph, foreign) }
         }
@@ -69,7 +81,7 @@ struct ChangesetRenderer {
         let foreign = changeset.foreignStores
         return [
             "transaction": changeset.transactionID,
-            "time": ValueFormatting.time(microseconds: changeset.commitTimeMicroseconds),
+            "time": Date(commitTimeMicroseconds: changeset.commitTimeMicroseconds).iso8601Text,
             "author": changeset.author,
             "operations": changeset.operations.map { operation -> [String: Any] in
                 switch operation {

@@ -1,3 +1,4 @@
+import EventGraph
 import Foundation
 import LogFormat
 
@@ -18,7 +19,7 @@ enum ModelDiagram {
                     if a.isTransient { flags.append("transient") }
                     if let threshold = a.externalStorageThreshold { flags.append("external ≥ \(threshold) B") }
                     if let transformer = a.transformerName { flags.append("transformer \(transformer)") }
-                    if let value = a.defaultValue { flags.append("default \(ValueFormatting.text(value))") }
+                    if let value = a.defaultValue { flags.append("default \(value.displayText)") }
                     lines.append(
                         "  \(a.name): \(a.type)" + (flags.isEmpty ? "" : "  [\(flags.joined(separator: ", "))]"))
                 case .relationship(let r):
@@ -58,7 +59,7 @@ enum ModelDiagram {
                             attribute["externalStorageThreshold"] = threshold
                         }
                         if let transformer = a.transformerName { attribute["transformer"] = transformer }
-                        if let value = a.defaultValue { attribute["default"] = ValueFormatting.json(value) }
+                        if let value = a.defaultValue { attribute["default"] = value.jsonObject }
                         return attribute
                     },
                     "relationships": entity.properties.compactMap { property -> [String: Any]? in

@@ -1,4 +1,5 @@
 import EventGraph
+import Foundation
 import LogFormat
 
 /// What `inspect` reports, as text and JSON.
@@ -40,7 +41,7 @@ struct StoreSummary {
         lines.append("format       \(header.majorVersion).\(header.minorVersion)")
         lines.append("store UUID   \(header.storeUUID)")
         lines.append("file UUID    \(header.fileUUID)   generation \(header.generation)")
-        lines.append("created      \(ValueFormatting.time(microseconds: header.createdMicroseconds))")
+        lines.append("created      \(Date(commitTimeMicroseconds: header.createdMicroseconds).iso8601Text)")
         lines.append(
             "size         \(Formatting.bytes(report.fileByteCount)) (\(report.fileByteCount) bytes), "
                 + "\(report.frameCount) frames")
@@ -51,8 +52,8 @@ struct StoreSummary {
         var transactions = "\(loaded.appliedTransactionCount) in the log, last \(report.lastTransactionID)"
         if let first = loaded.firstCommitMicroseconds {
             transactions +=
-                ", \(ValueFormatting.time(microseconds: first)) … "
-                + ValueFormatting.time(microseconds: loaded.graph.lastCommitTimeMicroseconds)
+                ", \(Date(commitTimeMicroseconds: first).iso8601Text) … "
+                + Date(commitTimeMicroseconds: loaded.graph.lastCommitTimeMicroseconds).iso8601Text
         }
         lines.append("transactions \(transactions)")
         if let checkpoint = loaded.lastCheckpoint {
@@ -83,7 +84,7 @@ struct StoreSummary {
             "storeUUID": "\(header.storeUUID)",
             "fileUUID": "\(header.fileUUID)",
             "generation": header.generation,
-            "createdAt": ValueFormatting.time(microseconds: header.createdMicroseconds),
+            "createdAt": Date(commitTimeMicroseconds: header.createdMicroseconds).iso8601Text,
             "fileByteCount": report.fileByteCount,
             "frameCount": report.frameCount,
             "payloadByteCount": report.rawPayloadByteCount,
@@ -97,8 +98,8 @@ struct StoreSummary {
             "objectsByEntity": Dictionary(uniqueKeysWithValues: countsByEntity),
         ]
         if let first = loaded.firstCommitMicroseconds {
-            object["firstCommitAt"] = ValueFormatting.time(microseconds: first)
-            object["lastCommitAt"] = ValueFormatting.time(microseconds: loaded.graph.lastCommitTimeMicroseconds)
+            object["firstCommitAt"] = Date(commitTimeMicroseconds: first).iso8601Text
+            object["lastCommitAt"] = Date(commitTimeMicroseconds: loaded.graph.lastCommitTimeMicroseconds).iso8601Text
         }
         if let checkpoint = loaded.lastCheckpoint {
             object["checkpoint"] = ["lastTransactionID": checkpoint.transactionID, "byteOffset": checkpoint.byteOffset]
