@@ -1,4 +1,4 @@
-public import LogFormat
+package import LogFormat
 
 /// An error raised by EventGraph: validation, uniqueness, delete rules, conflicts, model mismatch, I/O.
 ///
@@ -73,11 +73,16 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// Every failing object and property (empty when the error concerns none).
     public var failures: [Failure]
-    /// The log error behind a ``Code/log`` error.
-    public var underlying: LogFormatError?
+    /// The log error behind a ``Code/log`` error (for the library's own tools; its message is in ``message``).
+    package var underlying: LogFormatError?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, failures: [Failure] = [], underlying: LogFormatError? = nil) {
+    public init(_ code: Code, _ message: String, failures: [Failure] = []) {
+        self.init(code, message, failures: failures, underlying: nil)
+    }
+
+    /// Creates an error with the log error behind it.
+    package init(_ code: Code, _ message: String, failures: [Failure] = [], underlying: LogFormatError?) {
         self.code = code
         self.message = message
         self.failures = failures

@@ -1,4 +1,5 @@
 import Foundation
+import LogFormat
 
 extension FetchFilter {
     /// Parses a filter from text, the language of `egctl dump --where`.

@@ -1,16 +1,16 @@
-public import LogFormat
+package import LogFormat
 
 extension LogGraph {
     /// The live state as checkpoint chunks of at most `recordsPerChunk` objects, in (entity, key) order, every
     /// recorded persistent property explicit.
-    public func checkpointChunks(recordsPerChunk: Int = 2048) -> [CheckpointChunk] {
+    package func checkpointChunks(recordsPerChunk: Int = 2048) -> [CheckpointChunk] {
         var chunks: [CheckpointChunk] = []
         forEachCheckpointChunk(recordsPerChunk: recordsPerChunk) { chunks.append($0) }
         return chunks
     }
 
     /// Calls `body` with each checkpoint chunk in turn, so that a large store is never held twice in memory.
-    public func forEachCheckpointChunk(
+    package func forEachCheckpointChunk(
         recordsPerChunk: Int = 2048, _ body: (CheckpointChunk) throws -> Void
     ) rethrows {
         let ordered = objects.keys.sorted()
@@ -38,7 +38,7 @@ extension LogGraph {
     }
 
     /// The blobs that live objects reference, with their current locations.
-    public func referencedBlobs() -> [(BlobReference, BlobLocation)] {
+    package func referencedBlobs() -> [(BlobReference, BlobLocation)] {
         var result: [(BlobReference, BlobLocation)] = []
         var seen: Set<BlobKey> = []
         for values in objects.values {

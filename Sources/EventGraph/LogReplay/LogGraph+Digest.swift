@@ -2,7 +2,7 @@ import LogFormat
 
 extension LogGraph {
     /// The canonical digest of the live state (see ``StateDigest``).
-    public func digest() -> StateDigest {
+    package func digest() -> StateDigest {
         var hasher = DigestHasher()
         let catalog = self.catalog
         func entityName(_ index: UInt32) -> String { catalog?.entityName(index) ?? "#\(index)" }

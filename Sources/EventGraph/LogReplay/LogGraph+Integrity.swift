@@ -2,9 +2,9 @@ import LogFormat
 
 extension LogGraph {
     /// A violation of the model's rules found in the replayed state.
-    public struct IntegrityIssue: Hashable, Sendable, CustomStringConvertible {
+    package struct IntegrityIssue: Hashable, Sendable, CustomStringConvertible {
         /// What rule is broken.
-        public enum Kind: String, Hashable, Sendable {
+        package enum Kind: String, Hashable, Sendable {
             case inverseMismatch = "inverse-mismatch"
             case danglingReference = "dangling-reference"
             case uniquenessViolation = "uniqueness-violation"
@@ -12,15 +12,15 @@ extension LogGraph {
             case replayAnomaly = "replay-anomaly"
         }
         /// What rule is broken.
-        public var kind: Kind
+        package var kind: Kind
         /// A sentence naming the objects and the property involved.
-        public var message: String
-        public var description: String { "\(kind.rawValue): \(message)" }
+        package var message: String
+        package var description: String { "\(kind.rawValue): \(message)" }
     }
 
     /// Checks that inverses agree, that references within the store point at live objects, and that uniqueness
     /// constraints hold; also reports replay anomalies. Returns at most `limit` issues.
-    public func integrityIssues(limit: Int = 100) -> [IntegrityIssue] {
+    package func integrityIssues(limit: Int = 100) -> [IntegrityIssue] {
         var issues = anomalies.prefix(limit).map { IntegrityIssue(kind: .replayAnomaly, message: $0) }
         guard let catalog else { return issues }
         func add(_ kind: IntegrityIssue.Kind, _ message: String) {

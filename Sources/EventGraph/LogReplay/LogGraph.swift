@@ -1,11 +1,11 @@
-public import LogFormat
+package import LogFormat
 
 /// The object graph a log describes, rebuilt from its payloads alone — no model classes needed.
 ///
 /// Tools (`egctl`) use it to replay, dump, verify and compact any store: it applies changesets and checkpoints
 /// literally, keeps the latest value of every recorded property of every live object, and can hand the live state
 /// back as checkpoint records or as a ``StateDigest``.
-public struct LogGraph: Sendable {
+package struct LogGraph: Sendable {
     /// One recorded property value. Unordered to-many targets beyond ``setThreshold`` are kept as a set, so that
     /// adding or removing one costs O(1) however many there are (a tag can have hundreds of thousands of posts);
     /// smaller ones stay arrays, which cost one allocation instead of a hash table.
@@ -49,41 +49,41 @@ public struct LogGraph: Sendable {
     var objects: [ObjectReference: [Slot?]] = [:]
 
     /// Every live object, in no particular order.
-    public var objectReferences: [ObjectReference] { Array(objects.keys) }
+    package var objectReferences: [ObjectReference] { Array(objects.keys) }
 
     /// The number of live objects.
-    public var objectCount: Int { objects.count }
+    package var objectCount: Int { objects.count }
 
     /// Whether `object` is live.
-    public func contains(_ object: ObjectReference) -> Bool { objects[object] != nil }
+    package func contains(_ object: ObjectReference) -> Bool { objects[object] != nil }
     /// Stores named by references with a store index above 0, by the UUID that owns them in this graph.
-    public private(set) var foreignStores: [LogUUID] = []
+    package private(set) var foreignStores: [LogUUID] = []
     /// The schema in force (the last schema record seen).
-    public private(set) var catalog: SchemaCatalog?
+    package private(set) var catalog: SchemaCatalog?
     /// The last transaction applied, and its commit time (µs since 1970).
-    public private(set) var lastTransactionID: UInt64 = 0
-    public private(set) var lastCommitTimeMicroseconds: Int64 = 0
+    package private(set) var lastTransactionID: UInt64 = 0
+    package private(set) var lastCommitTimeMicroseconds: Int64 = 0
     /// The next object key the store allocates.
-    public private(set) var nextKey: UInt64 = 1
+    package private(set) var nextKey: UInt64 = 1
     /// Operations that did not fit the state (an update of an object that does not exist, …), in order.
-    public private(set) var anomalies: [String] = []
+    package private(set) var anomalies: [String] = []
     /// Where externally stored values are in the file, by their logical reference.
-    public private(set) var blobLocations: [BlobKey: BlobLocation] = [:]
+    package private(set) var blobLocations: [BlobKey: BlobLocation] = [:]
 
     /// A blob's logical identity.
-    public struct BlobKey: Hashable, Sendable {
+    package struct BlobKey: Hashable, Sendable {
         /// The transaction whose blob frames hold the bytes.
-        public var transactionID: UInt64
+        package var transactionID: UInt64
         /// The blob's position among that transaction's blobs.
-        public var index: UInt32
+        package var index: UInt32
     }
 
     /// An empty graph; feed it records with ``apply(_:)-(LogRecord)``.
-    public init() {}
+    package init() {}
 
     /// Applies one record read from a log. Returns the decoded changeset for transactions (callers print it).
     @discardableResult
-    public mutating func apply(_ record: LogRecord) throws -> Changeset? {
+    package mutating func apply(_ record: LogRecord) throws -> Changeset? {
         switch record {
         case .schema(let schema, _):
             let next = SchemaCatalog(schema)
@@ -123,13 +123,13 @@ public struct LogGraph: Sendable {
 
     /// Applies a decoded changeset whose blob frames are at `blobs` (callers that decoded the transaction
     /// themselves use this instead of ``apply(_:)-(LogRecord)`` to decode it once).
-    public mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
+    package mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
         for blob in blobs { blobLocations[BlobKey(transactionID: blob.transactionID, index: blob.index)] = blob }
         apply(changeset)
     }
 
     /// Applies a decoded changeset.
-    public mutating func apply(_ changeset: Changeset) {
+    package mutating func apply(_ changeset: Changeset) {
         let foreign = changeset.foreignStores
         for operation in changeset.operations {
             switch operation {
@@ -181,7 +181,7 @@ public struct LogGraph: Sendable {
     }
 
     /// The value of a property of a live object, its default when the object does not record it.
-    public func value(of object: ObjectReference, property: Int) -> PropertyValue? {
+    package func value(of object: ObjectReference, property: Int) -> PropertyValue? {
         guard let values = objects[object],
             let schema = catalog?.property(UInt32(property), ofEntity: object.entityIndex)
         else { return nil }
@@ -205,14 +205,14 @@ public struct LogGraph: Sendable {
     /// An operation's own object reference is not localized, so a crafted changeset can leave an index that this
     /// graph's table does not hold (found by the `open` fuzzer); such a reference reads as this store's rather than
     /// trapping. The one replay engine of issue 10 is to reject it as damage instead.
-    public func storeUUID(of reference: ObjectReference) -> LogUUID? {
+    package func storeUUID(of reference: ObjectReference) -> LogUUID? {
         let index = Int(reference.storeIndex)
         guard index > 0, index <= foreignStores.count else { return nil }
         return foreignStores[index - 1]
     }
 
     /// "Post #42" — an object's entity name and key.
-    public func describe(_ object: ObjectReference) -> String {
+    package func describe(_ object: ObjectReference) -> String {
         let name = catalog?.entityName(object.entityIndex) ?? "#\(object.entityIndex)"
         if let store = storeUUID(of: object) { return "\(name) #\(object.key) in store \(store)" }
         return "\(name) #\(object.key)"

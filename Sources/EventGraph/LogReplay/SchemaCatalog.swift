@@ -1,16 +1,16 @@
-public import LogFormat
+package import LogFormat
 
 /// Lookups over a ``SchemaPayload``: entity and property names by index, sub-entities, inverses.
-public struct SchemaCatalog: Sendable {
+package struct SchemaCatalog: Sendable {
     /// The schema this catalog describes.
-    public let schema: SchemaPayload
+    package let schema: SchemaPayload
     private let entityIndexByName: [String: Int]
     private let propertyIndexByName: [[String: Int]]
     /// For each entity, itself and every entity that inherits from it (directly or not).
-    public let familyIndices: [[Int]]
+    package let familyIndices: [[Int]]
 
     /// Indexes the names of `schema`.
-    public init(_ schema: SchemaPayload) {
+    package init(_ schema: SchemaPayload) {
         self.schema = schema
         var byName: [String: Int] = [:]
         for (index, entity) in schema.entities.enumerated() { byName[entity.name] = index }
@@ -33,33 +33,33 @@ public struct SchemaCatalog: Sendable {
     }
 
     /// The entity at `index`, or nil when the index is out of range.
-    public func entity(at index: UInt32) -> EntitySchema? {
+    package func entity(at index: UInt32) -> EntitySchema? {
         Int(index) < schema.entities.count ? schema.entities[Int(index)] : nil
     }
 
     /// The entity's name, or `#<index>` when the index is out of range.
-    public func entityName(_ index: UInt32) -> String { entity(at: index)?.name ?? "#\(index)" }
+    package func entityName(_ index: UInt32) -> String { entity(at: index)?.name ?? "#\(index)" }
 
     /// The index of the entity called `name`.
-    public func entityIndex(named name: String) -> Int? { entityIndexByName[name] }
+    package func entityIndex(named name: String) -> Int? { entityIndexByName[name] }
 
     /// The index of `entity`'s property called `name`.
-    public func propertyIndex(_ name: String, inEntity entity: Int) -> Int? { propertyIndexByName[entity][name] }
+    package func propertyIndex(_ name: String, inEntity entity: Int) -> Int? { propertyIndexByName[entity][name] }
 
     /// The property at `propertyIndex` of the entity at `entityIndex`.
-    public func property(_ propertyIndex: UInt32, ofEntity entityIndex: UInt32) -> PropertySchema? {
+    package func property(_ propertyIndex: UInt32, ofEntity entityIndex: UInt32) -> PropertySchema? {
         guard let entity = entity(at: entityIndex), Int(propertyIndex) < entity.properties.count else { return nil }
         return entity.properties[Int(propertyIndex)]
     }
 
     /// Whether the property is persisted (transient attributes are described but never written).
-    public static func isPersistent(_ property: PropertySchema) -> Bool {
+    package static func isPersistent(_ property: PropertySchema) -> Bool {
         if case .attribute(let attribute) = property { return !attribute.isTransient }
         return true
     }
 
     /// The value a property has when an object does not record one: its default, null, no target, no targets.
-    public static func defaultValue(of property: PropertySchema) -> PropertyValue {
+    package static func defaultValue(of property: PropertySchema) -> PropertyValue {
         switch property {
         case .attribute(let attribute): .attribute(attribute.defaultValue ?? .null)
         case .relationship(let relationship): relationship.isToMany ? .toMany([]) : .toOne(nil)

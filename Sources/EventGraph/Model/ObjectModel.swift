@@ -1,4 +1,4 @@
-public import LogFormat
+package import LogFormat
 
 /// A model: the entities of a store, with a version identifier and a stable hash.
 ///
@@ -20,8 +20,8 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
     /// values, indexes, delete rules, transformer names, transient attributes, the name and the version
     /// identifier do not contribute. A store opens with any model of the same shape.
     public let hash: UInt64
-    /// The model as the log records it.
-    public let schema: SchemaPayload
+    /// The model as the log records it (for egctl and the tests; apps use ``entities``).
+    package let schema: SchemaPayload
     private let entityIndexByName: [String: Int]
     private let entityIndexByClass: [ObjectIdentifier: Int]
 
@@ -60,7 +60,7 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
     /// Builds a model from a schema recorded in a log; objects are plain ``ManagedObject``s.
     ///
     /// - Throws: ``EventGraphError/Code/invalidModel`` when the schema is inconsistent.
-    public convenience init(schema: SchemaPayload) throws(EventGraphError) {
+    package convenience init(schema: SchemaPayload) throws(EventGraphError) {
         try self.init(
             name: schema.modelName, version: schema.versionIdentifier,
             drafts: schema.entities.map(EntityDraft.init(schema:)))

@@ -171,7 +171,7 @@ extension Optional: PersistentValue where Wrapped: PersistentValue {
 
 extension UUID {
     /// Converts a log UUID to a Foundation UUID.
-    public init(logUUID: LogUUID) {
+    package init(logUUID: LogUUID) {
         let h = logUUID.high
         let l = logUUID.low
         func byte(_ word: UInt64, _ i: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: word >> (56 - 8 * i)) }
@@ -181,7 +181,7 @@ extension UUID {
     }
 
     /// The same UUID as the log stores it.
-    public var logUUID: LogUUID {
+    package var logUUID: LogUUID {
         let u = uuid
         let high = UInt64(u.0) << 56 | UInt64(u.1) << 48 | UInt64(u.2) << 40 | UInt64(u.3) << 32
             | UInt64(u.4) << 24 | UInt64(u.5) << 16 | UInt64(u.6) << 8 | UInt64(u.7)

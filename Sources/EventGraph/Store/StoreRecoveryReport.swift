@@ -1,5 +1,5 @@
 import Foundation
-public import LogFormat
+import LogFormat
 
 /// What opening a store left out of its file, and why.
 ///

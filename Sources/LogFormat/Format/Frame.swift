@@ -2,18 +2,18 @@
 ///
 /// Compression and the body checksum happen in ``encodeBody(seed:dictionary:)`` — outside any lock — and the
 /// header (sequence number and watermark) is completed by the writer when the frame's position is known.
-public struct OutgoingFrame: Sendable {
+package struct OutgoingFrame: Sendable {
     /// The frame's type.
-    public var type: FrameType
+    package var type: FrameType
     /// The transaction it belongs to (transaction, fragment and blob frames), else 0.
-    public var transactionID: UInt64
+    package var transactionID: UInt64
     /// Fragment position or blob index; 0 otherwise.
-    public var partIndex: UInt32
+    package var partIndex: UInt32
     /// The bytes to store (compressed when worthwhile).
-    public var payload: [UInt8]
+    package var payload: [UInt8]
 
     /// Creates a frame to write.
-    public init(type: FrameType, transactionID: UInt64 = 0, partIndex: UInt32 = 0, payload: [UInt8]) {
+    package init(type: FrameType, transactionID: UInt64 = 0, partIndex: UInt32 = 0, payload: [UInt8]) {
         self.type = type
         self.transactionID = transactionID
         self.partIndex = partIndex
@@ -74,11 +74,11 @@ struct EncodedBody: Sendable {
 }
 
 /// When a payload is compressed.
-public enum CompressionPolicy {
+package enum CompressionPolicy {
     /// Payloads shorter than this are stored raw (LZ4 gains little on them).
-    public static let minimumByteCount = 256
+    package static let minimumByteCount = 256
     /// Compression is kept only if it saves at least 1/8 (12.5 %) of the bytes.
-    public static func isWorthKeeping(compressed: Int, raw: Int) -> Bool { compressed <= raw - raw / 8 }
+    package static func isWorthKeeping(compressed: Int, raw: Int) -> Bool { compressed <= raw - raw / 8 }
 }
 
 extension OutgoingFrame {

@@ -2,33 +2,33 @@
 ///
 /// Both checksums are CRC32C seeded with the file's ``LogFileHeader/checksumSeed``, so a frame copied from another
 /// file (or an older generation of the same store) never verifies.
-public struct FrameHeader: Hashable, Sendable {
+package struct FrameHeader: Hashable, Sendable {
     /// Size of the encoded header.
-    public static let byteCount = 48
+    package static let byteCount = 48
     /// Frames start at multiples of this.
-    public static let alignment = 8
+    package static let alignment = 8
 
     /// Length of the stored body (after compression), excluding padding.
-    public var bodyByteCount: UInt32
+    package var bodyByteCount: UInt32
     /// The frame's type.
-    public var type: FrameType
+    package var type: FrameType
     /// How the body is stored (raw or LZ4).
-    public var codec: FrameCodec
+    package var codec: FrameCodec
     /// Physical sequence number: the previous frame's plus one.
-    public var sequence: UInt64
+    package var sequence: UInt64
     /// How far (byte offset) the file was known to be durable when this frame was written.
-    public var durableWatermark: UInt64
+    package var durableWatermark: UInt64
     /// The transaction a transaction, fragment or blob frame belongs to; 0 for other frames.
-    public var transactionID: UInt64
+    package var transactionID: UInt64
     /// Length of the payload after decompression (equals ``bodyByteCount`` for raw frames).
-    public var rawByteCount: UInt32
+    package var rawByteCount: UInt32
     /// CRC32C of the stored body, seeded with the file's checksum seed.
-    public var bodyChecksum: UInt32
+    package var bodyChecksum: UInt32
     /// For fragments, the fragment's position (0-based); for blobs, the blob's index in its transaction.
-    public var partIndex: UInt32
+    package var partIndex: UInt32
 
     /// Creates a header from its fields.
-    public init(
+    package init(
         bodyByteCount: UInt32, type: FrameType, codec: FrameCodec, sequence: UInt64, durableWatermark: UInt64,
         transactionID: UInt64, rawByteCount: UInt32, bodyChecksum: UInt32, partIndex: UInt32
     ) {
@@ -44,7 +44,7 @@ public struct FrameHeader: Hashable, Sendable {
     }
 
     /// Total bytes the frame occupies on disk: header, body and padding to the next 8-byte boundary.
-    public var frameByteCount: UInt64 { Self.frameByteCount(bodyByteCount: Int(bodyByteCount)) }
+    package var frameByteCount: UInt64 { Self.frameByteCount(bodyByteCount: Int(bodyByteCount)) }
 
     static func frameByteCount(bodyByteCount: Int) -> UInt64 {
         UInt64(byteCount + (bodyByteCount + alignment - 1) / alignment * alignment)

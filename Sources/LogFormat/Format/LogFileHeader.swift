@@ -1,50 +1,50 @@
 /// The header at the start of every log file, stored twice (at byte 0 and byte 512) so that one damaged copy
 /// is recoverable from the other. See `Docs/FileFormat.md` for the byte layout.
-public struct LogFileHeader: Hashable, Sendable {
+package struct LogFileHeader: Hashable, Sendable {
     /// The format's major version: a reader refuses a file with a greater one.
-    public static let currentMajorVersion: UInt16 = 1
+    package static let currentMajorVersion: UInt16 = 1
     /// The format's minor version: additions an older reader of the same major version can ignore.
     ///
     /// 1.1 records ``maxTransactionByteCount`` in bytes that 1.0 reserved (and 1.0 readers ignore).
-    public static let currentMinorVersion: UInt16 = 1
+    package static let currentMinorVersion: UInt16 = 1
     /// Incompatible features this reader understands (none are defined in version 1.0).
-    public static let knownIncompatibleFeatures: UInt64 = 0
+    package static let knownIncompatibleFeatures: UInt64 = 0
     /// The magic bytes: 0x89 "EGLOG" CR LF (a high byte and a line ending catch text-mode corruption).
-    public static let magic: [UInt8] = [0x89, 0x45, 0x47, 0x4C, 0x4F, 0x47, 0x0D, 0x0A]
+    package static let magic: [UInt8] = [0x89, 0x45, 0x47, 0x4C, 0x4F, 0x47, 0x0D, 0x0A]
     /// Size of one header copy.
-    public static let copyByteCount = 128
+    package static let copyByteCount = 128
     /// Byte offset of the second copy (a different disk sector from the first).
-    public static let secondCopyByteOffset = 512
+    package static let secondCopyByteOffset = 512
     /// Byte offset of the first frame.
-    public static let framesByteOffset: UInt64 = 1024
+    package static let framesByteOffset: UInt64 = 1024
 
     /// The format major version that wrote the file.
-    public var majorVersion: UInt16
+    package var majorVersion: UInt16
     /// The format minor version that wrote the file.
-    public var minorVersion: UInt16
+    package var minorVersion: UInt16
     /// Features a reader must understand to read the file.
-    public var incompatibleFeatures: UInt64
+    package var incompatibleFeatures: UInt64
     /// Features a reader may ignore.
-    public var compatibleFeatures: UInt64
+    package var compatibleFeatures: UInt64
     /// The store's identity forever (cross-store references name it); kept across compactions.
-    public var storeUUID: LogUUID
+    package var storeUUID: LogUUID
     /// The identity of this physical file; seeds every frame checksum, so frames from another file are rejected.
-    public var fileUUID: LogUUID
+    package var fileUUID: LogUUID
     /// How many times the store has been rewritten (compacted).
-    public var generation: UInt64
+    package var generation: UInt64
     /// The sequence number of the first frame.
-    public var baseSequence: UInt64
+    package var baseSequence: UInt64
     /// When the file was created, in microseconds since 1970.
-    public var createdMicroseconds: Int64
+    package var createdMicroseconds: Int64
     /// The largest transaction (changeset payload) the file may hold, chosen by the writer that created it; 0 in
     /// files written before format 1.1, which are bound by ``LogLimits/maxTransactionByteCount``.
     ///
     /// A reader knows this bound before it reads a transaction, and rejects a transaction whose fragments add up
     /// to more as soon as they do.
-    public var maxTransactionByteCount: UInt32
+    package var maxTransactionByteCount: UInt32
 
     /// Creates a header for a new file of the current version.
-    public init(
+    package init(
         storeUUID: LogUUID, fileUUID: LogUUID = .random(), generation: UInt64 = 0, baseSequence: UInt64 = 1,
         createdMicroseconds: Int64 = SystemClock.nowMicroseconds(),
         maxTransactionByteCount: Int = LogLimits.maxTransactionByteCount
@@ -66,15 +66,15 @@ public struct LogFileHeader: Hashable, Sendable {
 
     /// The largest transaction a reader accepts from this file: the recorded limit, or the format's for files
     /// that record none.
-    public var transactionByteLimit: Int {
+    package var transactionByteLimit: Int {
         maxTransactionByteCount == 0 ? LogLimits.maxTransactionByteCount : Int(maxTransactionByteCount)
     }
 
     /// The checksum seed of every frame in this file: CRC32C of the file UUID's 16 bytes.
-    public var checksumSeed: UInt32 { CRC32C.checksum(fileUUID.bytes) }
+    package var checksumSeed: UInt32 { CRC32C.checksum(fileUUID.bytes) }
 
     /// One encoded copy (128 bytes, the last 4 a CRC32C of the first 124).
-    public func encodedCopy() -> [UInt8] {
+    package func encodedCopy() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.copyByteCount)
         bytes.withUnsafeMutableBytes { out in
             for (index, byte) in Self.magic.enumerated() { out[index] = byte }
@@ -96,7 +96,7 @@ public struct LogFileHeader: Hashable, Sendable {
     }
 
     /// The bytes of the whole header region: copy, zero padding, copy, zero padding up to the first frame.
-    public func encodedRegion() -> [UInt8] {
+    package func encodedRegion() -> [UInt8] {
         var region = [UInt8](repeating: 0, count: Int(Self.framesByteOffset))
         let copy = encodedCopy()
         region.replaceSubrange(0..<Self.copyByteCount, with: copy)

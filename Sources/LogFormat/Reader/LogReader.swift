@@ -12,7 +12,7 @@ public final class LogReader: Sendable {
     /// The file's path.
     public let path: String
     /// The file header.
-    public let header: LogFileHeader
+    package let header: LogFileHeader
     /// Whether one header copy was damaged (the other was used).
     public let headerCopyDamaged: Bool
     private let file: LogFile
@@ -140,7 +140,7 @@ public final class LogReader: Sendable {
     /// Reads and verifies the single frame at `byteOffset` and returns its header and decompressed payload.
     ///
     /// The object layer reads externally stored binary values this way, from offsets learned while replaying.
-    public func readFrame(at byteOffset: UInt64) throws(LogFormatError) -> (FrameHeader, [UInt8]) {
+    package func readFrame(at byteOffset: UInt64) throws(LogFormatError) -> (FrameHeader, [UInt8]) {
         guard byteOffset >= LogFileHeader.framesByteOffset, byteOffset % UInt64(FrameHeader.alignment) == 0 else {
             throw LogFormatError(.invalidArgument, "no frame can start at byte offset \(byteOffset)", path: path)
         }

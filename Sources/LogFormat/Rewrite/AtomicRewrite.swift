@@ -2,7 +2,7 @@
 ///
 /// A temporary file is `.<log name>.<purpose>-<random>` next to the log, so that the rename into place stays in
 /// one directory (and one file system) and leftovers are recognisable.
-public enum AtomicRewrite {
+package enum AtomicRewrite {
     static func temporaryPath(for path: String, purpose: String) -> String {
         let random = LogUUID.random()
         let name = ".\(FilePath.lastComponent(of: path)).\(purpose)-\(String(random.high, radix: 16))"
@@ -30,21 +30,21 @@ public enum AtomicRewrite {
 }
 
 /// Receives the frames of a checkpoint while a log is rewritten.
-public struct CheckpointSink: ~Copyable {
+package struct CheckpointSink: ~Copyable {
     var writer: SequentialFrameWriter
     /// Where each blob appended so far landed.
-    public private(set) var locations: [BlobLocation] = []
+    package private(set) var locations: [BlobLocation] = []
 
     init(writer: consuming SequentialFrameWriter) { self.writer = writer }
 
     /// Appends a batch of live objects. Keep each chunk well under ``LogLimits/maxFrameRawByteCount`` encoded.
-    public mutating func append(_ chunk: CheckpointChunk) throws(LogFormatError) {
+    package mutating func append(_ chunk: CheckpointChunk) throws(LogFormatError) {
         try writer.append(OutgoingFrame(type: .checkpointChunk, payload: try encode { try chunk.encoded() }))
     }
 
     /// Appends the bytes of an externally stored value that live objects reference; returns where it landed.
     @discardableResult
-    public mutating func appendBlob(_ reference: BlobReference, bytes: [UInt8]) throws(LogFormatError) -> BlobLocation {
+    package mutating func appendBlob(_ reference: BlobReference, bytes: [UInt8]) throws(LogFormatError) -> BlobLocation {
         let offset = try writer.append(
             OutgoingFrame(
                 type: .blob, transactionID: reference.transactionID, partIndex: reference.index, payload: bytes))

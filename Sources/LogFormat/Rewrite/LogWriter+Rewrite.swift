@@ -35,7 +35,7 @@ extension LogWriter {
     /// in use and the writer remains usable.
     ///
     /// - Parameter previousPath: when given, the old file is kept there (hard link) instead of being dropped.
-    public func rewrite(
+    package func rewrite(
         schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd,
         keepingPreviousAt previousPath: String? = nil,
         writeCheckpoint: (inout CheckpointSink) throws -> Void,

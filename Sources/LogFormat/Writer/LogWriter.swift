@@ -193,7 +193,7 @@ public final class LogWriter: Sendable {
     }
 
     /// The current file header (it changes when the log is rewritten).
-    public var header: LogFileHeader { state.withLock { $0.value.header } }
+    package var header: LogFileHeader { state.withLock { $0.value.header } }
 
     /// The last committed (or queued) transaction ID.
     public var lastTransactionID: UInt64 { state.withLock { $0.value.lastTransactionID } }
