@@ -1,6 +1,4 @@
-// `public`: the inlinable property-wrapper paths below hand LogFormat's attribute values to client code (they are
-// `@usableFromInline`, not API; EventGraph's own value type at this boundary is still to come).
-public import LogFormat
+import LogFormat
 
 /// The paths that property wrappers and the dynamic API use to read and write values.
 extension ManagedObject {
