@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import LogFormat
-import Synchronization
 import Testing
 
 @testable import EventGraph
@@ -18,7 +17,7 @@ struct GroupCommitTests {
         let syncsBefore = faults.callCount(.sync)
         let threadCount = 8
         let savesPerThread = 100
-        let errors = Mutex<[String]>([])
+        let errors = LockedValue<[String]>([])
         onThreads(threadCount) { thread in
             let context = container.newBackgroundContext(name: "writer \(thread)")
             for save in 0..<savesPerThread {
@@ -48,7 +47,7 @@ struct GroupCommitTests {
     @Test func concurrentSavesStillDetectUniquenessAcrossQueuedSaves() throws {
         let directory = TemporaryDirectory()
         let container = try ModelContainer(path: directory.file(), model: TestModels.school)
-        let outcomes = Mutex<(saved: Int, refused: Int)>((0, 0))
+        let outcomes = LockedValue<(saved: Int, refused: Int)>((0, 0))
         onThreads(6) { _ in
             let context = container.newBackgroundContext()
             for save in 0..<40 {

@@ -10,13 +10,20 @@ struct CloseRaceTests {
         let directory = TemporaryDirectory()
         let path = directory.file("race.eglog")
         let writer = try LogWriter(path: path, options: .init(durability: .normal))
-        let nextID = PthreadLocked<UInt64>(0)
-        let acknowledged = PthreadLocked<Set<UInt64>>([])
+        let nextID = LockedValue<UInt64>(0)
+        // The acknowledged appends, and how many appenders have stopped; the test closes the writer once appends
+        // are flowing (a condition, not a sleep: enough acknowledged, or every appender stopped early).
+        let progress = ConditionLock<(acknowledged: Set<UInt64>, stopped: Int)>(([], 0))
+        let appenderCount = 4
         let group = DispatchGroup()
-        for _ in 0..<4 {
+        for _ in 0..<appenderCount {
             group.enter()
             Thread.detachNewThread {
-                defer { group.leave() }
+                defer {
+                    progress.withLock { $0.value.stopped += 1 }
+                    progress.broadcast()
+                    group.leave()
+                }
                 while true {
                     do {
                         let pending = try nextID.withLock { id in
@@ -24,7 +31,8 @@ struct CloseRaceTests {
                             return try writer.enqueueTransaction(id: id, payload: Array("payload \(id)".utf8))
                         }
                         try writer.waitUntilDurable(pending)
-                        _ = acknowledged.withLock { $0.insert(pending.transactionID) }
+                        progress.withLock { _ = $0.value.acknowledged.insert(pending.transactionID) }
+                        progress.broadcast()
                     } catch let error as LogFormatError {
                         #expect(error.code == .closed, "\(error)")
                         return
@@ -35,7 +43,9 @@ struct CloseRaceTests {
                 }
             }
         }
-        Thread.sleep(forTimeInterval: 0.05)
+        progress.withLock { locked in
+            locked.wait(until: { $0.acknowledged.count >= 16 || $0.stopped == appenderCount })
+        }
         try writer.close()
         group.wait()
 
@@ -45,7 +55,7 @@ struct CloseRaceTests {
         }
         #expect(report.tail == .clean)
         #expect(report.endsWithSeal, "nothing may follow the seal")
-        let acked = acknowledged.withLock { $0 }
+        let acked = progress.withLock { $0.value.acknowledged }
         #expect(!acked.isEmpty)
         #expect(acked.isSubset(of: replayed), "every acknowledged append is in the log")
     }

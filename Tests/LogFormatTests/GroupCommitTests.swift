@@ -20,9 +20,9 @@ struct GroupCommitTests {
     final class Appenders: Sendable {
         let writer: LogWriter
         /// The last allocated transaction ID; taken together with the enqueue so that IDs reach the file in order.
-        let nextID = PthreadLocked<UInt64>(0)
-        let payloads = PthreadLocked<[UInt64: [UInt8]]>([:])
-        let failures = PthreadLocked<[String]>([])
+        let nextID = LockedValue<UInt64>(0)
+        let payloads = LockedValue<[UInt64: [UInt8]]>([:])
+        let failures = LockedValue<[String]>([])
 
         init(writer: LogWriter) { self.writer = writer }
 

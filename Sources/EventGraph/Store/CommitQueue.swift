@@ -17,6 +17,8 @@ struct CommitQueue {
         var blobHandles: [UInt64]
         /// The unique tuples whose overlay entries it wrote.
         var uniqueKeys: [UniqueKey]
+        /// The changeset as logged, published to observers when the save is installed.
+        var changeset: Changeset
     }
 
     /// The newest queued row of a key (`nil` when deleted) and the transaction that wrote it.

@@ -1,5 +1,4 @@
 import LogFormat
-import Synchronization
 
 extension Store {
     /// Commits one changeset: resolves upserts and conflicts against the committed state and the saves queued
@@ -12,7 +11,7 @@ extension Store {
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
         let model = self.model
-        let (queued, staged, mergedKeys) = try commitLock.withLock {
+        let (queued, staged, mergedKeys) = try withCommitLock {
             queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [UInt64: UInt64]) in
             guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
             if let failure = queue.failure {
@@ -60,14 +59,15 @@ extension Store {
             let queued = try backend.enqueueTransaction(id: transactionID, payload: payload, blobs: blobs)
             let entry = CommitQueue.Entry(
                 transactionID: transactionID, commitTimeMicroseconds: changeset.commitTimeMicroseconds,
-                nextKey: changeset.nextKey, staged: staged, blobHandles: queued.blobHandles, uniqueKeys: [])
+                nextKey: changeset.nextKey, staged: staged, blobHandles: queued.blobHandles, uniqueKeys: [],
+                changeset: changeset)
             state.withLock { state in queue.enqueue(entry, state: state, model: model) }
             return (queued, staged, mergedKeys)
         }
         do {
             try backend.waitUntilDurable(queued)
         } catch {
-            commitLock.withLock { queue in
+            withCommitLock { queue in
                 // This save and every later queued one never become visible; earlier ones are installed by their
                 // own (successful) waits.
                 if queue.failure == nil { queue.failure = error }
@@ -82,10 +82,11 @@ extension Store {
         return CommitResult(transactionID: queued.transactionID, rows: rows, mergedKeys: mergedKeys)
     }
 
-    /// Installs every queued save up to `transactionID` (all durable: the log is synced in order), in order.
+    /// Installs every queued save up to `transactionID` (all durable: the log is synced in order), in order, and
+    /// publishes them to the commit observers (delivered after the lock is released).
     private func installDurable(through transactionID: UInt64) {
         let model = self.model
-        commitLock.withLock { queue in
+        withCommitLock { queue in
             let done = queue.dequeue(through: transactionID)
             guard !done.isEmpty else { return }
             state.withLock { state in
@@ -99,7 +100,9 @@ extension Store {
                     state.nextKey = entry.nextKey
                 }
             }
+            observers.publish(done.lazy.map(\.changeset))
         }
+        observers.deliverPending()
     }
 
     // MARK: - Upserts

@@ -14,9 +14,12 @@ final class Store: Sendable {
     let storeUUID: UUID
     let backend: any LogBackend
     let isReadOnly: Bool
-    let state: Mutex<StoreState>
-    /// Serializes the validation and enqueueing of commits, their installation, compaction and close.
-    let commitLock: CommitLock<CommitQueue>
+    let state: LockedValue<StoreState>
+    /// Serializes the validation and enqueueing of commits, their installation, compaction and close; waited on
+    /// (``withDrainedQueue(_:)``) until no save is queued. Taken through ``withCommitLock(_:)``.
+    let commitLock: ConditionLock<CommitQueue>
+    /// Where installed transactions are published to observers (the one observation point).
+    let observers: CommitObservers
     private let keyCounter: Atomic<UInt64>
     /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
     let hasInverses: Bool
@@ -28,11 +31,12 @@ final class Store: Sendable {
         self.isReadOnly = isReadOnly
         self.keyCounter = Atomic(state.nextKey)
         self.hasInverses = InverseRepair.isNeeded(for: model)
-        self.commitLock = CommitLock(
+        self.commitLock = ConditionLock(
             CommitQueue(
                 lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds
             ))
-        self.state = Mutex(state)
+        self.state = LockedValue(state)
+        self.observers = CommitObservers(model: model, storeUUID: storeUUID)
     }
 
     /// The committed row of an object.
@@ -147,16 +151,22 @@ final class Store: Sendable {
     }
 
     /// Runs `body` under the commit lock once no save is queued (between the enqueue and the install of a save,
-    /// the log holds a transaction the committed state lacks). Each queued save's own task installs or drops it,
-    /// so the wait ends.
+    /// the log holds a transaction the committed state lacks). Each queued save's own thread installs or drops it
+    /// and, through ``withCommitLock(_:)``, wakes this wait when the queue is empty.
     func withDrainedQueue<R>(_ body: (inout CommitQueue) throws(EventGraphError) -> R) throws(EventGraphError) -> R {
-        while true {
-            let result = try commitLock.withLock { queue throws(EventGraphError) -> R? in
-                guard queue.queued.isEmpty else { return nil }
-                return try body(&queue)
-            }
-            if let result { return result }
-            usleep(100)
+        try commitLock.withLock { (locked: inout ConditionLock<CommitQueue>.Locked) throws(EventGraphError) -> R in
+            locked.wait(until: { $0.queued.isEmpty })
+            return try body(&locked.value)
+        }
+    }
+
+    /// Runs `body` under the commit lock; wakes the threads waiting in ``withDrainedQueue(_:)`` when `body` leaves
+    /// the queue empty (a save installed or dropped the last queued save).
+    func withCommitLock<R, E: Error>(_ body: (inout CommitQueue) throws(E) -> R) throws(E) -> R {
+        try commitLock.withLock { (locked: inout ConditionLock<CommitQueue>.Locked) throws(E) -> R in
+            let hadQueued = !locked.value.queued.isEmpty
+            defer { if hadQueued && locked.value.queued.isEmpty { commitLock.broadcast() } }
+            return try body(&locked.value)
         }
     }
 

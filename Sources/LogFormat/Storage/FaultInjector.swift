@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Injects failures into LogFormat's file operations, for tests of crash and error handling.
 ///
 /// Like TigerBeetle's storage simulator: a test arms a fault ("fail the 3rd sync", "tear the next write in half")
@@ -29,7 +27,7 @@ public final class FaultInjector: Sendable {
         var fired: [Operation] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// An injector with no fault armed (it still counts calls).
     public init() {}

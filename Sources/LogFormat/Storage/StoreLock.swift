@@ -23,9 +23,8 @@ final class StoreLock: Sendable {
     private let descriptor: Int32
     private let isReleased = Atomic<Bool>(false)
 
-    /// The files this process holds the lock of. A pthread mutex rather than `Synchronization.Mutex`, whose futex
-    /// the thread sanitizer cannot see on Linux.
-    private static let heldHere = ConditionLock<Set<FileIdentity>>([])
+    /// The files this process holds the lock of.
+    private static let heldHere = LockedValue<Set<FileIdentity>>([])
 
     private init(descriptor: Int32, identity: FileIdentity) {
         self.descriptor = descriptor
@@ -76,8 +75,8 @@ final class StoreLock: Sendable {
 
     /// Takes the `flock` and records the file as held here, or throws naming the holder.
     private static func take(_ descriptor: Int32, identity: FileIdentity, displayPath: String) throws(LogFormatError) {
-        try heldHere.withLock { (locked: inout ConditionLock<Set<FileIdentity>>.Locked) throws(LogFormatError) in
-            guard !locked.value.contains(identity) else {
+        try heldHere.withLock { (held: inout Set<FileIdentity>) throws(LogFormatError) in
+            guard !held.contains(identity) else {
                 throw LogFormatError(
                     .locked,
                     "the store is already open for writing in this process (pid \(SystemCalls.processID())), "
@@ -91,7 +90,7 @@ final class StoreLock: Sendable {
                     "the store is in use by another process (pid \(holder)); close it there first or open read-only",
                     path: displayPath)
             }
-            locked.value.insert(identity)
+            held.insert(identity)
         }
     }
 
@@ -103,7 +102,7 @@ final class StoreLock: Sendable {
         // the store locked until that child execs.
         SystemCalls.unlock(descriptor)
         SystemCalls.close(descriptor)
-        _ = Self.heldHere.withLock { $0.value.remove(identity) }
+        _ = Self.heldHere.withLock { $0.remove(identity) }
     }
 
     deinit { release() }
