@@ -1,13 +1,21 @@
 extension LogScanner {
     /// The unit being assembled from several frames.
-    private enum Pending {
+    enum Pending {
         case none
-        case transaction(id: UInt64, byteOffset: UInt64, blobs: [BlobLocation], fragments: FragmentRun?)
+        case transaction(OpenTransaction)
         case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64)
     }
 
+    /// A transaction whose blobs or first fragments have been read, but not yet its last frame.
+    struct OpenTransaction {
+        var id: UInt64
+        var byteOffset: UInt64
+        var blobs: [BlobLocation]
+        var fragments: FragmentRun?
+    }
+
     /// The fragments of a transaction seen so far: where they start and how much they hold — not their bytes.
-    private struct FragmentRun {
+    struct FragmentRun {
         var byteOffset: UInt64
         var sequence: UInt64
         var count: Int
@@ -115,150 +123,8 @@ extension LogScanner {
     private func pendingStart(_ pending: Pending) -> UInt64? {
         switch pending {
         case .none: nil
-        case .transaction(_, let byteOffset, _, _): byteOffset
+        case .transaction(let open): open.byteOffset
         case .checkpoint(let byteOffset, _): byteOffset
         }
-    }
-
-    /// Checks one verified frame against the grammar and delivers what it commits. Returns a rejection reason.
-    private func apply(
-        _ frame: VerifiedFrame, _ pending: inout Pending, _ dictionary: inout [UInt8]?, _ result: inout ScanResult,
-        _ deliver: (ScanEvent) throws(LogFormatError) -> Void
-    ) throws(LogFormatError) -> String? {
-        let h = frame.header
-        let end = frame.byteOffset + h.frameByteCount
-        func commit(endsWithSeal: Bool = false) {
-            pending = .none
-            result.committedEnd = end
-            result.endsWithSeal = endsWithSeal
-        }
-        switch h.type {
-        case .blob, .transaction, .transactionFirst, .transactionMiddle, .transactionLast:
-            if case .checkpoint = pending, h.type == .blob {
-                guard h.transactionID <= result.lastTransactionID || h.transactionID <= checkpointID(pending) else {
-                    return "checkpoint blob of transaction \(h.transactionID) is newer than the checkpoint"
-                }
-                try deliver(.checkpointBlob(blobLocation(frame)))
-                return nil
-            }
-            guard h.transactionID > result.lastTransactionID else {
-                return "transaction \(h.transactionID) does not follow transaction \(result.lastTransactionID)"
-            }
-            var (id, start, blobs, fragments) = (h.transactionID, frame.byteOffset, [BlobLocation](), FragmentRun?.none)
-            switch pending {
-            case .none:
-                break
-            case .transaction(let pid, let pstart, let pblobs, let pfragments) where pid == h.transactionID:
-                (id, start, blobs, fragments) = (pid, pstart, pblobs, pfragments)
-            default:
-                return "\(h.type) frame of transaction \(h.transactionID) interrupts another unit"
-            }
-            // The file header records the largest transaction its writer accepts; checked before the transaction
-            // is delivered, and before anything of it is decoded.
-            let limit = header.transactionByteLimit
-            switch h.type {
-            case .blob:
-                guard fragments == nil, h.partIndex == UInt32(blobs.count) else {
-                    return "blob \(h.partIndex) of transaction \(id) is out of order"
-                }
-                blobs.append(blobLocation(frame))
-                pending = .transaction(id: id, byteOffset: start, blobs: blobs, fragments: nil)
-            case .transaction:
-                guard fragments == nil, h.partIndex == 0 else { return "whole transaction \(id) inside fragments" }
-                guard frame.payload.count <= limit else {
-                    return "transaction \(id) has \(frame.payload.count) bytes, more than the file's limit of \(limit)"
-                }
-                try deliver(.transaction(id: id, payload: .whole(frame.payload), blobs: blobs, byteOffset: start))
-                result.lastTransactionID = id
-                result.transactionCount += 1
-                commit()
-            case .transactionFirst:
-                guard fragments == nil, h.partIndex == 0 else { return "first fragment of \(id) out of order" }
-                // Fragments are verified but not kept (``VerifiedFrame``): count their raw length.
-                guard Int(h.rawByteCount) <= limit else {
-                    return "transaction \(id) has more than the file's limit of \(limit) bytes"
-                }
-                pending = .transaction(
-                    id: id, byteOffset: start, blobs: blobs,
-                    fragments: FragmentRun(
-                        byteOffset: frame.byteOffset, sequence: h.sequence, count: 1, byteCount: Int(h.rawByteCount)))
-            default:  // middle or last
-                guard var run = fragments, h.partIndex == UInt32(run.count) else {
-                    return "fragment \(h.partIndex) of transaction \(id) is out of order"
-                }
-                // Both terms are at most the limit (1 GiB), so the sum cannot overflow.
-                run.byteCount += Int(h.rawByteCount)
-                run.count += 1
-                guard run.byteCount <= limit else {
-                    return "transaction \(id) has more than the file's limit of \(limit) bytes"
-                }
-                if h.type == .transactionMiddle {
-                    pending = .transaction(id: id, byteOffset: start, blobs: blobs, fragments: run)
-                } else {
-                    let payload = FragmentedPayload(
-                        file: window.shared, seed: seed, dictionary: dictionary, transactionID: id,
-                        firstByteOffset: run.byteOffset, firstSequence: run.sequence, fragmentCount: run.count,
-                        byteCount: run.byteCount)
-                    try deliver(.transaction(id: id, payload: .fragmented(payload), blobs: blobs, byteOffset: start))
-                    result.lastTransactionID = id
-                    result.transactionCount += 1
-                    commit()
-                }
-            }
-        case .checkpointBegin:
-            guard case .none = pending else { return "checkpoint begins inside another unit" }
-            pending = .checkpoint(byteOffset: frame.byteOffset, lastTransactionID: h.transactionID)
-            try deliver(.checkpointBegin(payload: frame.payload, byteOffset: frame.byteOffset))
-        case .checkpointChunk:
-            guard case .checkpoint = pending else { return "checkpoint chunk outside a checkpoint" }
-            try deliver(.checkpointChunk(payload: frame.payload, byteOffset: frame.byteOffset))
-        case .checkpointEnd:
-            guard case .checkpoint(_, let lastID) = pending, lastID == h.transactionID else {
-                return "checkpoint end without a matching begin"
-            }
-            guard lastID >= result.lastTransactionID else {
-                return "checkpoint of transaction \(lastID) is older than transaction \(result.lastTransactionID)"
-            }
-            try deliver(.checkpointEnd(payload: frame.payload, byteOffset: frame.byteOffset))
-            result.lastTransactionID = lastID
-            commit()
-        case .schema, .dictionary, .seal:
-            guard case .none = pending else { return "\(h.type) frame inside a transaction or checkpoint" }
-            if h.type == .schema {
-                try deliver(.schema(payload: frame.payload, byteOffset: frame.byteOffset))
-            } else if h.type == .dictionary {
-                guard frame.payload.count <= LogLimits.maxDictionaryByteCount else {
-                    return "dictionary of \(frame.payload.count) bytes exceeds the limit"
-                }
-                dictionary = frame.payload
-                try deliver(.dictionary(payload: frame.payload, byteOffset: frame.byteOffset))
-            } else {
-                try deliver(.seal(byteOffset: frame.byteOffset))
-            }
-            commit(endsWithSeal: h.type == .seal)
-        default:
-            guard h.type.isSkippable else {
-                throw LogFormatError(
-                    .unsupportedFeature,
-                    "contains a frame of unknown type 0x\(String(h.type.rawValue, radix: 16)) written by a newer "
-                        + "version of EventGraph — upgrade EventGraph to read it",
-                    path: window.path, byteOffset: frame.byteOffset)
-            }
-            guard case .none = pending else { return "extension frame inside a transaction or checkpoint" }
-            try deliver(.extensionFrame(type: h.type, payload: frame.payload, byteOffset: frame.byteOffset))
-            commit()
-        }
-        return nil
-    }
-
-    private func checkpointID(_ pending: Pending) -> UInt64 {
-        if case .checkpoint(_, let id) = pending { return id }
-        return 0
-    }
-
-    private func blobLocation(_ frame: VerifiedFrame) -> BlobLocation {
-        BlobLocation(
-            transactionID: frame.header.transactionID, index: frame.header.partIndex, byteOffset: frame.byteOffset,
-            byteCount: frame.header.rawByteCount)
     }
 }

@@ -72,95 +72,149 @@ public enum Salvage {
 
         let temporary = AtomicRewrite.temporaryPath(for: resolvedOutput, purpose: "salvage")
         let header = try reader.header.successor(baseSequence: 1, path: path)
-        final class Regions { var list: [SalvageReport.LostRegion] = [] }
-        let regions = Regions()
-        var report = SalvageReport(
-            copiedTransactionCount: 0, copiedSchemaCount: 0, copiedCheckpoint: false, lastTransactionID: 0,
-            lostRegions: [], outputByteCount: 0)
+        let regions = LostRegions()
+        var report: SalvageReport
         do throws(LogFormatError) {
-            var frames = try SequentialFrameWriter(
-                file: try LogFile(path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: nil), header: header)
-            var checkpointFrames: [OutgoingFrame] = []
-            var checkpointID: UInt64 = 0
-            let result = try scanner.scan(
-                policy: .resynchronize({ region in
-                    regions.list.append(
-                        SalvageReport.LostRegion(
-                            byteOffset: region.byteOffset, byteCount: region.byteCount, reason: region.reason,
-                            afterTransactionID: region.afterTransactionID, nextTransactionID: nil))
-                })
-            ) { event throws(LogFormatError) in
-                switch event {
-                case .schema(let payload, _):
-                    try frames.append(OutgoingFrame(type: .schema, payload: payload))
-                    report.copiedSchemaCount += 1
-                case .transaction(let id, let payload, let blobs, _):
-                    for blob in blobs {
-                        let (_, bytes) = try reader.readFrame(at: blob.byteOffset)
-                        try frames.append(
-                            OutgoingFrame(type: .blob, transactionID: id, partIndex: blob.index, payload: bytes))
-                    }
-                    // A fragmented transaction is copied fragment by fragment, never held whole.
-                    try payload.forEachFrame(transactionID: id, fragmentByteCount: 1 << 20) {
-                        frame throws(LogFormatError) in try frames.append(frame)
-                    }
-                    report.copiedTransactionCount += 1
-                    report.lastTransactionID = id
-                    if let last = regions.list.indices.last, regions.list[last].nextTransactionID == nil {
-                        regions.list[last].nextTransactionID = id
-                    }
-                case .checkpointBegin(let payload, _):
-                    // A checkpoint is copied only once its end verifies; buffer its frames until then.
-                    checkpointFrames = [OutgoingFrame(type: .checkpointBegin, payload: payload)]
-                case .checkpointChunk(let payload, _):
-                    checkpointFrames.append(OutgoingFrame(type: .checkpointChunk, payload: payload))
-                case .checkpointBlob(let location):
-                    let (_, bytes) = try reader.readFrame(at: location.byteOffset)
-                    checkpointFrames.append(
-                        OutgoingFrame(
-                            type: .blob, transactionID: location.transactionID, partIndex: location.index,
-                            payload: bytes))
-                case .checkpointEnd(let payload, _):
-                    let end = CheckpointEndProbe.lastTransactionID(ofBegin: checkpointFrames.first)
-                    checkpointID = end
-                    checkpointFrames.append(OutgoingFrame(type: .checkpointEnd, payload: payload))
-                    for var frame in checkpointFrames {
-                        if frame.type != .blob { frame.transactionID = checkpointID }
-                        try frames.append(frame)
-                    }
-                    checkpointFrames = []
-                    report.copiedCheckpoint = true
-                    report.lastTransactionID = max(report.lastTransactionID, checkpointID)
-                case .dictionary, .seal, .extensionFrame:
-                    break
-                }
+            var copier = UnitCopier(
+                frames: try SequentialFrameWriter(
+                    file: try LogFile(path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: nil), header: header),
+                reader: reader)
+            let result = try scanner.scan(policy: .resynchronize(regions.recordSkipped)) {
+                event throws(LogFormatError) in try copier.copyUnit(event, regions: regions)
             }
-            if case .torn(let offset, let count, let reason) = result.tail, count > 0,
-                regions.list.last.map({ $0.byteOffset + $0.byteCount < offset + count }) ?? true
-            {
-                regions.list.append(
-                    SalvageReport.LostRegion(
-                        byteOffset: offset, byteCount: count, reason: reason + " (unsynced tail)",
-                        afterTransactionID: result.lastTransactionID, nextTransactionID: nil))
-            }
-            try frames.finishWithSeal()
-            report.outputByteCount = frames.offset
-            let check = try LogReader(path: temporary).scanTyped { _ in }
-            guard check.tail == .clean, check.transactionCount == report.copiedTransactionCount else {
-                throw LogFormatError(
-                    .verificationFailed, "the salvaged file does not verify (\(check.tail))", path: temporary)
-            }
-            guard try FaultInjector?.none.publish(temporary, at: resolvedOutput) else {
-                throw LogFormatError(
-                    .invalidArgument, "appeared while salvaging; salvage writes a new file", path: outputPath)
-            }
-            try SystemCalls.syncDirectory(of: resolvedOutput)
+            regions.recordUnsyncedTail(of: result)
+            try copier.frames.finishWithSeal()
+            report = copier.report
+            report.outputByteCount = copier.frames.offset
+            try verifySalvagedFile(at: temporary, report)
+            try publishSalvagedFile(temporary, at: resolvedOutput, outputPath: outputPath)
         } catch {
             SystemCalls.unlink(temporary)
             throw error
         }
         report.lostRegions = regions.list
         return report
+    }
+
+    /// The regions a salvage scan skipped, in file order. A class: the scan's failure policy records into it while
+    /// the copier runs.
+    private final class LostRegions {
+        var list: [SalvageReport.LostRegion] = []
+
+        /// A region the scan skipped to resynchronize on the next verifiable frame.
+        func recordSkipped(_ region: LogScanner.LostRegion) {
+            list.append(
+                SalvageReport.LostRegion(
+                    byteOffset: region.byteOffset, byteCount: region.byteCount, reason: region.reason,
+                    afterTransactionID: region.afterTransactionID, nextTransactionID: nil))
+        }
+
+        /// The first transaction copied after the last region bounds it.
+        func recordCopied(transactionID: UInt64) {
+            if let last = list.indices.last, list[last].nextTransactionID == nil {
+                list[last].nextTransactionID = transactionID
+            }
+        }
+
+        /// The scan ended in a torn tail that no skipped region already covers.
+        func recordUnsyncedTail(of result: ScanResult) {
+            guard case .torn(let offset, let count, let reason) = result.tail, count > 0,
+                list.last.map({ $0.byteOffset + $0.byteCount < offset + count }) ?? true
+            else { return }
+            list.append(
+                SalvageReport.LostRegion(
+                    byteOffset: offset, byteCount: count, reason: reason + " (unsynced tail)",
+                    afterTransactionID: result.lastTransactionID, nextTransactionID: nil))
+        }
+    }
+
+    /// Copies each verified unit the scan delivers into the new file.
+    private struct UnitCopier: ~Copyable {
+        var frames: SequentialFrameWriter
+        let reader: LogReader
+        var report = SalvageReport(
+            copiedTransactionCount: 0, copiedSchemaCount: 0, copiedCheckpoint: false, lastTransactionID: 0,
+            lostRegions: [], outputByteCount: 0)
+        /// The frames of a checkpoint whose end has not been seen yet.
+        var checkpointFrames: [OutgoingFrame] = []
+
+        init(frames: consuming SequentialFrameWriter, reader: LogReader) {
+            self.frames = frames
+            self.reader = reader
+        }
+
+        mutating func copyUnit(_ event: ScanEvent, regions: LostRegions) throws(LogFormatError) {
+            switch event {
+            case .schema(let payload, _):
+                try frames.append(OutgoingFrame(type: .schema, payload: payload))
+                report.copiedSchemaCount += 1
+            case .transaction(let id, let payload, let blobs, _):
+                try copyTransaction(id, payload: payload, blobs: blobs)
+                regions.recordCopied(transactionID: id)
+            case .checkpointBegin(let payload, _):
+                // A checkpoint is copied only once its end verifies; buffer its frames until then.
+                checkpointFrames = [OutgoingFrame(type: .checkpointBegin, payload: payload)]
+            case .checkpointChunk(let payload, _):
+                checkpointFrames.append(OutgoingFrame(type: .checkpointChunk, payload: payload))
+            case .checkpointBlob(let location):
+                let (_, bytes) = try reader.readFrame(at: location.byteOffset)
+                checkpointFrames.append(
+                    OutgoingFrame(
+                        type: .blob, transactionID: location.transactionID, partIndex: location.index, payload: bytes))
+            case .checkpointEnd(let payload, _):
+                try copyCheckpoint(endingWith: payload)
+            case .dictionary, .seal, .extensionFrame:
+                break
+            }
+        }
+
+        /// A transaction's blobs, then its changeset; a fragmented one fragment by fragment, never held whole.
+        private mutating func copyTransaction(_ id: UInt64, payload: TransactionPayload, blobs: [BlobLocation])
+            throws(LogFormatError)
+        {
+            for blob in blobs {
+                let (_, bytes) = try reader.readFrame(at: blob.byteOffset)
+                try frames.append(OutgoingFrame(type: .blob, transactionID: id, partIndex: blob.index, payload: bytes))
+            }
+            try payload.forEachFrame(transactionID: id, fragmentByteCount: 1 << 20) { frame throws(LogFormatError) in
+                try frames.append(frame)
+            }
+            report.copiedTransactionCount += 1
+            report.lastTransactionID = id
+        }
+
+        /// The buffered checkpoint, now complete, under the transaction ID its begin frame names.
+        private mutating func copyCheckpoint(endingWith payload: [UInt8]) throws(LogFormatError) {
+            let checkpointID = CheckpointEndProbe.lastTransactionID(ofBegin: checkpointFrames.first)
+            checkpointFrames.append(OutgoingFrame(type: .checkpointEnd, payload: payload))
+            for var frame in checkpointFrames {
+                if frame.type != .blob { frame.transactionID = checkpointID }
+                try frames.append(frame)
+            }
+            checkpointFrames = []
+            report.copiedCheckpoint = true
+            report.lastTransactionID = max(report.lastTransactionID, checkpointID)
+        }
+    }
+
+    /// Re-reads the new file completely: it must verify and hold every transaction copied.
+    private static func verifySalvagedFile(at temporary: String, _ report: SalvageReport) throws(LogFormatError) {
+        let check = try LogReader(path: temporary).scanTyped { _ in }
+        guard check.tail == .clean, check.transactionCount == report.copiedTransactionCount else {
+            throw LogFormatError(
+                .verificationFailed, "the salvaged file does not verify (\(check.tail))", path: temporary)
+        }
+    }
+
+    /// Links the new file into place, unless something appeared there meanwhile, and syncs the directory.
+    private static func publishSalvagedFile(_ temporary: String, at resolvedOutput: String, outputPath: String)
+        throws(LogFormatError)
+    {
+        guard try FaultInjector?.none.publish(temporary, at: resolvedOutput) else {
+            throw LogFormatError(
+                .invalidArgument, "appeared while salvaging; salvage writes a new file", path: outputPath)
+        }
+        try SystemCalls.syncDirectory(of: resolvedOutput)
     }
 }
 

@@ -52,131 +52,189 @@ extension LogWriter {
         }
     }
 
+    /// The rewrite itself, under the writer's lock (appends wait): one named stage after the other.
     private func rewriteLocked(
         schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd, previousPath: String?, started: UInt64,
         caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void, verify: (String) throws -> Void
     ) throws(LogFormatError) -> RewriteReport {
         return try state.withLock {
             (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteReport in
-            try checkUsable(locked.value)
-            try ensure(locked.value.reservedEnd, durable: true, &locked)
-            let old = locked.value
-            guard begin.lastTransactionID <= old.lastTransactionID else {
-                throw LogFormatError(
-                    .invalidArgument,
-                    "a checkpoint at transaction \(begin.lastTransactionID) is ahead of the log's last transaction "
-                        + "\(old.lastTransactionID)", path: path)
-            }
-            let newHeader = try old.header.successor(baseSequence: old.nextSequence, path: path)
-            guard let oldBox = old.fileBox else {
-                throw LogFormatError(.closed, "the log writer is closed", path: path)
-            }
-            // The new file takes the old one's mode, owner and group: a store made private, or owned by a service
-            // user and compacted by root, must stay so.
-            let oldStatus = try oldBox.file.status()
+            let (old, newHeader, oldStatus) = try prepareRewrite(upTo: begin, &locked)
             let temporary = AtomicRewrite.temporaryPath(for: resolvedPath, purpose: "rewrite")
             var newLock: StoreLock?
-            var copied = 0
-            var checkpointBlobs: [BlobLocation] = []
-            var copiedBlobs: [BlobLocation] = []
-            let newEnd: UInt64
-            let nextSequence: UInt64
+            let written: RewrittenFile
             do throws(LogFormatError) {
-                let temporaryFile = try LogFile(
-                    path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: options.faultInjector)
-                try temporaryFile.takeOwnershipAndMode(of: oldStatus)
-                var frames = try SequentialFrameWriter(file: temporaryFile, header: newHeader)
-                try frames.append(OutgoingFrame(type: .schema, payload: try encode { try schema.encoded() }))
-                try frames.append(
-                    OutgoingFrame(
-                        type: .checkpointBegin, transactionID: begin.lastTransactionID,
-                        payload: try encode { try begin.encoded() }))
-                var sink = CheckpointSink(writer: frames)
-                var sinkError: LogFormatError?
-                do throws(LogFormatError) { try caller.run { try writeCheckpoint(&sink) } } catch { sinkError = error }
-                checkpointBlobs = sink.locations
-                frames = sink.writer
-                if let sinkError { throw sinkError }
-                try frames.append(
-                    OutgoingFrame(
-                        type: .checkpointEnd, transactionID: begin.lastTransactionID,
-                        payload: try encode { try end.encoded() }))
-                // Copy the transactions the checkpoint does not cover.
-                if begin.lastTransactionID < old.lastTransactionID {
-                    let reader = try LogReader(path: resolvedPath)
-                    try reader.scanTyped(fromTransactionID: begin.lastTransactionID + 1) {
-                        record throws(LogFormatError) in
-                        guard case .transaction(let transaction) = record else { return }
-                        var blobs: [[UInt8]] = []
-                        for blob in transaction.blobs { blobs.append(try reader.readBlob(at: blob.byteOffset)) }
-                        for (index, bytes) in blobs.enumerated() {
-                            let offset = try frames.append(
-                                OutgoingFrame(
-                                    type: .blob, transactionID: transaction.transactionID, partIndex: UInt32(index),
-                                    payload: bytes))
-                            copiedBlobs.append(
-                                BlobLocation(
-                                    transactionID: transaction.transactionID, index: UInt32(index), byteOffset: offset,
-                                    byteCount: UInt32(bytes.count)))
-                        }
-                        try transaction.body.forEachFrame(
-                            transactionID: transaction.transactionID, fragmentByteCount: options.fragmentByteCount
-                        ) { frame throws(LogFormatError) in try frames.append(frame) }
-                        copied += 1
-                    }
-                }
-                try frames.finishWithSeal()
-                newEnd = frames.offset
-                nextSequence = frames.sequence
-                // Re-read the new file completely before it replaces anything.
-                let check = try LogReader(path: temporary).scanTyped { _ in }
-                guard check.tail == .clean, check.endsWithSeal, check.lastTransactionID == old.lastTransactionID,
-                    check.committedByteCount == newEnd
-                else {
-                    throw LogFormatError(
-                        .verificationFailed,
-                        "the rewritten file does not verify (tail \(check.tail), last transaction "
-                            + "\(check.lastTransactionID) instead of \(old.lastTransactionID)); the log was not replaced",
-                        path: temporary)
-                }
-                try caller.run { try verify(temporary) }
+                written = try writeRewrittenFile(
+                    at: temporary, header: newHeader, ownershipAndMode: oldStatus, schema: schema, begin: begin,
+                    end: end, lastTransactionID: old.lastTransactionID, caller: caller,
+                    writeCheckpoint: writeCheckpoint)
+                try verifyRewrittenFile(
+                    at: temporary, written, lastTransactionID: old.lastTransactionID, caller: caller, verify: verify)
                 // Lock the new file before it becomes the log, so that the store is never unlocked.
                 newLock = try StoreLock.lockingNewFile(at: temporary)
-                if let previousPath {
-                    SystemCalls.unlink(previousPath)
-                    try SystemCalls.link(resolvedPath, to: previousPath)
-                }
-                try options.faultInjector.rename(temporary, to: resolvedPath)
+                try replaceLog(with: temporary, keepingPreviousAt: previousPath)
             } catch {
                 newLock?.release()
                 SystemCalls.unlink(temporary)
                 throw error
             }
-            // The new file is the log now: its lock is the store's, and the old file's lock can go.
-            let oldLock = locked.value.storeLock
-            locked.value.storeLock = newLock!
-            oldLock.release()
-            // From here the new file is the log. If the directory sync fails, durability of the rename is
-            // unknown: poison the writer so that the next open recovers from whatever the directory holds.
-            do throws(LogFormatError) {
-                try options.faultInjector.syncDirectory(of: resolvedPath)
-                let file = try LogFile(path: resolvedPath, flags: O_RDWR, faults: options.faultInjector)
-                locked.value.fileBox = SharedLogFile(file)
-            } catch {
-                locked.value.poison = error
-                throw error
-            }
-            locked.value.header = newHeader
-            locked.value.seed = newHeader.checksumSeed
-            locked.value.reservedEnd = newEnd
-            locked.value.writtenEnd = newEnd
-            locked.value.syncedEnd = newEnd
-            locked.value.queuedStart = newEnd
-            locked.value.nextSequence = nextSequence
+            try adoptRewrittenFile(written, header: newHeader, lock: newLock!, &locked)
             return RewriteReport(
-                oldByteCount: old.reservedEnd, newByteCount: newEnd, generation: newHeader.generation,
-                copiedTransactionCount: copied, checkpointBlobs: checkpointBlobs, copiedBlobs: copiedBlobs,
-                durationNanoseconds: SystemClock.monotonicNanoseconds() - started, previousPath: previousPath)
+                oldByteCount: old.reservedEnd, newByteCount: written.endByteOffset, generation: newHeader.generation,
+                copiedTransactionCount: written.copiedTransactionCount, checkpointBlobs: written.checkpointBlobs,
+                copiedBlobs: written.copiedBlobs, durationNanoseconds: SystemClock.monotonicNanoseconds() - started,
+                previousPath: previousPath)
         }
+    }
+
+    /// What was written into the new file.
+    private struct RewrittenFile {
+        var endByteOffset: UInt64
+        var nextSequence: UInt64
+        var copiedTransactionCount = 0
+        var checkpointBlobs: [BlobLocation] = []
+        var copiedBlobs: [BlobLocation] = []
+    }
+
+    /// Makes everything appended so far durable and checks that a checkpoint `begin` can replace the log. Returns
+    /// the writer's state, the new file's header and the old file's status (its owner and mode carry over).
+    private func prepareRewrite(upTo begin: CheckpointBegin, _ locked: inout ConditionLock<State>.Locked)
+        throws(LogFormatError) -> (old: State, newHeader: LogFileHeader, oldStatus: FileStatus)
+    {
+        try checkUsable(locked.value)
+        try ensure(locked.value.reservedEnd, durable: true, &locked)
+        let old = locked.value
+        guard begin.lastTransactionID <= old.lastTransactionID else {
+            throw LogFormatError(
+                .invalidArgument,
+                "a checkpoint at transaction \(begin.lastTransactionID) is ahead of the log's last transaction "
+                    + "\(old.lastTransactionID)", path: path)
+        }
+        let newHeader = try old.header.successor(baseSequence: old.nextSequence, path: path)
+        guard let oldBox = old.fileBox else {
+            throw LogFormatError(.closed, "the log writer is closed", path: path)
+        }
+        // The new file takes the old one's mode, owner and group: a store made private, or owned by a service
+        // user and compacted by root, must stay so.
+        return (old, newHeader, try oldBox.file.status())
+    }
+
+    /// Writes the new file under a temporary name: the schema, the checkpoint, the transactions after it copied
+    /// from the current file, and a seal.
+    private func writeRewrittenFile(
+        at temporary: String, header: LogFileHeader, ownershipAndMode: FileStatus, schema: SchemaPayload,
+        begin: CheckpointBegin, end: CheckpointEnd, lastTransactionID: UInt64, caller: CallerError,
+        writeCheckpoint: (inout CheckpointSink) throws -> Void
+    ) throws(LogFormatError) -> RewrittenFile {
+        let temporaryFile = try LogFile(
+            path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: options.faultInjector)
+        try temporaryFile.takeOwnershipAndMode(of: ownershipAndMode)
+        var frames = try SequentialFrameWriter(file: temporaryFile, header: header)
+        try frames.append(OutgoingFrame(type: .schema, payload: try encode { try schema.encoded() }))
+        try frames.append(
+            OutgoingFrame(
+                type: .checkpointBegin, transactionID: begin.lastTransactionID,
+                payload: try encode { try begin.encoded() }))
+        var sink = CheckpointSink(writer: frames)
+        var sinkError: LogFormatError?
+        do throws(LogFormatError) { try caller.run { try writeCheckpoint(&sink) } } catch { sinkError = error }
+        let checkpointBlobs = sink.locations
+        frames = sink.writer
+        if let sinkError { throw sinkError }
+        try frames.append(
+            OutgoingFrame(
+                type: .checkpointEnd, transactionID: begin.lastTransactionID, payload: try encode { try end.encoded() })
+        )
+        var written = RewrittenFile(endByteOffset: 0, nextSequence: 0, checkpointBlobs: checkpointBlobs)
+        if begin.lastTransactionID < lastTransactionID {
+            try copyTransactions(after: begin.lastTransactionID, into: &frames, &written)
+        }
+        try frames.finishWithSeal()
+        written.endByteOffset = frames.offset
+        written.nextSequence = frames.sequence
+        return written
+    }
+
+    /// Copies the transactions the checkpoint does not cover, with their blobs, from the current file.
+    private func copyTransactions(
+        after transactionID: UInt64, into frames: inout SequentialFrameWriter, _ written: inout RewrittenFile
+    ) throws(LogFormatError) {
+        let reader = try LogReader(path: resolvedPath)
+        try reader.scanTyped(fromTransactionID: transactionID + 1) { record throws(LogFormatError) in
+            guard case .transaction(let transaction) = record else { return }
+            var blobs: [[UInt8]] = []
+            for blob in transaction.blobs { blobs.append(try reader.readBlob(at: blob.byteOffset)) }
+            for (index, bytes) in blobs.enumerated() {
+                let offset = try frames.append(
+                    OutgoingFrame(
+                        type: .blob, transactionID: transaction.transactionID, partIndex: UInt32(index),
+                        payload: bytes))
+                written.copiedBlobs.append(
+                    BlobLocation(
+                        transactionID: transaction.transactionID, index: UInt32(index), byteOffset: offset,
+                        byteCount: UInt32(bytes.count)))
+            }
+            try transaction.body.forEachFrame(
+                transactionID: transaction.transactionID, fragmentByteCount: options.fragmentByteCount
+            ) { frame throws(LogFormatError) in try frames.append(frame) }
+            written.copiedTransactionCount += 1
+        }
+    }
+
+    /// Re-reads the new file completely before it replaces anything, then lets the caller verify it (the object
+    /// layer compares its state digest).
+    private func verifyRewrittenFile(
+        at temporary: String, _ written: RewrittenFile, lastTransactionID: UInt64, caller: CallerError,
+        verify: (String) throws -> Void
+    ) throws(LogFormatError) {
+        let check = try LogReader(path: temporary).scanTyped { _ in }
+        guard check.tail == .clean, check.endsWithSeal, check.lastTransactionID == lastTransactionID,
+            check.committedByteCount == written.endByteOffset
+        else {
+            throw LogFormatError(
+                .verificationFailed,
+                "the rewritten file does not verify (tail \(check.tail), last transaction "
+                    + "\(check.lastTransactionID) instead of \(lastTransactionID)); the log was not replaced",
+                path: temporary)
+        }
+        try caller.run { try verify(temporary) }
+    }
+
+    /// Renames the verified file over the log, first keeping the old file at `previousPath` when asked.
+    private func replaceLog(with temporary: String, keepingPreviousAt previousPath: String?) throws(LogFormatError) {
+        if let previousPath {
+            SystemCalls.unlink(previousPath)
+            try SystemCalls.link(resolvedPath, to: previousPath)
+        }
+        try options.faultInjector.rename(temporary, to: resolvedPath)
+    }
+
+    /// Makes the renamed file the writer's log: its lock becomes the store's, the directory is synced, and appends
+    /// continue at its end.
+    private func adoptRewrittenFile(
+        _ written: RewrittenFile, header: LogFileHeader, lock newLock: StoreLock,
+        _ locked: inout ConditionLock<State>.Locked
+    ) throws(LogFormatError) {
+        // The new file is the log now: its lock is the store's, and the old file's lock can go.
+        let oldLock = locked.value.storeLock
+        locked.value.storeLock = newLock
+        oldLock.release()
+        // If the directory sync fails, durability of the rename is unknown: poison the writer so that the next
+        // open recovers from whatever the directory holds.
+        do throws(LogFormatError) {
+            try options.faultInjector.syncDirectory(of: resolvedPath)
+            let file = try LogFile(path: resolvedPath, flags: O_RDWR, faults: options.faultInjector)
+            locked.value.fileBox = SharedLogFile(file)
+        } catch {
+            locked.value.poison = error
+            throw error
+        }
+        locked.value.header = header
+        locked.value.seed = header.checksumSeed
+        locked.value.reservedEnd = written.endByteOffset
+        locked.value.writtenEnd = written.endByteOffset
+        locked.value.syncedEnd = written.endByteOffset
+        locked.value.queuedStart = written.endByteOffset
+        locked.value.nextSequence = written.nextSequence
     }
 }
