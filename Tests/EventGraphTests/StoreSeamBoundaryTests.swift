@@ -16,7 +16,9 @@ struct StoreSeamBoundaryTests {
     @Test(arguments: ["Objects", "Context", "Fetching"])
     func noLineOfCodeNamesAConcreteStoreType(folder: String) throws {
         let directory = Self.sources.appendingPathComponent(folder)
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".swift")
+        }
         try #require(!files.isEmpty, "no sources in \(directory.path)")
         // A concrete type by name, or a member of a `store` (the concrete store a context held before the seam).
         let pattern = try Regex("\\b(\(Self.concreteTypes.joined(separator: "|")))\\b|\\bstore\\.")

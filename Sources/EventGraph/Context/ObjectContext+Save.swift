@@ -26,7 +26,9 @@ extension ObjectContext {
             finishSave(inserted: [], updated: [], deleted: [], abandoned: abandoned, result: nil)
             return
         }
-        guard !parentStore.isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only (an as-of view)") }
+        guard !parentStore.isReadOnly else {
+            throw EventGraphError(.readOnly, "the store is read-only (an as-of view)")
+        }
 
         var denied: [EventGraphError.Failure] = []
         for object in deleted { denied += denyFailures(of: object) }

@@ -7,14 +7,15 @@ extension ObjectContext {
     /// Committed rows are scanned from the store's snapshot (objects without unsaved changes are brought up
     /// to date); the context's unsaved inserts are included and its unsaved deletes excluded.
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> [T] {
-        var collector = FetchCollector(try FetchPlan(descriptor, entity: try resolveEntity(descriptor)))
-        if let filter = collector.plan.filter, let (constraint, value) = filter.uniqueLookup(in: collector.plan.entity) {
+        let plan = try FetchPlan(descriptor, entity: try resolveEntity(descriptor))
+        var collector = FetchCollector(plan)
+        if let filter = plan.filter, let (constraint, value) = filter.uniqueLookup(in: plan.entity) {
             let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [value])
             try collectHolder(of: tuple, filter: filter, into: &collector)
         } else {
             try collectCommittedRows(into: &collector)
         }
-        if collector.plan.includesPending { try collectPendingInserts(into: &collector) }
+        if plan.includesPending { try collectPendingInserts(into: &collector) }
         lastFetchStatistics = collector.statistics
         return collector.takeOrderedWindow()
     }
@@ -61,8 +62,8 @@ extension ObjectContext {
                 if batches != nil { collector.statistics.usedIndex = true }
             }
             for batch in batches ?? parentStore.rows(of: entityIndex) {
-                for case let row? in batch.rows where !(try consider(row, inStore: batch.storeIndex, into: &collector)) {
-                    return
+                for case let row? in batch.rows {
+                    guard try consider(row, inStore: batch.storeIndex, into: &collector) else { return }
                 }
             }
         }
@@ -75,16 +76,16 @@ extension ObjectContext {
     {
         if collector.isFull { return false }
         collector.statistics.rowsExamined += 1
-        let plan = collector.plan
-        if plan.includesPending, let registered = registered[row.identity(inStore: storeIndex)],
+        // The plan is read in place, not copied: this runs for every row a scan examines.
+        if collector.plan.includesPending, let registered = registered[row.identity(inStore: storeIndex)],
             !registered.pending.isEmpty || registered.flags.contains(.isDeleted)
         {
             guard !registered.flags.contains(.isDeleted) else { return true }
-            if let filter = plan.filter, !matches(filter, registered, pending: true) { return true }
+            if let filter = collector.plan.filter, !matches(filter, registered, pending: true) { return true }
             try collector.accept(registered)
             return true
         }
-        if let filter = plan.filter, !filter.matches({ Self.committedAttribute(row, $0) }) { return true }
+        if let filter = collector.plan.filter, !filter.matches({ Self.committedAttribute(row, $0) }) { return true }
         try collector.accept(materialize(row, inStore: storeIndex))
         return true
     }
@@ -163,7 +164,9 @@ extension ObjectContext {
 
     // MARK: - Helpers
 
-    private func resolveEntity<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> EntityDescription {
+    private func resolveEntity<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError)
+        -> EntityDescription
+    {
         if let name = descriptor.entityName {
             guard let entity = model.entity(named: name) else {
                 throw EventGraphError(.invalidArgument, "the model has no entity named '\(name)'")

@@ -85,7 +85,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until its first save, permanent after. It stays valid after the object leaves its
     /// context (the context is released or reset, or a save deletes the object).
     public final var objectID: ObjectID {
-        guard let entityStorage, let storeUUIDs = contextStorage?.parentStore.storeUUIDs ?? detachment?.storeUUIDs else {
+        guard let entityStorage,
+            let storeUUIDs = contextStorage?.parentStore.storeUUIDs ?? detachment?.storeUUIDs
+        else {
             preconditionFailure("\(type(of: self)) has no object ID until it is inserted into a context")
         }
         return ObjectID(
