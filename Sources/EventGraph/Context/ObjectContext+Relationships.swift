@@ -10,7 +10,7 @@ extension ObjectContext {
         precondition(relationship.isToMany || targets.count <= 1, "a to-one relationship takes at most one object")
         let destination = model.entities[relationship.destinationEntityIndex]
         var newReferences: [ObjectReference] = []
-        var seen: Set<UInt64> = []
+        var seen: Set<ObjectIdentity> = []
         for target in targets {
             if target.contextStorage == nil { insert(target) }
             precondition(target.contextStorage === self, "\(target) belongs to another context than \(object)")
@@ -18,16 +18,16 @@ extension ObjectContext {
             precondition(
                 target.entity.isKindOf(destination),
                 "\(object.entity.name).\(relationship.name) takes \(destination.name) objects, not \(target.entity.name)")
-            if seen.insert(target.key).inserted { newReferences.append(reference(to: target)) }
+            if seen.insert(target.identity).inserted { newReferences.append(reference(to: target)) }
         }
         let oldReferences = object.currentValue(at: index)?.references ?? []
         object.setPendingValue(relationship.isToMany ? .toMany(newReferences) : .toOne(newReferences.first), at: index)
         guard let inverseIndex = relationship.inverseIndex else { return }
-        let oldKeys = Set(oldReferences.map(\.key))
-        for removed in oldReferences where !seen.contains(removed.key) {
+        let oldIdentities = Set(oldReferences.map(\.identity))
+        for removed in oldReferences where !seen.contains(removed.identity) {
             detach(object, from: self.object(for: removed), at: inverseIndex)
         }
-        for added in newReferences where !oldKeys.contains(added.key) {
+        for added in newReferences where !oldIdentities.contains(added.identity) {
             attach(object, to: self.object(for: added), at: inverseIndex, forwardIndex: index)
         }
     }
@@ -39,18 +39,18 @@ extension ObjectContext {
         do {
             guard let value = target.currentValue(at: index) else { return }
             switch value {
-            case .toOne(let reference) where reference?.key == source.key:
+            case .toOne(let reference) where reference?.identity == source.identity:
                 target.setPendingValue(.toOne(nil), at: index)
                 return
             case .toMany(let references):
-                isPresentInToMany = references.contains { $0.key == source.key }
+                isPresentInToMany = references.contains { $0.identity == source.identity }
             default:
                 return
             }
         }
         if isPresentInToMany {
-            let key = source.key
-            target.modifyPendingToMany(at: index) { $0.removeAll { $0.key == key } }
+            let identity = source.identity
+            target.modifyPendingToMany(at: index) { $0.removeAll { $0.identity == identity } }
         }
     }
 
@@ -63,7 +63,7 @@ extension ObjectContext {
             if case .toMany(let references) = target.currentValue(at: index) ?? target.entity.defaultValues[index] {
                 // An object inserted in this context cannot be in a committed list, and the forward side adds it
                 // once, so the linear membership test is only needed for objects that existed before.
-                if !source.flags.contains(.isInserted), references.contains(where: { $0.key == source.key }) {
+                if !source.flags.contains(.isInserted), references.contains(where: { $0.identity == source.identity }) {
                     return
                 }
                 isToMany = true
@@ -80,7 +80,7 @@ extension ObjectContext {
         case .toMany:
             break
         case .toOne(let previous):
-            guard previous?.key != source.key else { return }
+            guard previous?.identity != source.identity else { return }
             if let previous {
                 detach(target, from: object(for: previous), at: forwardIndex)
             }

@@ -26,7 +26,9 @@ extension ObjectContext {
             finishSave(inserted: [], updated: [], deleted: [], abandoned: abandoned, result: nil)
             return
         }
-        guard !store.isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only (an as-of view)") }
+        guard !parentStore.isReadOnly else {
+            throw EventGraphError(.readOnly, "the store is read-only (an as-of view)")
+        }
 
         var denied: [EventGraphError.Failure] = []
         for object in deleted { denied += denyFailures(of: object) }
@@ -48,16 +50,16 @@ extension ObjectContext {
                 changes.append(PropertyChange(propertyIndex: UInt32(index), value: value))
             }
             request.operations.append(.insert(reference(to: object), changes))
-            if let ordinal = upsertKeys[object.key] { request.upserts[object.key] = ordinal }
+            if let ordinal = upsertKeys[object.identity] { request.upserts[object.identity] = ordinal }
         }
         for object in updated {
             appendUpdate(of: object, to: &request)
         }
         for object in deleted {
             request.operations.append(.delete(reference(to: object)))
-            if let row = object.row { request.readRows[object.key] = row }
+            if let row = object.row { request.readRows[object.identity] = row }
         }
-        let result = try store.commit(request)
+        let result = try parentStore.commit(request)
         finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
     }
 
@@ -83,11 +85,11 @@ extension ObjectContext {
                             added: Array(newTargets[oldTargets.count...]), removed: []))
                     continue
                 }
-                let newKeys = Set(newTargets.map(\.key))
-                let oldKeys = Set(oldTargets.map(\.key))
-                let added = newTargets.filter { !oldKeys.contains($0.key) }
-                let removed = oldTargets.filter { !newKeys.contains($0.key) }
-                let merged = oldTargets.filter { newKeys.contains($0.key) } + added
+                let newIdentities = Set(newTargets.map(\.identity))
+                let oldIdentities = Set(oldTargets.map(\.identity))
+                let added = newTargets.filter { !oldIdentities.contains($0.identity) }
+                let removed = oldTargets.filter { !newIdentities.contains($0.identity) }
+                let merged = oldTargets.filter { newIdentities.contains($0.identity) } + added
                 if relationship.isOrdered && merged != newTargets {
                     // A reordering cannot be expressed as additions and removals.
                     scalar.append(PropertyChange(propertyIndex: UInt32(entry.index), value: entry.value))
@@ -102,7 +104,7 @@ extension ObjectContext {
         }
         if !scalar.isEmpty {
             request.operations.append(.update(reference(to: object), scalar))
-            request.readRows[object.key] = row
+            request.readRows[object.identity] = row
         }
     }
 
@@ -112,26 +114,26 @@ extension ObjectContext {
         result: CommitResult?
     ) {
         let rows = result?.rows ?? [:]
-        for (newKey, existingKey) in result?.mergedKeys ?? [:] {
-            guard let object = registered.removeValue(forKey: newKey) else { continue }
-            registered[existingKey]?.flags.insert(.isFault)
-            object.key = existingKey
-            registered[existingKey] = object
+        for (inserted, permanent) in result?.permanentIdentities ?? [:] {
+            guard let object = registered.removeValue(forKey: inserted) else { continue }
+            registered[permanent]?.flags.insert(.isFault)
+            object.identity = permanent
+            registered[permanent] = object
         }
         for object in inserted + updated {
             object.flags.remove([.isInserted, .isListedAsChanged])
-            if let row = rows[object.key] ?? nil {
+            if let row = rows[object.identity] ?? nil {
                 object.row = row
             } else {
-                object.row = store.row(entityIndex: object.entity.index, key: object.key)
+                object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
             }
             let persistent = object.entity.isPersistentProperty
             object.pending.removeAll { persistent[$0.index] }
         }
         // The store may have changed objects this save did not (the other side of a relationship it kept in
         // agreement): objects of this context that hold an older row take the saved one, so they agree with it.
-        for case (let key, let row?) in rows {
-            guard let object = registered[key], let held = object.row, held !== row, !object.hasPersistentChanges,
+        for case (let identity, let row?) in rows {
+            guard let object = registered[identity], let held = object.row, held !== row, !object.hasPersistentChanges,
                 !object.flags.contains(.isInserted)
             else { continue }
             object.row = row
@@ -139,11 +141,11 @@ extension ObjectContext {
         }
         if !deleted.isEmpty {
             // Their IDs stay valid after the context is gone.
-            let detachment = Detachment(storeUUID: store.storeUUID, contextName: name, reason: .deleted)
+            let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted)
             for object in deleted { object.detach(detachment) }
         }
         for object in deleted + abandoned {
-            registered[object.key] = nil
+            registered[object.identity] = nil
             object.flags = [.isDead]
             object.pending.removeAll()
             object.row = nil

@@ -9,41 +9,44 @@ import LogFormat
 /// Other contexts' saves become visible to this one on its next fetch (for objects without unsaved changes)
 /// and on ``refresh(_:mergeChanges:)``.
 public final class ObjectContext {
-    let store: Store
+    /// What the context reads from and saves into: the store of its container today; a parent context or a
+    /// coordinator of several stores are to conform as well (see ``ObjectStore``).
+    let parentStore: any ObjectStore
     /// The name recorded as the author of this context's changesets.
     public var name: String
     /// What a save does when objects it changes were changed in the store meanwhile.
     public var mergePolicy: MergePolicy = .error
 
-    var registered: [UInt64: ManagedObject] = [:]
+    /// One object per identity (uniquing); the identity includes the store, since keys repeat across stores.
+    var registered: [ObjectIdentity: ManagedObject] = [:]
     var insertedList: [ManagedObject] = []
     var changedList: [ManagedObject] = []
     var deletedList: [ManagedObject] = []
     /// Inserted objects created by ``fetchOrInsert(_:unique:equals:configure:)``: key → constraint ordinal.
-    var upsertKeys: [UInt64: Int] = [:]
+    var upsertKeys: [ObjectIdentity: Int] = [:]
     /// What the last fetch did (rows examined, index used); for tests.
     var lastFetchStatistics = FetchStatistics()
     /// Validation patterns, compiled once per context: compiling costs tens of microseconds, and every save
     /// validates each updated object again. (`Regex` is not `Sendable`, so the shared model cannot hold them.)
     var compiledPatterns: [String: Regex<AnyRegexOutput>] = [:]
 
-    init(store: Store, name: String) {
-        self.store = store
+    init(parentStore: any ObjectStore, name: String) {
+        self.parentStore = parentStore
         self.name = name
     }
 
     deinit {
         guard !registered.isEmpty else { return }
         // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`).
-        let detachment = Detachment(storeUUID: store.storeUUID, contextName: name, reason: .released)
+        let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .released)
         for object in registered.values { object.detach(detachment) }
     }
 
     /// The model of the store.
-    public var model: ObjectModel { store.model }
+    public var model: ObjectModel { parentStore.model }
 
     /// Whether the context's store is read-only (an *as of* view).
-    public var isReadOnly: Bool { store.isReadOnly }
+    public var isReadOnly: Bool { parentStore.isReadOnly }
 
     /// Whether the context holds unsaved inserts, deletes or changes.
     public var hasChanges: Bool {
@@ -84,7 +87,7 @@ public final class ObjectContext {
         precondition(!entity.isAbstract, "\(entity.name) is abstract; insert an object of a sub-entity")
         object.entityStorage = entity
         object.contextStorage = self
-        object.key = store.reserveKey()
+        object.identity = parentStore.reserveIdentity(for: entity)
         object.flags = [.isInserted]
         if entity.hasInstanceDefaults {
             for (index, value) in ClassInfo.instanceDefaults(of: object).enumerated() {
@@ -93,7 +96,7 @@ public final class ObjectContext {
                 }
             }
         }
-        registered[object.key] = object
+        registered[object.identity] = object
         insertedList.append(object)
     }
 
@@ -116,24 +119,27 @@ public final class ObjectContext {
     /// An ID resolves only in the store whose UUID it carries: every store numbers its objects from the same
     /// start, so another store's ID with the same key names a different object.
     public func object(with id: ObjectID) -> ManagedObject? {
-        guard id.storeUUID == store.storeUUID, let entity = model.entity(named: id.entityName) else { return nil }
-        if let object = registered[id.key] {
+        guard let storeIndex = parentStore.storeIndex(of: id.storeUUID), let entity = model.entity(named: id.entityName)
+        else { return nil }
+        let identity = ObjectIdentity(storeIndex: storeIndex, key: id.key)
+        if let object = registered[identity] {
             return object.entity.isKindOf(entity) && !object.flags.contains(.isDead) ? object : nil
         }
-        guard let row = store.row(forKey: id.key, in: entity.familyIndices) else { return nil }
-        return materialize(row)
+        guard let row = parentStore.row(of: identity, in: entity.familyIndices) else { return nil }
+        return materialize(row, inStore: storeIndex)
     }
 
     /// The object for a reference: the registered one or a new fault.
     func object(for reference: ObjectReference) -> ManagedObject {
-        if let object = registered[reference.key] { return object }
+        let identity = reference.identity
+        if let object = registered[identity] { return object }
         let entity = model.entities[Int(reference.entityIndex)]
         let object = entity.objectClass.init()
         object.entityStorage = entity
         object.contextStorage = self
-        object.key = reference.key
+        object.identity = identity
         object.flags = [.isFault]
-        registered[reference.key] = object
+        registered[identity] = object
         return object
     }
 
@@ -141,10 +147,11 @@ public final class ObjectContext {
         references.map(object(for:))
     }
 
-    /// The registered object for a committed row, or a new fault holding the row.
+    /// The registered object for a committed row of the store at `storeIndex`, or a new fault holding the row.
     @inline(__always)
-    func materialize(_ row: Row) -> ManagedObject {
-        if let object = registered[row.key] {
+    func materialize(_ row: Row, inStore storeIndex: UInt32) -> ManagedObject {
+        let identity = row.identity(inStore: storeIndex)
+        if let object = registered[identity] {
             if object.pending.isEmpty, !object.flags.contains(.isInserted), object.row !== row {
                 object.row = row
                 object.loadedBlobs.removeAll()
@@ -155,15 +162,26 @@ public final class ObjectContext {
         let object = entity.objectClass.init()
         object.entityStorage = entity
         object.contextStorage = self
-        object.key = row.key
+        object.identity = identity
         object.row = row
         object.flags = [.isFault]
-        registered[row.key] = object
+        registered[identity] = object
         return object
     }
 
     func reference(to object: ManagedObject) -> ObjectReference {
-        ObjectReference(entityIndex: UInt32(object.entity.index), key: object.key)
+        ObjectReference(object.identity, entityIndex: object.entity.index)
+    }
+
+    /// The IDs of some referenced objects, temporary for those inserted and not saved yet.
+    func objectIDs(of references: [ObjectReference]) -> [ObjectID] {
+        let storeUUIDs = parentStore.storeUUIDs
+        return references.map { reference in
+            ObjectID(
+                storeUUID: storeUUIDs[Int(reference.storeIndex)],
+                entityName: model.entities[Int(reference.entityIndex)].name, key: reference.key,
+                isTemporary: registered[reference.identity]?.isInserted ?? false)
+        }
     }
 
     /// Called by an object the first time it changes after a save.
@@ -176,7 +194,7 @@ public final class ObjectContext {
     /// Discards every unsaved change: inserted objects leave the context, deleted and changed ones revert.
     public func rollback() {
         for object in insertedList where object.flags.contains(.isInserted) {
-            registered[object.key] = nil
+            registered[object.identity] = nil
             object.contextStorage = nil
             object.flags = [.isDead]
             object.pending.removeAll()
@@ -193,7 +211,7 @@ public final class ObjectContext {
 
     /// Forgets every object: unsaved changes are discarded and the objects must no longer be used.
     public func reset() {
-        let detachment = Detachment(storeUUID: store.storeUUID, contextName: name, reason: .reset)
+        let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .reset)
         for object in registered.values {
             object.detach(detachment)
             object.contextStorage = nil

@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 
 extension ObjectContext {
     /// Fetches the objects a descriptor describes. Results are faults that fire on first read.
@@ -8,105 +7,105 @@ extension ObjectContext {
     /// Committed rows are scanned from the store's snapshot (objects without unsaved changes are brought up
     /// to date); the context's unsaved inserts are included and its unsaved deletes excluded.
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> [T] {
-        let entity = try resolveEntity(descriptor)
-        var predicate = descriptor.predicate
-        var nodes: [ResolvedFilter.Node] = []
-        if let filter = descriptor.filter { nodes.append(try ResolvedFilter(filter, entity: entity).root) }
-        if let typed = predicate, let translation = PredicateTranslation(typed, entity: entity) {
-            // The translated parts filter committed rows; an exact translation replaces the predicate.
-            nodes.append(translation.node)
-            if translation.isComplete { predicate = nil }
+        let plan = try FetchPlan(descriptor, entity: try resolveEntity(descriptor))
+        var collector = FetchCollector(plan)
+        if let filter = plan.filter, let (constraint, value) = filter.uniqueLookup(in: plan.entity) {
+            let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [value])
+            try collectHolder(of: tuple, filter: filter, into: &collector)
+        } else {
+            try collectCommittedRows(into: &collector)
         }
-        let filter = nodes.isEmpty ? nil : ResolvedFilter(root: nodes.count == 1 ? nodes[0] : .and(nodes))
-        let familyIndices = descriptor.includesSubentities ? entity.familyIndices : [entity.index]
-        let family = Set(familyIndices)
-        let pending = descriptor.includesPendingChanges
-        var results: [T] = []
-        var statistics = FetchStatistics()
-        func accept(_ object: ManagedObject) throws(EventGraphError) {
-            guard let typed = object as? T else { return }
-            if let predicate {
-                do {
-                    guard try predicate.evaluate(typed) else { return }
-                } catch {
-                    throw EventGraphError(.invalidArgument, "the predicate on \(entity.name) failed: \(error)")
+        if plan.includesPending { try collectPendingInserts(into: &collector) }
+        lastFetchStatistics = collector.statistics
+        return collector.takeOrderedWindow()
+    }
+
+    // MARK: - Fetch stages
+
+    /// A fetch by a unique value: the one object that holds it, plus objects changed here to hold it (the
+    /// uniqueness index has only committed values).
+    private func collectHolder<T>(of tuple: UniqueKey, filter: ResolvedFilter, into collector: inout FetchCollector<T>)
+        throws(EventGraphError)
+    {
+        collector.statistics.usedIndex = true
+        let plan = collector.plan
+        let holder = parentStore.identity(holding: tuple)
+        if let holder, let row = parentStore.row(of: holder, in: plan.familyIndices) {
+            collector.statistics.rowsExamined += 1
+            let object = materialize(row, inStore: holder.storeIndex)
+            if !(plan.includesPending && object.flags.contains(.isDeleted)),
+                matches(filter, object, pending: plan.includesPending)
+            {
+                try collector.accept(object)
+            }
+        }
+        guard plan.includesPending else { return }
+        for object in changedObjects(in: plan.family) where object.identity != holder {
+            guard let row = object.row ?? parentStore.row(of: object.identity, in: plan.familyIndices) else {
+                continue
+            }
+            _ = try consider(row, inStore: object.identity.storeIndex, into: &collector)
+        }
+    }
+
+    /// A fetch by scan: for each entity of the family, the rows an attribute index finds for the filter's ranges
+    /// (plus objects changed here, which may match by unsaved values the index lacks), or else every row.
+    private func collectCommittedRows<T>(into collector: inout FetchCollector<T>) throws(EventGraphError) {
+        let plan = collector.plan
+        let ranges = plan.filter?.indexRanges(in: plan.entity) ?? []
+        let changed =
+            ranges.isEmpty || !plan.includesPending ? [] : changedObjects(in: plan.family).map(\.identity)
+        for entityIndex in plan.familyIndices {
+            var batches: [StoreRows]?
+            if !ranges.isEmpty {
+                batches = parentStore.indexedRows(entityIndex: entityIndex, ranges: ranges, including: changed)
+                if batches != nil { collector.statistics.usedIndex = true }
+            }
+            for batch in batches ?? parentStore.rows(of: entityIndex) {
+                for case let row? in batch.rows {
+                    guard try consider(row, inStore: batch.storeIndex, into: &collector) else { return }
                 }
             }
-            results.append(typed)
         }
-        // Without an order, the window can end the scan early.
-        let stopAt = descriptor.sortBy.isEmpty && descriptor.sortKeys.isEmpty
-            ? descriptor.fetchLimit.map { descriptor.fetchOffset + $0 } : nil
-        /// Considers one committed row; returns false once the window is full.
-        func consider(_ row: Row) throws(EventGraphError) -> Bool {
-            if let stopAt, results.count >= stopAt { return false }
-            statistics.rowsExamined += 1
-            if let registered = registered[row.key], pending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {
-                // The context's own view of a changed object wins over the committed row.
-                guard !registered.flags.contains(.isDeleted) else { return true }
-                if let filter, !matches(filter, registered, pending: true) { return true }
-                try accept(registered)
-                return true
-            }
-            if let filter, !filter.matches({ Self.committedAttribute(row, $0) }) { return true }
-            try accept(materialize(row))
+    }
+
+    /// Considers one committed row; returns false once the window is full. The context's own view of an object
+    /// with unsaved changes wins over the committed row.
+    private func consider<T>(_ row: Row, inStore storeIndex: UInt32, into collector: inout FetchCollector<T>)
+        throws(EventGraphError) -> Bool
+    {
+        if collector.isFull { return false }
+        collector.statistics.rowsExamined += 1
+        // The plan is read in place, not copied: this runs for every row a scan examines.
+        if collector.plan.includesPending, let registered = registered[row.identity(inStore: storeIndex)],
+            !registered.pending.isEmpty || registered.flags.contains(.isDeleted)
+        {
+            guard !registered.flags.contains(.isDeleted) else { return true }
+            if let filter = collector.plan.filter, !matches(filter, registered, pending: true) { return true }
+            try collector.accept(registered)
             return true
         }
+        if let filter = collector.plan.filter, !filter.matches({ Self.committedAttribute(row, $0) }) { return true }
+        try collector.accept(materialize(row, inStore: storeIndex))
+        return true
+    }
 
-        if let filter, let (constraint, value) = filter.uniqueLookup(in: entity) {
-            statistics.usedIndex = true
-            let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [value])
-            if let key = store.holder(of: tuple), let row = store.row(forKey: key, in: familyIndices) {
-                statistics.rowsExamined += 1
-                let object = materialize(row)
-                if !(pending && object.flags.contains(.isDeleted)), matches(filter, object, pending: pending) {
-                    try accept(object)
-                }
-            }
-            // An object changed in this context to hold the value is not in the uniqueness index yet.
-            if pending {
-                for object in changedObjects(in: family) where object.key != (store.holder(of: tuple) ?? 0) {
-                    guard let row = object.row ?? store.row(forKey: object.key, in: familyIndices) else { continue }
-                    _ = try consider(row)
-                }
-            }
-        } else {
-            let ranges = filter?.indexRanges(in: entity) ?? []
-            // Objects changed in this context may match by their unsaved values; an index of committed values
-            // would miss them, so their rows are examined too.
-            let changedKeys = ranges.isEmpty || !pending ? [] : changedObjects(in: family).map(\.key)
-            scan: for entityIndex in familyIndices {
-                if !ranges.isEmpty,
-                    let rows = store.indexedRows(entityIndex: entityIndex, ranges: ranges, extraKeys: changedKeys)
-                {
-                    statistics.usedIndex = true
-                    for row in rows where !(try consider(row)) { break scan }
-                    continue
-                }
-                guard let table = store.rowSnapshots(of: [entityIndex]).first else { continue }
-                for case let row? in table where !(try consider(row)) { break scan }
-            }
+    /// The context's unsaved inserts of the family that pass the filter.
+    private func collectPendingInserts<T>(into collector: inout FetchCollector<T>) throws(EventGraphError) {
+        let plan = collector.plan
+        for object in insertedList where object.flags.contains(.isInserted) && !object.flags.contains(.isDeleted) {
+            guard plan.family.contains(object.entity.index) else { continue }
+            if let filter = plan.filter, !matches(filter, object, pending: true) { continue }
+            try collector.accept(object)
         }
-        if pending {
-            for object in insertedList where object.flags.contains(.isInserted) && !object.flags.contains(.isDeleted) {
-                guard family.contains(object.entity.index) else { continue }
-                if let filter, !matches(filter, object, pending: true) { continue }
-                try accept(object)
-            }
-        }
-        lastFetchStatistics = statistics
-        sort(&results, descriptor, entity: entity)
-        if descriptor.fetchOffset > 0 { results.removeFirst(min(descriptor.fetchOffset, results.count)) }
-        if let limit = descriptor.fetchLimit, results.count > limit { results.removeLast(results.count - limit) }
-        return results
     }
 
     /// Saved objects of some entities with unsaved property changes, each once.
     private func changedObjects(in family: Set<Int>) -> [ManagedObject] {
-        var seen: Set<UInt64> = []
+        var seen: Set<ObjectIdentity> = []
         return changedList.filter { object in
             !object.pending.isEmpty && !object.flags.contains(.isInserted) && !object.flags.contains(.isDead)
-                && family.contains(object.entity.index) && seen.insert(object.key).inserted
+                && family.contains(object.entity.index) && seen.insert(object.identity).inserted
         }
     }
 
@@ -115,7 +114,7 @@ extension ObjectContext {
         if descriptor.predicate == nil, descriptor.filter == nil, !descriptor.includesPendingChanges || !hasChanges {
             let entity = try resolveEntity(descriptor)
             let indices = descriptor.includesSubentities ? entity.familyIndices : [entity.index]
-            let total = store.state.withLock { state in indices.reduce(0) { $0 + state.tables[$1].count } }
+            let total = parentStore.rowCount(of: indices)
             let windowed = max(0, total - descriptor.fetchOffset)
             return descriptor.fetchLimit.map { min($0, windowed) } ?? windowed
         }
@@ -149,9 +148,9 @@ extension ObjectContext {
         }
         let constraint = entity.uniqueConstraints[ordinal]
         let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [stored])
-        if let key = store.holder(of: tuple),
-            let row = store.row(forKey: key, in: model.entities[constraint.entityIndex].familyIndices),
-            let existing = materialize(row) as? T, !existing.isDeleted
+        if let holder = parentStore.identity(holding: tuple),
+            let row = parentStore.row(of: holder, in: model.entities[constraint.entityIndex].familyIndices),
+            let existing = materialize(row, inStore: holder.storeIndex) as? T, !existing.isDeleted
         {
             return existing
         }
@@ -159,13 +158,15 @@ extension ObjectContext {
         insert(object)
         object.setStoredAttributeValue(stored, at: attribute.index)
         configure(object)
-        upsertKeys[object.key] = ordinal
+        upsertKeys[object.identity] = ordinal
         return object
     }
 
     // MARK: - Helpers
 
-    private func resolveEntity<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> EntityDescription {
+    private func resolveEntity<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError)
+        -> EntityDescription
+    {
         if let name = descriptor.entityName {
             guard let entity = model.entity(named: name) else {
                 throw EventGraphError(.invalidArgument, "the model has no entity named '\(name)'")
@@ -189,30 +190,6 @@ extension ObjectContext {
             if let row = object.row, case .attribute(let value) = row.values[index] { return value }
             if case .attribute(let value) = object.entity.defaultValues[index] { return value }
             return .null
-        }
-    }
-
-    private func sort<T: ManagedObject>(_ results: inout [T], _ descriptor: FetchDescriptor<T>, entity: EntityDescription) {
-        guard !descriptor.sortBy.isEmpty || !descriptor.sortKeys.isEmpty else { return }
-        let keys = descriptor.sortKeys.compactMap { key in entity.attribute(named: key.attributeName).map { ($0.index, key.ascending) } }
-        results.sort { a, b in
-            for comparator in descriptor.sortBy {
-                switch comparator.compare(a, b) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            for (index, ascending) in keys {
-                let x = a.storedAttributeValue(at: index) ?? .null
-                let y = b.storedAttributeValue(at: index) ?? .null
-                switch x.compare(to: y) {
-                case .orderedAscending: return ascending
-                case .orderedDescending: return !ascending
-                default: continue
-                }
-            }
-            return false
         }
     }
 }

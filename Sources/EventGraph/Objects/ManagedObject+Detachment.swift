@@ -21,12 +21,14 @@ final class Detachment: Sendable {
         case deleted
     }
 
-    let storeUUID: UUID
+    /// The table of stores beneath the context (``ObjectStore/storeUUIDs``), which the object's
+    /// ``ManagedObject/identity`` indexes.
+    let storeUUIDs: [UUID]
     let contextName: String
     let reason: Reason
 
-    init(storeUUID: UUID, contextName: String, reason: Reason) {
-        self.storeUUID = storeUUID
+    init(storeUUIDs: [UUID], contextName: String, reason: Reason) {
+        self.storeUUIDs = storeUUIDs
         self.contextName = contextName
         self.reason = reason
     }

@@ -11,13 +11,7 @@ extension ManagedObject {
             return .attribute(storedAttributeValue(at: index) ?? defaultAttributeValue(at: index))
         case .relationship(let relationship):
             let references = (currentValue(at: index) ?? entity.defaultValues[index]).references
-            let context = requireContext(index)
-            let ids = references.map { reference in
-                ObjectID(
-                    storeUUID: context.store.storeUUID,
-                    entityName: context.model.entities[Int(reference.entityIndex)].name,
-                    key: reference.key, isTemporary: context.registered[reference.key]?.isInserted ?? false)
-            }
+            let ids = requireContext(index).objectIDs(of: references)
             return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
         }
     }
@@ -111,9 +105,9 @@ extension ManagedObject {
 
     private func resolve(_ id: ObjectID) -> ManagedObject {
         guard let context, let object = context.object(with: id) else {
-            if let context, id.storeUUID != context.store.storeUUID {
-                preconditionFailure(
-                    "\(id) belongs to another store than \(entity.name)'s context (store \(context.store.storeUUID))")
+            if let context, context.parentStore.storeIndex(of: id.storeUUID) == nil {
+                let stores = context.parentStore.storeUUIDs.map(\.uuidString).joined(separator: ", ")
+                preconditionFailure("\(id) belongs to another store than \(entity.name)'s context (store \(stores))")
             }
             preconditionFailure("no object with ID \(id) in \(entity.name)'s context")
         }

@@ -90,11 +90,11 @@ extension ManagedObject {
         }
         flags.remove(.isFault)
         guard row == nil else { return }
-        if let found = context.store.row(entityIndex: entity.index, key: key) {
+        if let found = context.parentStore.row(of: identity, entityIndex: entity.index) {
             row = found
         } else {
             // The object no longer exists in the store; it reads as its defaults.
-            row = Row(entityIndex: entity.index, key: key, version: 0, values: entity.defaultValues)
+            row = Row(entityIndex: entity.index, key: identity.key, version: 0, values: entity.defaultValues)
         }
     }
 
@@ -108,7 +108,7 @@ extension ManagedObject {
         var reference = reference
         do {
             while true {
-                if let bytes = try context.store.readBlob(reference) {
+                if let bytes = try context.parentStore.readBlob(reference, inStore: identity.storeIndex) {
                     let isTransformable = entity.properties[index].attribute?.type == .transformable
                     let value: AttributeValue = isTransformable ? .transformable(bytes) : .binary(bytes)
                     loadedBlobs[index] = value
@@ -116,7 +116,7 @@ extension ManagedObject {
                 }
                 // Another context replaced (or deleted) the value after this object read its row, and a compaction
                 // dropped it from the log: read the store's current value instead, as a refetch would.
-                guard let latest = context.store.row(entityIndex: entity.index, key: key) else {
+                guard let latest = context.parentStore.row(of: identity, entityIndex: entity.index) else {
                     // Deleted in the store: the object reads as its defaults, as a fault of it would.
                     guard case .attribute(let value) = entity.defaultValues[index] else { return .null }
                     return value

@@ -38,7 +38,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final weak var contextStorage: ObjectContext?
     /// How the object left its context, once it did (see ``Detachment``).
     final var detachment: Detachment?
-    final var key: UInt64 = 0
+    /// Which object this is in its context: its store and key (the key alone repeats across stores). Set when the
+    /// object is inserted or fetched into a context.
+    final var identity = ObjectIdentity(storeIndex: 0, key: 0)
     final var row: Row?
     final var flags: Flags = []
     final var pending: [PendingValue] = []
@@ -83,11 +85,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until its first save, permanent after. It stays valid after the object leaves its
     /// context (the context is released or reset, or a save deletes the object).
     public final var objectID: ObjectID {
-        guard let entityStorage, let storeUUID = contextStorage?.store.storeUUID ?? detachment?.storeUUID else {
+        guard let entityStorage,
+            let storeUUIDs = contextStorage?.parentStore.storeUUIDs ?? detachment?.storeUUIDs
+        else {
             preconditionFailure("\(type(of: self)) has no object ID until it is inserted into a context")
         }
         return ObjectID(
-            storeUUID: storeUUID, entityName: entityStorage.name, key: key, isTemporary: flags.contains(.isInserted))
+            storeUUID: storeUUIDs[Int(identity.storeIndex)], entityName: entityStorage.name, key: identity.key,
+            isTemporary: flags.contains(.isInserted))
     }
 
     /// Whether no property has been read since the object was fetched, traversed to or refreshed.

@@ -1,22 +1,27 @@
 import LogFormat
 
-/// What a context asks the store to commit: the operations of one changeset, without its transaction ID.
+/// What a context asks its ``ObjectStore`` to commit: the operations of one changeset, without its transaction ID.
+///
+/// Objects are named by references and identities in the object store's numbering of stores
+/// (``ObjectStore/storeUUIDs``), so one request can carry objects of several stores.
 struct CommitRequest: Sendable {
     var author: String
     var operations: [ChangeOperation]
     /// The row each updated or deleted object was read from (optimistic conflict detection).
-    var readRows: [UInt64: Row]
+    var readRows: [ObjectIdentity: Row]
     var mergePolicy: MergePolicy
     /// Inserted objects that take over an existing object with the same unique values instead of failing:
-    /// key → index into the entity's ``EntityDescription/uniqueConstraints``.
-    var upserts: [UInt64: Int] = [:]
+    /// identity → index into the entity's ``EntityDescription/uniqueConstraints``.
+    var upserts: [ObjectIdentity: Int] = [:]
 }
 
 /// What a commit did.
 struct CommitResult: Sendable {
+    /// The transaction that holds the commit.
     var transactionID: UInt64
     /// The committed row (or `nil` when deleted) of every object the changeset touched.
-    var rows: [UInt64: Row?]
-    /// Inserted keys that were merged into existing objects (upserts): new key → existing key.
-    var mergedKeys: [UInt64: UInt64]
+    var rows: [ObjectIdentity: Row?]
+    /// The permanent identity of each inserted object whose identity changed: an upsert merged it into the existing
+    /// object with its unique values. Every other inserted object keeps its identity as its permanent one.
+    var permanentIdentities: [ObjectIdentity: ObjectIdentity]
 }

@@ -11,8 +11,9 @@ extension Store {
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
         let model = self.model
-        let (queued, staged, mergedKeys) = try withCommitLock {
-            queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [UInt64: UInt64]) in
+        requireOwnObjects(request)
+        let (queued, staged, permanentIdentities) = try withCommitLock {
+            queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [ObjectIdentity: ObjectIdentity]) in
             guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
             if let failure = queue.failure {
                 throw EventGraphError(
@@ -35,7 +36,7 @@ extension Store {
                         "the store is full: it has handed out every object key, so the new "
                             + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
             }
-            let mergedKeys = resolveUpserts(&operations, request.upserts, queue)
+            let permanentIdentities = resolveUpserts(&operations, request.upserts, queue)
             let pinned = try resolveConflicts(&operations, request, queue)
             repairInverses(&operations, pinned: pinned, queue)
             var blobs: [[UInt8]] = []
@@ -62,7 +63,7 @@ extension Store {
                 nextKey: changeset.nextKey, staged: staged, blobHandles: queued.blobHandles, uniqueKeys: [],
                 changeset: changeset)
             state.withLock { state in queue.enqueue(entry, state: state, model: model) }
-            return (queued, staged, mergedKeys)
+            return (queued, staged, permanentIdentities)
         }
         do {
             try backend.waitUntilDurable(queued)
@@ -76,10 +77,36 @@ extension Store {
             throw error
         }
         installDurable(through: queued.transactionID)
-        var rows: [UInt64: Row?] = [:]
+        var rows: [ObjectIdentity: Row?] = [:]
         rows.reserveCapacity(staged.rows.count)
-        for (key, entry) in staged.rows { rows[key] = entry.row }
-        return CommitResult(transactionID: queued.transactionID, rows: rows, mergedKeys: mergedKeys)
+        for (key, entry) in staged.rows { rows[ObjectIdentity(storeIndex: Self.ownStoreIndex, key: key)] = entry.row }
+        return CommitResult(
+            transactionID: queued.transactionID, rows: rows, permanentIdentities: permanentIdentities)
+    }
+
+    /// Checks that a request names only this store's objects: a store commits its own changeset, and a coordinator
+    /// of several stores splits a request per store first (references into other stores are not recorded yet).
+    private func requireOwnObjects(_ request: CommitRequest) {
+        func isOwn(_ reference: ObjectReference) -> Bool { reference.storeIndex == Self.ownStoreIndex }
+        func isOwn(_ change: PropertyChange) -> Bool {
+            switch change.value {
+            case .attribute: true
+            case .toOne(let target): target.map(isOwn) ?? true
+            case .toMany(let targets): targets.allSatisfy(isOwn)
+            }
+        }
+        for operation in request.operations {
+            let own =
+                switch operation {
+                case .insert(let reference, let changes), .update(let reference, let changes):
+                    isOwn(reference) && changes.allSatisfy(isOwn)
+                case .relate(let reference, _, let added, let removed):
+                    isOwn(reference) && added.allSatisfy(isOwn) && removed.allSatisfy(isOwn)
+                case .delete(let reference):
+                    isOwn(reference)
+                }
+            precondition(own, "a commit into store \(storeUUID) names an object of another store: \(operation)")
+        }
     }
 
     /// Installs every queued save up to `transactionID` (all durable: the log is synced in order), in order, and
@@ -108,13 +135,13 @@ extension Store {
     // MARK: - Upserts
 
     /// Turns inserts whose unique values already exist in the store into updates of the existing objects.
-    private func resolveUpserts(_ operations: inout [ChangeOperation], _ upserts: [UInt64: Int], _ queue: CommitQueue)
-        -> [UInt64: UInt64]
-    {
+    private func resolveUpserts(
+        _ operations: inout [ChangeOperation], _ upserts: [ObjectIdentity: Int], _ queue: CommitQueue
+    ) -> [ObjectIdentity: ObjectIdentity] {
         guard !upserts.isEmpty else { return [:] }
-        var merged: [UInt64: ObjectReference] = [:]
+        var merged: [ObjectIdentity: ObjectReference] = [:]
         for operation in operations {
-            guard case .insert(let reference, let changes) = operation, let ordinal = upserts[reference.key] else {
+            guard case .insert(let reference, let changes) = operation, let ordinal = upserts[reference.identity] else {
                 continue
             }
             let entity = model.entities[Int(reference.entityIndex)]
@@ -127,10 +154,10 @@ extension Store {
                 return queue.row(forKey: existingKey, in: family, state: state)
             }
             guard let existing = found else { continue }
-            merged[reference.key] = existing.reference
+            merged[reference.identity] = existing.reference
         }
         guard !merged.isEmpty else { return [:] }
-        func map(_ reference: ObjectReference) -> ObjectReference { merged[reference.key] ?? reference }
+        func map(_ reference: ObjectReference) -> ObjectReference { merged[reference.identity] ?? reference }
         func map(_ value: PropertyValue) -> PropertyValue {
             switch value {
             case .attribute: value
@@ -145,7 +172,7 @@ extension Store {
         for operation in operations {
             switch operation {
             case .insert(let reference, let changes):
-                guard let target = merged[reference.key] else {
+                guard let target = merged[reference.identity] else {
                     rewritten.append(.insert(reference, map(changes)))
                     continue
                 }
@@ -171,156 +198,7 @@ extension Store {
             }
         }
         operations = rewritten
-        return merged.mapValues(\.key)
-    }
-
-    // MARK: - Conflicts
-
-    /// Checks every changed object against the committed state; applies the merge policy or throws. Returns the
-    /// relationship slots whose change `storeWins` dropped (their store value stands, see ``InverseRepair``).
-    private func resolveConflicts(_ operations: inout [ChangeOperation], _ request: CommitRequest, _ queue: CommitQueue)
-        throws(EventGraphError) -> Set<InverseRepair.Slot>
-    {
-        var pinned: Set<InverseRepair.Slot> = []
-        let policy = request.mergePolicy
-        var inserted: Set<UInt64> = []
-        inserted.reserveCapacity(operations.count)
-        var referenced: Set<ObjectReference> = []
-        var touched: [ObjectReference] = []
-        for operation in operations {
-            switch operation {
-            case .insert(let reference, let changes):
-                inserted.insert(reference.key)
-                for change in changes {
-                    if case .attribute = change.value { continue }
-                    referenced.formUnion(change.value.references)
-                }
-            case .update(let reference, let changes):
-                touched.append(reference)
-                for change in changes { referenced.formUnion(change.value.references) }
-            case .relate(let reference, _, let added, _):
-                touched.append(reference)
-                referenced.formUnion(added)
-            case .delete(let reference):
-                touched.append(reference)
-            }
-        }
-        let lookups = touched + referenced.filter { !inserted.contains($0.key) }
-        let current: [UInt64: Row] = state.withLock { state in
-            var rows: [UInt64: Row] = [:]
-            for reference in lookups {
-                if let row = queue.row(entityIndex: Int(reference.entityIndex), key: reference.key, in: state) {
-                    rows[reference.key] = row
-                }
-            }
-            return rows
-        }
-        func exists(_ reference: ObjectReference) -> Bool {
-            inserted.contains(reference.key) || current[reference.key] != nil
-        }
-        var failures: [EventGraphError.Failure] = []
-        func fail(_ reference: ObjectReference, _ property: String?, _ message: String) {
-            failures.append(
-                EventGraphError.Failure(
-                    entityName: model.entities[Int(reference.entityIndex)].name, objectID: objectID(for: reference),
-                    propertyName: property, message: message))
-        }
-        func keepTargets(_ value: PropertyValue, of reference: ObjectReference, _ index: UInt32) -> PropertyValue {
-            let property = model.entities[Int(reference.entityIndex)].properties[Int(index)].name
-            switch value {
-            case .attribute: return value
-            case .toOne(let target):
-                guard let target, !exists(target) else { return value }
-                if policy == .error {
-                    fail(reference, property, "refers to \(objectID(for: target)), which was deleted in the store")
-                }
-                return .toOne(nil)
-            case .toMany(let targets):
-                let missing = targets.filter { !exists($0) }
-                guard !missing.isEmpty else { return value }
-                if policy == .error {
-                    fail(
-                        reference, property,
-                        "refers to \(missing.count) object(s) deleted in the store, such as \(objectID(for: missing[0]))"
-                    )
-                }
-                return .toMany(targets.filter(exists))
-            }
-        }
-        var resolved: [ChangeOperation] = []
-        resolved.reserveCapacity(operations.count)
-        for operation in operations {
-            switch operation {
-            case .insert(let reference, let changes):
-                guard changes.contains(where: { if case .attribute = $0.value { false } else { true } }) else {
-                    resolved.append(operation)
-                    continue
-                }
-                resolved.append(
-                    .insert(
-                        reference,
-                        changes.map {
-                            PropertyChange(
-                                propertyIndex: $0.propertyIndex,
-                                value: keepTargets($0.value, of: reference, $0.propertyIndex))
-                        }))
-            case .update(let reference, var changes):
-                guard let now = current[reference.key] else {
-                    if policy == .error { fail(reference, nil, "was deleted in the store since this context read it") }
-                    continue
-                }
-                if let read = request.readRows[reference.key], read.version != now.version {
-                    switch policy {
-                    case .error:
-                        fail(
-                            reference, nil,
-                            "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))"
-                        )
-                    case .storeWins:
-                        let changedInStore = { (index: UInt32) in read.values[Int(index)] != now.values[Int(index)] }
-                        for change in changes where changedInStore(change.propertyIndex) {
-                            pinned.insert(InverseRepair.Slot(key: reference.key, property: Int(change.propertyIndex)))
-                        }
-                        changes.removeAll { changedInStore($0.propertyIndex) }
-                    case .objectWins:
-                        break
-                    }
-                }
-                changes = changes.map {
-                    PropertyChange(
-                        propertyIndex: $0.propertyIndex, value: keepTargets($0.value, of: reference, $0.propertyIndex))
-                }
-                if !changes.isEmpty { resolved.append(.update(reference, changes)) }
-            case .relate(let reference, let index, let added, let removed):
-                guard current[reference.key] != nil else {
-                    if policy == .error { fail(reference, nil, "was deleted in the store since this context read it") }
-                    continue
-                }
-                guard case .toMany(let kept) = keepTargets(.toMany(added), of: reference, index) else { continue }
-                if !kept.isEmpty || !removed.isEmpty {
-                    resolved.append(.relate(reference, propertyIndex: index, added: kept, removed: removed))
-                }
-            case .delete(let reference):
-                guard let now = current[reference.key] else {
-                    if policy == .error { fail(reference, nil, "was already deleted in the store") }
-                    continue
-                }
-                if policy == .error, let read = request.readRows[reference.key], read.version != now.version {
-                    fail(
-                        reference, nil,
-                        "was changed in the store (transaction \(now.version)) since this context read it (transaction \(read.version))"
-                    )
-                }
-                resolved.append(.delete(reference))
-            }
-        }
-        guard failures.isEmpty else {
-            throw EventGraphError(
-                .conflict, "\(failures.count) object(s) changed in the store since this context read them",
-                failures: failures)
-        }
-        operations = resolved
-        return pinned
+        return merged.mapValues(\.identity)
     }
 
     // MARK: - External storage

@@ -57,6 +57,11 @@ final class Store: Sendable {
         state.withLock { state in entityIndices.map { state.tables[$0].rows } }
     }
 
+    /// How many committed objects some entities have in all.
+    func rowCount(of entityIndices: [Int]) -> Int {
+        state.withLock { state in entityIndices.reduce(0) { $0 + state.tables[$1].count } }
+    }
+
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
     /// in commit order; `nil` when the entity has no index for any of the ranges or when every range holds more
     /// than `limitFraction` of the rows (a scan is then as cheap).

@@ -148,7 +148,7 @@ public final class ModelContainer: Sendable {
 
     /// A new context for the calling task.
     public func newBackgroundContext(name: String = "background") -> ObjectContext {
-        ObjectContext(store: store, name: name)
+        ObjectContext(parentStore: store, name: name)
     }
 
     /// A view of this store *as of* a transaction (replayed from the log into a separate read-only store).
@@ -195,7 +195,7 @@ private final class MainContextBox: Sendable {
 
     var context: ObjectContext {
         if let created { return created }
-        let context = ObjectContext(store: store, name: "main")
+        let context = ObjectContext(parentStore: store, name: "main")
         created = context
         return context
     }

@@ -1,0 +1,79 @@
+import Foundation
+import LogFormat
+
+/// What a context reads from and saves into: the committed objects beneath it.
+///
+/// Contexts and their objects reach the data beneath them only through this protocol, so that what is beneath can
+/// change without them changing:
+/// - ``Store`` serves one store: its snapshot, its log and its key counter. Its table of stores holds itself alone,
+///   at index 0, the index a log gives the store that holds a payload (``ObjectReference/storeIndex``).
+/// - A parent context (nested contexts) is to read through to the object store beneath it and overlay its own unsaved
+///   changes; its ``commit(_:)`` moves a child's changes into it without reaching a log, and it passes the table of
+///   stores beneath it through unchanged.
+/// - A coordinator of several stores is to route each call to the store an identity names
+///   (``ObjectIdentity/storeIndex``), span every store in scans, choose the store of a new object by its entity's
+///   configuration, and split a commit into one changeset per store.
+///
+/// Every identity and reference a conformer takes or hands out, including those inside rows, numbers stores by the
+/// conformer's table, ``storeUUIDs``. Conformers are `Sendable`: a context calls them from its own isolation domain,
+/// and several contexts share one.
+protocol ObjectStore: AnyObject, Sendable {
+    /// The model of every store beneath.
+    var model: ObjectModel { get }
+    /// The stores beneath, by the index that identities and references use.
+    var storeUUIDs: [UUID] { get }
+    /// Whether ``commit(_:)`` is refused (an *as of* view).
+    var isReadOnly: Bool { get }
+    /// The last transaction committed beneath (the largest of any store's, for several).
+    var lastTransactionID: UInt64 { get }
+
+    // MARK: Reading
+
+    /// The committed row of an object of a known entity; `nil` when there is none.
+    func row(of identity: ObjectIdentity, entityIndex: Int) -> Row?
+    /// The committed row of an object of one of some entities (an ``ObjectID`` may name a super-entity).
+    func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row?
+    /// Every committed row of one entity (sub-entities not included), per store, for scanning without a lock.
+    func rows(of entityIndex: Int) -> [StoreRows]
+    /// How many committed objects some entities have in all.
+    func rowCount(of entityIndices: [Int]) -> Int
+    /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extra`, per
+    /// store, each store's in commit order; `nil` when no index serves the ranges or they are not selective (a
+    /// scan is then as cheap).
+    func indexedRows(
+        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
+    ) -> [StoreRows]?
+    /// The committed object that holds a unique value tuple.
+    func identity(holding tuple: UniqueKey) -> ObjectIdentity?
+    /// An externally stored value of an object in the store at `storeIndex`; `nil` when that store's log no longer
+    /// holds it (a compaction dropped it: the reader holds an older row of the object).
+    func readBlob(_ reference: BlobReference, inStore storeIndex: UInt32) throws(EventGraphError) -> [UInt8]?
+
+    // MARK: Writing
+
+    /// A new identity for an object of `entity`, never handed out before (also when the object is never saved).
+    func reserveIdentity(for entity: EntityDescription) -> ObjectIdentity
+    /// Commits a context's changes, all or nothing; the result names the transaction and the committed rows.
+    func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult
+}
+
+/// The committed rows of one entity in one store, as a scan sees them (`nil` for a deleted object's hole).
+struct StoreRows: Sendable {
+    /// The store's index in the object store's table (``ObjectStore/storeUUIDs``).
+    var storeIndex: UInt32
+    var rows: [Row?]
+}
+
+extension ObjectStore {
+    /// The index of a store in the table, if it is beneath.
+    func storeIndex(of storeUUID: UUID) -> UInt32? {
+        storeUUIDs.firstIndex(of: storeUUID).map { UInt32($0) }
+    }
+
+    /// The permanent or temporary ID of an object.
+    func objectID(of identity: ObjectIdentity, entityName: String, isTemporary: Bool = false) -> ObjectID {
+        ObjectID(
+            storeUUID: storeUUIDs[Int(identity.storeIndex)], entityName: entityName, key: identity.key,
+            isTemporary: isTemporary)
+    }
+}

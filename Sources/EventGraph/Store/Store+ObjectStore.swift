@@ -1,0 +1,55 @@
+import Foundation
+import LogFormat
+
+/// A store is the object store beneath a root context: one store, at index 0 of its own table.
+///
+/// Each requirement maps onto the store's own read and commit API, so that the state beneath (its rows, indexes
+/// and log) can change without the contexts above it noticing.
+extension Store: ObjectStore {
+    /// The index of a store in its own table, as in its log: 0 is the store that holds the payload
+    /// (``ObjectReference/storeIndex``).
+    static let ownStoreIndex: UInt32 = 0
+
+    var storeUUIDs: [UUID] { [storeUUID] }
+
+    func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
+        requireOwn(identity.storeIndex)
+        return row(entityIndex: entityIndex, key: identity.key)
+    }
+
+    func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
+        requireOwn(identity.storeIndex)
+        return row(forKey: identity.key, in: entityIndices)
+    }
+
+    func rows(of entityIndex: Int) -> [StoreRows] {
+        rowSnapshots(of: [entityIndex]).map { StoreRows(storeIndex: Self.ownStoreIndex, rows: $0) }
+    }
+
+    func indexedRows(
+        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
+    ) -> [StoreRows]? {
+        for identity in extra { requireOwn(identity.storeIndex) }
+        guard let rows = indexedRows(entityIndex: entityIndex, ranges: ranges, extraKeys: extra.map(\.key)) else {
+            return nil
+        }
+        return [StoreRows(storeIndex: Self.ownStoreIndex, rows: rows.map(Optional.some))]
+    }
+
+    func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
+        holder(of: tuple).map { ObjectIdentity(storeIndex: Self.ownStoreIndex, key: $0) }
+    }
+
+    func readBlob(_ reference: BlobReference, inStore storeIndex: UInt32) throws(EventGraphError) -> [UInt8]? {
+        requireOwn(storeIndex)
+        return try readBlob(reference)
+    }
+
+    func reserveIdentity(for entity: EntityDescription) -> ObjectIdentity {
+        ObjectIdentity(storeIndex: Self.ownStoreIndex, key: reserveKey())
+    }
+
+    private func requireOwn(_ storeIndex: UInt32) {
+        precondition(storeIndex == Self.ownStoreIndex, "store \(storeUUID) has no store \(storeIndex) beneath it")
+    }
+}
