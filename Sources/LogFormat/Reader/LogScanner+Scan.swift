@@ -3,10 +3,12 @@ extension LogScanner {
     private enum Pending {
         case none
         case transaction(id: UInt64, byteOffset: UInt64, blobs: [BlobLocation], fragments: FragmentRun?)
-        case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64)
+        /// `chunk`: the fragments of a checkpoint chunk that spans several frames, while they are being read.
+        case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64, chunk: FragmentRun?)
     }
 
-    /// The fragments of a transaction seen so far: where they start and how much they hold — not their bytes.
+    /// The fragments of a transaction or checkpoint chunk seen so far: where they start and how much they hold — not
+    /// their bytes.
     private struct FragmentRun {
         var byteOffset: UInt64
         var sequence: UInt64
@@ -116,7 +118,7 @@ extension LogScanner {
         switch pending {
         case .none: nil
         case .transaction(_, let byteOffset, _, _): byteOffset
-        case .checkpoint(let byteOffset, _): byteOffset
+        case .checkpoint(let byteOffset, _, _): byteOffset
         }
     }
 
@@ -134,7 +136,7 @@ extension LogScanner {
         }
         switch h.type {
         case .blob, .transaction, .transactionFirst, .transactionMiddle, .transactionLast:
-            if case .checkpoint = pending, h.type == .blob {
+            if case .checkpoint(_, _, nil) = pending, h.type == .blob {
                 guard h.transactionID <= result.lastTransactionID || h.transactionID <= checkpointID(pending) else {
                     return "checkpoint blob of transaction \(h.transactionID) is newer than the checkpoint"
                 }
@@ -196,7 +198,7 @@ extension LogScanner {
                     pending = .transaction(id: id, byteOffset: start, blobs: blobs, fragments: run)
                 } else {
                     let payload = FragmentedPayload(
-                        file: window.shared, seed: seed, dictionary: dictionary, transactionID: id,
+                        kind: .transaction, file: window.shared, seed: seed, dictionary: dictionary, transactionID: id,
                         firstByteOffset: run.byteOffset, firstSequence: run.sequence, fragmentCount: run.count,
                         byteCount: run.byteCount)
                     try deliver(.transaction(id: id, payload: .fragmented(payload), blobs: blobs, byteOffset: start))
@@ -207,13 +209,15 @@ extension LogScanner {
             }
         case .checkpointBegin:
             guard case .none = pending else { return "checkpoint begins inside another unit" }
-            pending = .checkpoint(byteOffset: frame.byteOffset, lastTransactionID: h.transactionID)
+            pending = .checkpoint(byteOffset: frame.byteOffset, lastTransactionID: h.transactionID, chunk: nil)
             try deliver(.checkpointBegin(payload: frame.payload, byteOffset: frame.byteOffset))
         case .checkpointChunk:
-            guard case .checkpoint = pending else { return "checkpoint chunk outside a checkpoint" }
-            try deliver(.checkpointChunk(payload: frame.payload, byteOffset: frame.byteOffset))
+            guard case .checkpoint(_, _, nil) = pending else { return "checkpoint chunk outside a checkpoint" }
+            try deliver(.checkpointChunk(payload: .whole(frame.payload), byteOffset: frame.byteOffset))
+        case .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast:
+            return try applyChunkFragment(frame, &pending, dictionary: dictionary, deliver)
         case .checkpointEnd:
-            guard case .checkpoint(_, let lastID) = pending, lastID == h.transactionID else {
+            guard case .checkpoint(_, let lastID, nil) = pending, lastID == h.transactionID else {
                 return "checkpoint end without a matching begin"
             }
             guard lastID >= result.lastTransactionID else {
@@ -251,8 +255,53 @@ extension LogScanner {
         return nil
     }
 
+    /// Checks one fragment of a checkpoint chunk that spans several frames (format 1.2) against the grammar, and
+    /// delivers the chunk at its last fragment. The fragments are bounded like a transaction's: their raw lengths
+    /// added up are at most the file's transaction limit, checked at every fragment before anything is decoded.
+    private func applyChunkFragment(
+        _ frame: VerifiedFrame, _ pending: inout Pending, dictionary: [UInt8]?,
+        _ deliver: (ScanEvent) throws(LogFormatError) -> Void
+    ) throws(LogFormatError) -> String? {
+        let h = frame.header
+        guard case .checkpoint(let start, let lastID, let chunk) = pending else {
+            return "\(h.type) frame outside a checkpoint"
+        }
+        // The fragments carry the checkpoint's transaction ID, like its begin and end frames.
+        guard h.transactionID == lastID else {
+            return "\(h.type) frame names transaction \(h.transactionID), not the checkpoint's \(lastID)"
+        }
+        var run: FragmentRun
+        if h.type == .checkpointChunkFirst {
+            guard chunk == nil, h.partIndex == 0 else { return "first fragment of a checkpoint chunk out of order" }
+            run = FragmentRun(byteOffset: frame.byteOffset, sequence: h.sequence, count: 0, byteCount: 0)
+        } else {
+            guard let current = chunk, h.partIndex == UInt32(current.count) else {
+                return "fragment \(h.partIndex) of a checkpoint chunk is out of order"
+            }
+            run = current
+        }
+        // Both terms are at most the limit (1 GiB), so the sum cannot overflow.
+        run.byteCount += Int(h.rawByteCount)
+        run.count += 1
+        let limit = header.transactionByteLimit
+        guard run.byteCount <= limit else {
+            return "a checkpoint chunk has more than the file's limit of \(limit) bytes"
+        }
+        guard h.type == .checkpointChunkLast else {
+            pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: run)
+            return nil
+        }
+        let payload = FragmentedPayload(
+            kind: .checkpointChunk, file: window.shared, seed: seed, dictionary: dictionary, transactionID: lastID,
+            firstByteOffset: run.byteOffset, firstSequence: run.sequence, fragmentCount: run.count,
+            byteCount: run.byteCount)
+        pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: nil)
+        try deliver(.checkpointChunk(payload: .fragmented(payload), byteOffset: run.byteOffset))
+        return nil
+    }
+
     private func checkpointID(_ pending: Pending) -> UInt64 {
-        if case .checkpoint(_, let id) = pending { return id }
+        if case .checkpoint(_, let id, _) = pending { return id }
         return 0
     }
 

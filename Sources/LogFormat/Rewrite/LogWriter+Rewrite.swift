@@ -91,7 +91,9 @@ extension LogWriter {
                     OutgoingFrame(
                         type: .checkpointBegin, transactionID: begin.lastTransactionID,
                         payload: try encode { try begin.encoded() }))
-                var sink = CheckpointSink(writer: frames)
+                var sink = CheckpointSink(
+                    writer: frames, transactionID: begin.lastTransactionID,
+                    fragmentByteCount: options.fragmentByteCount)
                 var sinkError: LogFormatError?
                 do throws(LogFormatError) { try caller.run { try writeCheckpoint(&sink) } } catch { sinkError = error }
                 checkpointBlobs = sink.locations
