@@ -66,6 +66,13 @@ struct CraftedFileTests {
             try log.appendSeal()
             return log
         },
+        Case(name: "a checkpoint chunk of 64 fragments of 16 MiB of zeros (1 GiB)", accepted: false) {
+            var log = CraftedLog()
+            try log.appendSchema()
+            try log.appendCheckpoint(chunkFragmentCount: 64, fragment: zeros)
+            try log.appendSeal()
+            return log
+        },
         Case(name: "a valid changeset header followed by 1 GiB of zeros", accepted: false) {
             var log = CraftedLog()
             try log.appendSchema()

@@ -76,21 +76,33 @@ struct AtomicSaveTests {
         try container.close()
     }
 
+    /// The in-memory store's log is a file like any other: a failed write poisons its writer, as on disk, and the
+    /// store reopened from the file holds nothing of the failed save.
     @Test func aLogFailureChangesNeitherTheStoreNorTheContext() throws {
-        let backend = MemoryBackendProbe()
-        let container = try backend.container(model: TestModels.school)
+        let probe = MemoryStoreProbe()
+        let container = try probe.container(model: TestModels.school)
         let context = container.newBackgroundContext()
         let course = Course()
         context.insert(course)
         course.code = "IO"
-        backend.failNextAppend()
+        probe.failNextAppend()
         #expect(throws: EventGraphError.self) { try context.save() }
         #expect(container.lastTransactionID == 0)
         #expect(course.objectID.isTemporary)
+        #expect(course.code == "IO", "the context keeps its unsaved change")
         #expect(try container.newBackgroundContext().fetchCount(FetchDescriptor<Course>()) == 0)
-        try context.save()
-        #expect(container.lastTransactionID == 1)
-        #expect(!course.objectID.isTemporary)
+        try? container.close()
+
+        let reopened = try probe.container(model: TestModels.school)
+        #expect(reopened.lastTransactionID == 0)
+        let retry = reopened.newBackgroundContext()
+        let again = Course()
+        retry.insert(again)
+        again.code = "IO"
+        try retry.save()
+        #expect(reopened.lastTransactionID == 1)
+        #expect(!again.objectID.isTemporary)
+        try reopened.close()
     }
 
     @Test func keysAreNeverReused() throws {

@@ -120,9 +120,15 @@ public final class ModelContainer: Sendable {
         }
     }
 
-    /// Creates a store kept only in memory (encoded exactly as a log file would hold it); for tests and previews.
+    /// Creates a store kept only in memory; for tests and previews.
+    ///
+    /// Its log is a file in memory, written and read by the same code as a store on disk (framing, checksums,
+    /// recovery, the rewrite of a compaction), so it behaves exactly like one; it is gone when the container is.
     public convenience init(inMemoryWith model: ObjectModel) throws(EventGraphError) {
-        try self.init(store: Store.open(backend: MemoryBackend(), model: model), path: nil)
+        let store = try Store.open(model: model) { consume throws(EventGraphError) in
+            try FileBackend.openInMemory(configuration: Configuration(), replay: consume)
+        }
+        self.init(store: store, path: nil)
     }
 
     init(store: Store, path: String?) {

@@ -3,9 +3,14 @@ import Synchronization
 
 /// A store's log in a file: LogFormat's writer for appends (exclusive lock, group commit, recovery) and a
 /// reader for lazy blob reads and re-scans.
+///
+/// An in-memory store is this same backend on a file in a ``MemoryVolume``: the same writer, reader, recovery and
+/// rewrite, on bytes kept in memory.
 final class FileBackend: LogBackend {
     let path: String
     let storeUUID: LogUUID
+    /// The in-memory volume the log lives in, kept alive as long as the store or a view of it is.
+    private let volume: MemoryVolume?
     private let writer: LogWriter?
     /// Replaced after a rewrite, with the next generation (the old reader still reads the replaced file).
     private let current: Mutex<(reader: LogReader, generation: UInt64)>
@@ -15,8 +20,9 @@ final class FileBackend: LogBackend {
     var isReadOnly: Bool { writer == nil }
     var recoveryReport: StoreRecoveryReport? { recovery.withLock { $0 } }
 
-    private init(path: String, writer: LogWriter?, reader: LogReader) {
+    private init(path: String, writer: LogWriter?, reader: LogReader, volume: MemoryVolume? = nil) {
         self.path = path
+        self.volume = volume
         self.writer = writer
         self.storeUUID = reader.header.storeUUID
         self.current = Mutex((reader, 0))
@@ -26,7 +32,7 @@ final class FileBackend: LogBackend {
     /// Opens (or creates) the log for writing, delivering every committed record to `replay` during the one
     /// recovery scan.
     static func open(
-        path: String, configuration: ModelContainer.Configuration,
+        path: String, configuration: ModelContainer.Configuration, volume: MemoryVolume? = nil,
         replay: (ReplayRecord) throws(EventGraphError) -> Void
     ) throws(EventGraphError) -> FileBackend {
         var options = LogWriter.Options(
@@ -39,12 +45,20 @@ final class FileBackend: LogBackend {
                 if let converted = try Self.convert(record) { try replay(converted) }
             }
             do {
-                return FileBackend(path: path, writer: writer, reader: try LogReader(path: path))
+                return FileBackend(path: path, writer: writer, reader: try LogReader(path: path), volume: volume)
             } catch {
                 try? writer.close()
                 throw error
             }
         }
+    }
+
+    /// Creates a store's log in a new in-memory volume (see ``MemoryVolume``).
+    static func openInMemory(
+        configuration: ModelContainer.Configuration, replay: (ReplayRecord) throws(EventGraphError) -> Void
+    ) throws(EventGraphError) -> FileBackend {
+        let volume = MemoryVolume()
+        return try open(path: volume.file("store.eglog"), configuration: configuration, volume: volume, replay: replay)
     }
 
     /// Opens the log read-only: no lock, never modified.
@@ -132,7 +146,7 @@ final class FileBackend: LogBackend {
     }
 
     func readOnlyView() -> any LogBackend {
-        FileBackend(path: path, writer: nil, reader: current.withLock { $0.reader })
+        FileBackend(path: path, writer: nil, reader: current.withLock { $0.reader }, volume: volume)
     }
 
     func rewrite(
@@ -169,36 +183,4 @@ final class FileBackend: LogBackend {
         guard let writer else { return }
         do { try writer.close() } catch { throw EventGraphError(error) }
     }
-}
-
-/// A read-only window on another backend whose blob handles never go stale (the memory backend's), for *as of*
-/// views of an open store: closing it closes nothing.
-struct ViewBackend: LogBackend {
-    let base: any LogBackend
-    var storeUUID: LogUUID { base.storeUUID }
-    var isReadOnly: Bool { true }
-
-    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
-        try base.replay(body)
-    }
-    func append(schema: SchemaPayload) throws(EventGraphError) {
-        throw EventGraphError(.readOnly, "a view is read-only")
-    }
-    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction
-    {
-        throw EventGraphError(.readOnly, "a view is read-only")
-    }
-    func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError) {
-        throw EventGraphError(.readOnly, "a view is read-only")
-    }
-    func readBlob(_ key: BlobKey, at handle: UInt64, generation: UInt64) throws(EventGraphError) -> [UInt8]? {
-        try base.readBlob(key, at: handle, generation: generation)
-    }
-    func rewrite(
-        schema: SchemaPayload, checkpoint: CheckpointInput, install: (_ handles: [UInt64], _ generation: UInt64) -> Void
-    ) throws(EventGraphError) {
-        throw EventGraphError(.readOnly, "a view is read-only")
-    }
-    func readOnlyView() -> any LogBackend { self }
-    func close() throws(EventGraphError) {}
 }

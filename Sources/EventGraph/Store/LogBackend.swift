@@ -1,7 +1,7 @@
 import LogFormat
 
-/// Where a store's log lives. The file backend wraps LogFormat's writer and reader; the memory backend serves
-/// tests that need no file. Every method but ``waitUntilDurable(_:)`` and ``readBlob(at:)`` is called with the
+/// Where a store's log lives: ``FileBackend`` wraps LogFormat's writer and reader, on a file on disk or in a
+/// ``MemoryVolume`` (an in-memory store). Every method but ``waitUntilDurable(_:)`` and ``readBlob(at:)`` is called with the
 /// store's commit lock held or during open.
 ///
 /// A blob handle is valid in one *generation* of the log: a rewrite (compaction) moves every blob, so it starts a

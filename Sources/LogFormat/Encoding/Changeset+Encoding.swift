@@ -37,7 +37,7 @@ extension Changeset {
     }
 
     /// Decodes a changeset from a transaction's payload, reading a fragmented one fragment by fragment.
-    init(decoding payload: TransactionPayload) throws(LogFormatError) {
+    init(decoding payload: SpannedPayload) throws(LogFormatError) {
         switch payload {
         case .whole(let bytes):
             try self.init(decoding: bytes)

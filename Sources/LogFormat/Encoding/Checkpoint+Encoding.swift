@@ -4,7 +4,9 @@
 //   CheckpointChunk: foreign store count varuint, then 16-byte UUIDs · record count varuint, then records
 //                    (object reference, then a property change list, as in a changeset's insert)
 //   CheckpointEnd:   objectCount varuint · stateDigest (varuint length, then bytes)
-// Each is the payload of a single frame, so each is at most `LogLimits.maxFrameRawByteCount` bytes.
+// Begin and end are the payload of a single frame, so each is at most `LogLimits.maxFrameRawByteCount` bytes. A
+// chunk may be larger than one frame (format 1.2): a writer splits it over checkpoint-chunk-first/-middle/-last
+// frames, so a checkpoint can hold every object a transaction can; it is bounded like a transaction.
 
 extension CheckpointBegin {
     /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
@@ -38,11 +40,11 @@ extension CheckpointChunk {
     /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
     ///
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when a value or list is over its limit or the payload would
-    ///   exceed ``LogLimits/maxFrameRawByteCount`` (split the records into more chunks);
+    ///   exceed ``LogLimits/maxTransactionByteCount`` (split the records into more chunks);
     ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
     public func encoded() throws(LogFormatError) -> [UInt8] {
         try PayloadEnvelope.encode(
-            "checkpoint chunk", maxByteCount: LogLimits.maxFrameRawByteCount, reservedByteCount: 4096
+            "checkpoint chunk", maxByteCount: LogLimits.maxTransactionByteCount, reservedByteCount: 4096
         ) { (writer) throws(LogFormatError) in
             try LogUUID.encodeList(foreignStores, to: &writer, field: "the chunk's foreign stores")
             try writer.writeCount(records.count, field: "the chunk's records")
@@ -59,21 +61,42 @@ extension CheckpointChunk {
     ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
     public init(decoding bytes: [UInt8]) throws(LogFormatError) {
         self = try PayloadEnvelope.decode(
-            "checkpoint chunk", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
+            "checkpoint chunk", from: bytes, maxByteCount: LogLimits.maxTransactionByteCount
         ) { (reader) throws(LogFormatError) -> CheckpointChunk in
-            let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
-            // A record is at least a reference and an empty property list.
-            let recordCount = try reader.readCount(
-                "the number of records", minimumElementByteCount: ObjectReference.minimumEncodedByteCount + 1)
-            var records: [ObjectRecord] = []
-            records.reserveCapacity(recordCount)
-            for _ in 0..<recordCount {
-                let object = try ObjectReference(from: &reader, foreignStoreCount: foreignStores.count)
-                let properties = try PropertyChange.decodeList(from: &reader, foreignStoreCount: foreignStores.count)
-                records.append(ObjectRecord(object: object, properties: properties))
-            }
-            return CheckpointChunk(foreignStores: foreignStores, records: records)
+            try CheckpointChunk(fieldsFrom: &reader)
         }
+    }
+
+    /// Decodes a chunk as a scan found it, reading one that spans fragments fragment by fragment.
+    init(decoding payload: SpannedPayload) throws(LogFormatError) {
+        switch payload {
+        case .whole(let bytes):
+            try self.init(decoding: bytes)
+        case .fragmented(let fragments):
+            self = try fragments.withReader { (reader) throws(LogFormatError) -> CheckpointChunk in
+                try PayloadEnvelope.decode(
+                    "checkpoint chunk", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount
+                ) { (reader) throws(LogFormatError) -> CheckpointChunk in
+                    try CheckpointChunk(fieldsFrom: &reader)
+                }
+            }
+        }
+    }
+
+    /// Reads the fields that follow the version byte.
+    private init(fieldsFrom reader: inout ByteReader) throws(LogFormatError) {
+        let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+        // A record is at least a reference and an empty property list.
+        let recordCount = try reader.readCount(
+            "the number of records", minimumElementByteCount: ObjectReference.minimumEncodedByteCount + 1)
+        var records: [ObjectRecord] = []
+        records.reserveCapacity(recordCount)
+        for _ in 0..<recordCount {
+            let object = try ObjectReference(from: &reader, foreignStoreCount: foreignStores.count)
+            let properties = try PropertyChange.decodeList(from: &reader, foreignStoreCount: foreignStores.count)
+            records.append(ObjectRecord(object: object, properties: properties))
+        }
+        self.init(foreignStores: foreignStores, records: records)
     }
 }
 

@@ -24,6 +24,12 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let checkpointChunk = FrameType(rawValue: 0x21)
     /// Ends a checkpoint (``CheckpointEnd``); it commits the checkpoint.
     public static let checkpointEnd = FrameType(rawValue: 0x22)
+    /// The first fragment of a checkpoint chunk larger than one frame (format 1.2).
+    public static let checkpointChunkFirst = FrameType(rawValue: 0x23)
+    /// A middle fragment of a checkpoint chunk.
+    public static let checkpointChunkMiddle = FrameType(rawValue: 0x24)
+    /// The last fragment of a checkpoint chunk; the fragments concatenated form the chunk's payload.
+    public static let checkpointChunkLast = FrameType(rawValue: 0x25)
     /// An LZ4 dictionary for the frames after it that use ``FrameCodec/lz4Dictionary``.
     public static let dictionary = FrameType(rawValue: 0x30)
     /// Clean close: everything before it was synced.
@@ -36,10 +42,18 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public var isKnown: Bool {
         switch self {
         case .transaction, .transactionFirst, .transactionMiddle, .transactionLast, .blob, .schema, .checkpointBegin,
-            .checkpointChunk, .checkpointEnd, .dictionary, .seal:
+            .checkpointChunk, .checkpointEnd, .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast,
+            .dictionary, .seal:
             true
         default: false
         }
+    }
+
+    /// Whether the frame is a fragment of a payload that spans several frames (a transaction's or a checkpoint
+    /// chunk's); a reader reads such frames again when it decodes the payload, rather than holding them.
+    var isFragment: Bool {
+        self == .transactionFirst || self == .transactionMiddle || self == .transactionLast
+            || self == .checkpointChunkFirst || self == .checkpointChunkMiddle || self == .checkpointChunkLast
     }
 
     /// Whether the frame belongs to a transaction (and carries its transaction ID in the frame header).
@@ -59,6 +73,9 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .checkpointBegin: "checkpoint-begin"
         case .checkpointChunk: "checkpoint-chunk"
         case .checkpointEnd: "checkpoint-end"
+        case .checkpointChunkFirst: "checkpoint-chunk-first"
+        case .checkpointChunkMiddle: "checkpoint-chunk-middle"
+        case .checkpointChunkLast: "checkpoint-chunk-last"
         case .dictionary: "dictionary"
         case .seal: "seal"
         default: isSkippable ? "extension-0x\(String(rawValue, radix: 16))" : "unknown-0x\(String(rawValue, radix: 16))"

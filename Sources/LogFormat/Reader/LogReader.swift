@@ -121,6 +121,7 @@ public final class LogReader: Sendable {
             return .checkpointBegin(
                 try decoding(offset, "checkpoint begin") { try CheckpointBegin(decoding: payload) }, byteOffset: offset)
         case .checkpointChunk(let payload, let offset):
+            // A chunk spanning fragments is decoded while its fragments are read again, one at a time.
             return .checkpointChunk(
                 try decoding(offset, "checkpoint chunk") { try CheckpointChunk(decoding: payload) }, byteOffset: offset)
         case .checkpointBlob(let location):

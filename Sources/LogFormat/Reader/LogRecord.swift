@@ -28,7 +28,7 @@ public struct TransactionRecord: Sendable {
     /// The transaction ID (from the frames).
     public var transactionID: UInt64
     /// The encoded ``Changeset``, in memory or in the file.
-    let body: TransactionPayload
+    let body: SpannedPayload
     /// The transaction's externally stored binary values, in index order.
     public var blobs: [BlobLocation]
     /// Byte offset of the transaction's first frame.
@@ -39,7 +39,7 @@ public struct TransactionRecord: Sendable {
         self.init(transactionID: transactionID, body: .whole(payload), blobs: blobs, byteOffset: byteOffset)
     }
 
-    init(transactionID: UInt64, body: TransactionPayload, blobs: [BlobLocation], byteOffset: UInt64) {
+    init(transactionID: UInt64, body: SpannedPayload, blobs: [BlobLocation], byteOffset: UInt64) {
         self.transactionID = transactionID
         self.body = body
         self.blobs = blobs

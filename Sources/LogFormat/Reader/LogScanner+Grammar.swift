@@ -8,12 +8,14 @@ extension LogScanner {
     ) throws(LogFormatError) -> String? {
         switch frame.header.type {
         case .blob, .transaction, .transactionFirst, .transactionMiddle, .transactionLast:
-            if case .checkpoint = pending, frame.header.type == .blob {
+            if case .checkpoint(_, _, nil) = pending, frame.header.type == .blob {
                 return try applyCheckpointBlob(frame, pending, result, deliver)
             }
             return try applyTransactionFrame(frame, &pending, dictionary, &result, deliver)
         case .checkpointBegin, .checkpointChunk, .checkpointEnd:
             return try applyCheckpointFrame(frame, &pending, &result, deliver)
+        case .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast:
+            return try applyChunkFragment(frame, &pending, dictionary, deliver)
         case .schema, .dictionary, .seal:
             return try applySingleFrameUnit(frame, &pending, &dictionary, &result, deliver)
         default:
@@ -131,7 +133,7 @@ extension LogScanner {
             return nil
         }
         let payload = FragmentedPayload(
-            file: window.shared, seed: seed, dictionary: dictionary, transactionID: unit.id,
+            kind: .transaction, file: window.shared, seed: seed, dictionary: dictionary, transactionID: unit.id,
             firstByteOffset: run.byteOffset, firstSequence: run.sequence, fragmentCount: run.count,
             byteCount: run.byteCount)
         try deliverTransaction(frame, unit, payload: .fragmented(payload), &pending, &result, deliver)
@@ -140,7 +142,7 @@ extension LogScanner {
 
     /// Delivers a complete transaction and commits it.
     private func deliverTransaction(
-        _ frame: VerifiedFrame, _ unit: OpenTransaction, payload: TransactionPayload, _ pending: inout Pending,
+        _ frame: VerifiedFrame, _ unit: OpenTransaction, payload: SpannedPayload, _ pending: inout Pending,
         _ result: inout ScanResult, _ deliver: (ScanEvent) throws(LogFormatError) -> Void
     ) throws(LogFormatError) {
         try deliver(.transaction(id: unit.id, payload: payload, blobs: unit.blobs, byteOffset: unit.byteOffset))
@@ -173,13 +175,13 @@ extension LogScanner {
         switch h.type {
         case .checkpointBegin:
             guard case .none = pending else { return "checkpoint begins inside another unit" }
-            pending = .checkpoint(byteOffset: frame.byteOffset, lastTransactionID: h.transactionID)
+            pending = .checkpoint(byteOffset: frame.byteOffset, lastTransactionID: h.transactionID, chunk: nil)
             try deliver(.checkpointBegin(payload: frame.payload, byteOffset: frame.byteOffset))
         case .checkpointChunk:
-            guard case .checkpoint = pending else { return "checkpoint chunk outside a checkpoint" }
-            try deliver(.checkpointChunk(payload: frame.payload, byteOffset: frame.byteOffset))
+            guard case .checkpoint(_, _, nil) = pending else { return "checkpoint chunk outside a checkpoint" }
+            try deliver(.checkpointChunk(payload: .whole(frame.payload), byteOffset: frame.byteOffset))
         default:  // end
-            guard case .checkpoint(_, let lastID) = pending, lastID == h.transactionID else {
+            guard case .checkpoint(_, let lastID, nil) = pending, lastID == h.transactionID else {
                 return "checkpoint end without a matching begin"
             }
             guard lastID >= result.lastTransactionID else {
@@ -189,6 +191,51 @@ extension LogScanner {
             result.lastTransactionID = lastID
             markCommitted(frame, &pending, &result)
         }
+        return nil
+    }
+
+    /// Checks one fragment of a checkpoint chunk that spans several frames (format 1.2) against the grammar, and
+    /// delivers the chunk at its last fragment. The fragments are bounded like a transaction's: their raw lengths
+    /// added up are at most the file's transaction limit, checked at every fragment before anything is decoded.
+    private func applyChunkFragment(
+        _ frame: VerifiedFrame, _ pending: inout Pending, _ dictionary: [UInt8]?,
+        _ deliver: (ScanEvent) throws(LogFormatError) -> Void
+    ) throws(LogFormatError) -> String? {
+        let h = frame.header
+        guard case .checkpoint(let start, let lastID, let chunk) = pending else {
+            return "\(h.type) frame outside a checkpoint"
+        }
+        // The fragments carry the checkpoint's transaction ID, like its begin and end frames.
+        guard h.transactionID == lastID else {
+            return "\(h.type) frame names transaction \(h.transactionID), not the checkpoint's \(lastID)"
+        }
+        var run: FragmentRun
+        if h.type == .checkpointChunkFirst {
+            guard chunk == nil, h.partIndex == 0 else { return "first fragment of a checkpoint chunk out of order" }
+            run = FragmentRun(byteOffset: frame.byteOffset, sequence: h.sequence, count: 0, byteCount: 0)
+        } else {
+            guard let current = chunk, h.partIndex == UInt32(current.count) else {
+                return "fragment \(h.partIndex) of a checkpoint chunk is out of order"
+            }
+            run = current
+        }
+        // Both terms are at most the limit (1 GiB), so the sum cannot overflow.
+        run.byteCount += Int(h.rawByteCount)
+        run.count += 1
+        let limit = header.transactionByteLimit
+        guard run.byteCount <= limit else {
+            return "a checkpoint chunk has more than the file's limit of \(limit) bytes"
+        }
+        guard h.type == .checkpointChunkLast else {
+            pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: run)
+            return nil
+        }
+        let payload = FragmentedPayload(
+            kind: .checkpointChunk, file: window.shared, seed: seed, dictionary: dictionary, transactionID: lastID,
+            firstByteOffset: run.byteOffset, firstSequence: run.sequence, fragmentCount: run.count,
+            byteCount: run.byteCount)
+        pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: nil)
+        try deliver(.checkpointChunk(payload: .fragmented(payload), byteOffset: run.byteOffset))
         return nil
     }
 
@@ -237,7 +284,7 @@ extension LogScanner {
     }
 
     private func checkpointID(_ pending: Pending) -> UInt64 {
-        if case .checkpoint(_, let id) = pending { return id }
+        if case .checkpoint(_, let id, _) = pending { return id }
         return 0
     }
 

@@ -3,7 +3,8 @@ extension LogScanner {
     enum Pending {
         case none
         case transaction(OpenTransaction)
-        case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64)
+        /// `chunk`: the fragments of a checkpoint chunk that spans several frames, while they are being read.
+        case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64, chunk: FragmentRun?)
     }
 
     /// A transaction whose blobs or first fragments have been read, but not yet its last frame.
@@ -14,7 +15,8 @@ extension LogScanner {
         var fragments: FragmentRun?
     }
 
-    /// The fragments of a transaction seen so far: where they start and how much they hold — not their bytes.
+    /// The fragments of a transaction or checkpoint chunk seen so far: where they start and how much they hold — not
+    /// their bytes.
     struct FragmentRun {
         var byteOffset: UInt64
         var sequence: UInt64
@@ -124,7 +126,7 @@ extension LogScanner {
         switch pending {
         case .none: nil
         case .transaction(let open): open.byteOffset
-        case .checkpoint(let byteOffset, _): byteOffset
+        case .checkpoint(let byteOffset, _, _): byteOffset
         }
     }
 }

@@ -21,9 +21,9 @@ public struct BlobLocation: Hashable, Sendable {
 /// A committed unit found while scanning, with its payload already verified and decompressed.
 enum ScanEvent {
     case schema(payload: [UInt8], byteOffset: UInt64)
-    case transaction(id: UInt64, payload: TransactionPayload, blobs: [BlobLocation], byteOffset: UInt64)
+    case transaction(id: UInt64, payload: SpannedPayload, blobs: [BlobLocation], byteOffset: UInt64)
     case checkpointBegin(payload: [UInt8], byteOffset: UInt64)
-    case checkpointChunk(payload: [UInt8], byteOffset: UInt64)
+    case checkpointChunk(payload: SpannedPayload, byteOffset: UInt64)
     case checkpointBlob(BlobLocation)
     case checkpointEnd(payload: [UInt8], byteOffset: UInt64)
     case dictionary(payload: [UInt8], byteOffset: UInt64)
@@ -118,11 +118,9 @@ struct LogScanner: ~Copyable {
         guard let bodyResult else { return .failure(Rejection(reason: "truncated frame body")) }
         switch bodyResult {
         case .success(let payload):
-            // A fragment's bytes are read again when its transaction is decoded (``FragmentedPayload``); holding
-            // them here would keep up to a whole transaction in memory.
-            let keep =
-                !(frameHeader.type == .transactionFirst || frameHeader.type == .transactionMiddle
-                || frameHeader.type == .transactionLast)
+            // A fragment's bytes are read again when its transaction or checkpoint chunk is decoded
+            // (``FragmentedPayload``); holding them here would keep up to a whole transaction in memory.
+            let keep = !frameHeader.type.isFragment
             return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: keep ? payload : []))
         case .failure(let rejection):
             return .failure(rejection)

@@ -136,7 +136,7 @@ public enum Salvage {
             copiedTransactionCount: 0, copiedSchemaCount: 0, copiedCheckpoint: false, lastTransactionID: 0,
             lostRegions: [], outputByteCount: 0)
         /// The frames of a checkpoint whose end has not been seen yet.
-        var checkpointFrames: [OutgoingFrame] = []
+        var checkpointFrames: [CheckpointPart] = []
 
         init(frames: consuming SequentialFrameWriter, reader: LogReader) {
             self.frames = frames
@@ -153,14 +153,17 @@ public enum Salvage {
                 regions.recordCopied(transactionID: id)
             case .checkpointBegin(let payload, _):
                 // A checkpoint is copied only once its end verifies; buffer its frames until then.
-                checkpointFrames = [OutgoingFrame(type: .checkpointBegin, payload: payload)]
+                checkpointFrames = [.frame(OutgoingFrame(type: .checkpointBegin, payload: payload))]
             case .checkpointChunk(let payload, _):
-                checkpointFrames.append(OutgoingFrame(type: .checkpointChunk, payload: payload))
+                // A chunk spanning fragments stays in the file until the checkpoint is copied.
+                checkpointFrames.append(.chunk(payload))
             case .checkpointBlob(let location):
                 let (_, bytes) = try reader.readFrame(at: location.byteOffset)
                 checkpointFrames.append(
-                    OutgoingFrame(
-                        type: .blob, transactionID: location.transactionID, partIndex: location.index, payload: bytes))
+                    .frame(
+                        OutgoingFrame(
+                            type: .blob, transactionID: location.transactionID, partIndex: location.index,
+                            payload: bytes)))
             case .checkpointEnd(let payload, _):
                 try copyCheckpoint(endingWith: payload)
             case .dictionary, .seal, .extensionFrame:
@@ -169,7 +172,7 @@ public enum Salvage {
         }
 
         /// A transaction's blobs, then its changeset; a fragmented one fragment by fragment, never held whole.
-        private mutating func copyTransaction(_ id: UInt64, payload: TransactionPayload, blobs: [BlobLocation])
+        private mutating func copyTransaction(_ id: UInt64, payload: SpannedPayload, blobs: [BlobLocation])
             throws(LogFormatError)
         {
             for blob in blobs {
@@ -186,10 +189,13 @@ public enum Salvage {
         /// The buffered checkpoint, now complete, under the transaction ID its begin frame names.
         private mutating func copyCheckpoint(endingWith payload: [UInt8]) throws(LogFormatError) {
             let checkpointID = CheckpointEndProbe.lastTransactionID(ofBegin: checkpointFrames.first)
-            checkpointFrames.append(OutgoingFrame(type: .checkpointEnd, payload: payload))
-            for var frame in checkpointFrames {
-                if frame.type != .blob { frame.transactionID = checkpointID }
-                try frames.append(frame)
+            checkpointFrames.append(.frame(OutgoingFrame(type: .checkpointEnd, payload: payload)))
+            for part in checkpointFrames {
+                try part.forEachFrame { (frame) throws(LogFormatError) in
+                    var frame = frame
+                    if frame.type != .blob { frame.transactionID = checkpointID }
+                    try frames.append(frame)
+                }
             }
             checkpointFrames = []
             report.copiedCheckpoint = true
@@ -218,10 +224,26 @@ public enum Salvage {
     }
 }
 
+/// A part of a checkpoint a salvage holds until the checkpoint's end verifies: a frame, or a chunk (which may span
+/// fragments, left in the source file until it is copied).
+private enum CheckpointPart {
+    case frame(OutgoingFrame)
+    case chunk(SpannedPayload)
+
+    func forEachFrame(_ body: (OutgoingFrame) throws(LogFormatError) -> Void) throws(LogFormatError) {
+        switch self {
+        case .frame(let frame): try body(frame)
+        case .chunk(let payload): try payload.forEachCheckpointChunkFrame(body)
+        }
+    }
+}
+
 /// Reads the transaction ID a checkpoint covers from its begin frame's payload.
-enum CheckpointEndProbe {
-    static func lastTransactionID(ofBegin frame: OutgoingFrame?) -> UInt64 {
-        guard let frame, let begin = try? CheckpointBegin(decoding: frame.payload) else { return 0 }
+private enum CheckpointEndProbe {
+    static func lastTransactionID(ofBegin part: CheckpointPart?) -> UInt64 {
+        guard case .frame(let frame)? = part, let begin = try? CheckpointBegin(decoding: frame.payload) else {
+            return 0
+        }
         return begin.lastTransactionID
     }
 }

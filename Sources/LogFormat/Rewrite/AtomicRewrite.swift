@@ -32,14 +32,54 @@ package enum AtomicRewrite {
 /// Receives the frames of a checkpoint while a log is rewritten.
 package struct CheckpointSink: ~Copyable {
     var writer: SequentialFrameWriter
+    /// The checkpoint's last transaction, which the fragments of a large chunk carry (like its begin and end).
+    let transactionID: UInt64
+    /// The size of each fragment of a chunk that does not fit one frame (the writer's fragment size).
+    let fragmentByteCount: Int
+    /// A chunk's payload up to this many bytes is one frame; a larger one is split into fragments. Only tests
+    /// lower it: a chunk that fits one frame stays one frame, so that readers of format 1.1 read such checkpoints.
+    var wholeChunkByteLimit = LogLimits.maxFrameRawByteCount {
+        didSet { precondition(wholeChunkByteLimit >= 1, "a chunk frame holds at least one byte") }
+    }
     /// Where each blob appended so far landed.
     package private(set) var locations: [BlobLocation] = []
 
-    init(writer: consuming SequentialFrameWriter) { self.writer = writer }
+    init(writer: consuming SequentialFrameWriter, transactionID: UInt64, fragmentByteCount: Int) {
+        self.writer = writer
+        self.transactionID = transactionID
+        self.fragmentByteCount = max(1, min(fragmentByteCount, LogLimits.maxFrameRawByteCount))
+    }
 
-    /// Appends a batch of live objects. Keep each chunk well under ``LogLimits/maxFrameRawByteCount`` encoded.
+    /// Appends a batch of live objects: one checkpoint-chunk frame, or — when its payload is larger than a frame —
+    /// checkpoint-chunk-first/-middle/-last fragments, so that a checkpoint holds any object a transaction can.
+    ///
+    /// - Throws: ``LogFormatError/Code/limitExceeded`` when the encoded chunk is larger than the file's transaction
+    ///   limit (``LogFileHeader/transactionByteLimit``), which bounds a chunk as it bounds a transaction.
     package mutating func append(_ chunk: CheckpointChunk) throws(LogFormatError) {
-        try writer.append(OutgoingFrame(type: .checkpointChunk, payload: try encode { try chunk.encoded() }))
+        let payload = try encode { try chunk.encoded() }
+        let limit = writer.header.transactionByteLimit
+        guard payload.count <= limit else {
+            throw LogFormatError(
+                .limitExceeded,
+                "the encoded checkpoint chunk is \(payload.count) bytes, more than the log's limit of \(limit) bytes "
+                    + "for a transaction or a checkpoint chunk",
+                path: writer.file.path)
+        }
+        guard payload.count > wholeChunkByteLimit else {
+            try writer.append(OutgoingFrame(type: .checkpointChunk, payload: payload))
+            return
+        }
+        // Fragments no larger than a whole chunk may be, so that there are at least two (a first and a last).
+        let fragment = min(fragmentByteCount, wholeChunkByteLimit)
+        let count = (payload.count + fragment - 1) / fragment
+        for index in 0..<count {
+            let start = index * fragment
+            let end = min(start + fragment, payload.count)
+            try writer.append(
+                OutgoingFrame(
+                    type: FragmentKind.checkpointChunk.type(ofFragment: index, count: count),
+                    transactionID: transactionID, partIndex: UInt32(index), payload: Array(payload[start..<end])))
+        }
     }
 
     /// Appends the bytes of an externally stored value that live objects reference; returns where it landed.

@@ -135,7 +135,8 @@ extension LogWriter {
             OutgoingFrame(
                 type: .checkpointBegin, transactionID: begin.lastTransactionID,
                 payload: try encode { try begin.encoded() }))
-        var sink = CheckpointSink(writer: frames)
+        var sink = CheckpointSink(
+            writer: frames, transactionID: begin.lastTransactionID, fragmentByteCount: options.fragmentByteCount)
         var sinkError: LogFormatError?
         do throws(LogFormatError) { try caller.run { try writeCheckpoint(&sink) } } catch { sinkError = error }
         let checkpointBlobs = sink.locations

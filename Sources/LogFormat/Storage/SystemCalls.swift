@@ -1,5 +1,7 @@
 // Every C call LogFormat makes goes through this file: C return codes become Swift errors in one place,
-// interrupted calls are retried, and short reads and writes are completed.
+// interrupted calls are retried, and short reads and writes are completed. A path inside a ``MemoryVolume``, and a
+// descriptor opened there, is served by the volume instead (the first line of each call), so that an in-memory
+// log runs every line of the log code above this file.
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -24,6 +26,7 @@ enum SystemCalls {
     }
 
     static func open(_ path: String, flags: Int32, mode: mode_t = 0o600) throws(LogFormatError) -> Int32 {
+        if let volume = MemoryVolume.containing(path) { return try volume.open(path, flags: flags, mode: mode) }
         while true {
             let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
             if fd >= 0 { return fd }
@@ -35,6 +38,7 @@ enum SystemCalls {
     static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String)
         throws(LogFormatError) -> Int
     {
+        if let memory = MemoryVolume.file(descriptor: fd) { return memory.read(into: buffer, at: offset) }
         var done = 0
         while done < buffer.count {
             let n = Glibc_pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
@@ -52,6 +56,7 @@ enum SystemCalls {
     static func pwrite(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64, path: String)
         throws(LogFormatError)
     {
+        if let memory = MemoryVolume.file(descriptor: fd) { return try memory.write(buffer, at: offset, path: path) }
         var done = 0
         while done < buffer.count {
             let n = Glibc_pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
@@ -66,6 +71,7 @@ enum SystemCalls {
     }
 
     static func dataSync(_ fd: Int32, path: String) throws(LogFormatError) {
+        if MemoryVolume.file(descriptor: fd) != nil { return }
         #if canImport(Darwin)
             let result = fcntl(fd, F_FULLFSYNC)
         #else
@@ -75,28 +81,33 @@ enum SystemCalls {
     }
 
     static func fullSync(_ fd: Int32, path: String) throws(LogFormatError) {
+        if MemoryVolume.file(descriptor: fd) != nil { return }
         if fsync(fd) != 0 { throw failure("fsync", path: path) }
     }
 
     static func truncate(_ fd: Int32, to length: UInt64, path: String) throws(LogFormatError) {
+        if let memory = MemoryVolume.file(descriptor: fd) { return try memory.truncate(to: length, path: path) }
         while ftruncate(fd, off_t(length)) != 0 {
             if errno != EINTR { throw failure("truncate to \(length) bytes", path: path) }
         }
     }
 
     static func fileSize(_ fd: Int32, path: String) throws(LogFormatError) -> UInt64 {
+        if let memory = MemoryVolume.file(descriptor: fd) { return memory.size }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw failure("stat", path: path) }
         return UInt64(info.st_size)
     }
 
     static func exists(_ path: String) -> Bool {
+        if let volume = MemoryVolume.containing(path) { return volume.status(atPath: path) != nil }
         var info = stat()
         return stat(path, &info) == 0
     }
 
     /// `fstat` of an open file.
     static func status(_ fd: Int32, path: String) throws(LogFormatError) -> FileStatus {
+        if let memory = MemoryVolume.file(descriptor: fd) { return memory.file.status }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw failure("stat", path: path) }
         return FileStatus(info)
@@ -104,6 +115,7 @@ enum SystemCalls {
 
     /// `stat` (following symbolic links) or `lstat` of a path; nil when nothing is there.
     static func status(atPath path: String, followingLinks: Bool) throws(LogFormatError) -> FileStatus? {
+        if let volume = MemoryVolume.containing(path) { return volume.status(atPath: path) }
         var info = stat()
         let result = followingLinks ? stat(path, &info) : lstat(path, &info)
         if result == 0 { return FileStatus(info) }
@@ -121,17 +133,20 @@ enum SystemCalls {
 
     /// Clears `O_NONBLOCK` (set to open a path without waiting on a FIFO) once the file is known to be regular.
     static func setBlocking(_ fd: Int32, path: String) throws(LogFormatError) {
+        if MemoryVolume.file(descriptor: fd) != nil { return }
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else { throw failure("fcntl", path: path) }
     }
 
     static func changePermissions(_ fd: Int32, to permissions: UInt32, path: String) throws(LogFormatError) {
+        if let memory = MemoryVolume.file(descriptor: fd) { return memory.change(permissions: permissions) }
         guard fchmod(fd, mode_t(permissions)) == 0 else {
             throw failure("setting permissions \(String(permissions, radix: 8))", path: path)
         }
     }
 
     static func changeOwner(_ fd: Int32, owner: UInt32, group: UInt32, path: String) throws(LogFormatError) {
+        if let memory = MemoryVolume.file(descriptor: fd) { return memory.change(owner: owner, group: group) }
         guard fchown(fd, uid_t(owner), gid_t(group)) == 0 else {
             throw failure("setting owner \(owner) and group \(group)", path: path)
         }
@@ -159,23 +174,28 @@ enum SystemCalls {
     }
 
     static func close(_ fd: Int32) {
+        if fd < -1 { return MemoryVolume.close(fd) }
         _ = Glibc_close(fd)  // close errors are not actionable after fdatasync; the fd is gone either way
     }
 
     static func rename(_ from: String, to: String) throws(LogFormatError) {
+        if let volume = try MemoryVolume.containing(from, to, "rename") { return try volume.rename(from, to: to) }
         guard Glibc_rename(from, to) == 0 else { throw failure("rename to \(to)", path: from) }
     }
 
     static func link(_ from: String, to: String) throws(LogFormatError) {
+        if let volume = try MemoryVolume.containing(from, to, "link") { return try volume.link(from, to: to) }
         guard Glibc_link(from, to) == 0 else { throw failure("link to \(to)", path: from) }
     }
 
     static func unlink(_ path: String) {
+        if let volume = MemoryVolume.containing(path) { return volume.unlink(path) }
         _ = Glibc_unlink(path)
     }
 
     /// fsync of the directory holding `path`, so a rename or create in it is durable.
     static func syncDirectory(of path: String) throws(LogFormatError) {
+        if MemoryVolume.containing(path) != nil { return }
         let directory = FilePath.directory(of: path)
         let fd = try open(directory, flags: O_RDONLY | O_DIRECTORY)
         defer { close(fd) }
@@ -184,6 +204,7 @@ enum SystemCalls {
 
     /// Names in a directory (without "." and "..").
     static func listDirectory(_ path: String) -> [String] {
+        if let volume = MemoryVolume.containing(path) { return volume.listDirectory(path) }
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []
@@ -200,11 +221,14 @@ enum SystemCalls {
 
     /// Releases a `flock` taken with ``tryExclusiveLock(_:path:)`` (closing the descriptor would too).
     static func unlock(_ fd: Int32) {
+        if MemoryVolume.file(descriptor: fd) != nil { return }
         _ = flock(fd, LOCK_UN)
     }
 
     /// Tries to take an exclusive `flock` without blocking; returns false when another open file holds it.
     static func tryExclusiveLock(_ fd: Int32, path: String) throws(LogFormatError) -> Bool {
+        // No other process reaches a memory file; a second writer in this process is refused by `StoreLock`.
+        if MemoryVolume.file(descriptor: fd) != nil { return true }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EWOULDBLOCK || code == EAGAIN { return false }

@@ -71,6 +71,20 @@ struct CraftedLog {
         }
     }
 
+    /// An empty checkpoint at transaction 0 whose one chunk is `count` fragments (format 1.2), each `fragment`.
+    mutating func appendCheckpoint(chunkFragmentCount count: Int, fragment: [UInt8]) throws {
+        let begin = CheckpointBegin(lastTransactionID: 0, lastCommitTimeMicroseconds: 0, nextKey: 1, objectCount: 0)
+        try append(OutgoingFrame(type: .checkpointBegin, payload: try begin.encoded()))
+        for index in 0..<count {
+            try append(
+                OutgoingFrame(
+                    type: FragmentKind.checkpointChunk.type(ofFragment: index, count: count),
+                    partIndex: UInt32(index), payload: fragment))
+        }
+        let end = CheckpointEnd(objectCount: 0, stateDigest: [])
+        try append(OutgoingFrame(type: .checkpointEnd, payload: try end.encoded()))
+    }
+
     mutating func appendSeal() throws { try append(OutgoingFrame(type: .seal, payload: [])) }
 
     /// Writes a value into a field of both header copies and recomputes their checksums.

@@ -1,11 +1,12 @@
-/// A committed transaction's changeset payload as a scan found it: in memory when it fits one frame, or left in
-/// the file when it spans fragments.
+/// A payload as a scan found it: in memory when it fits one frame, or left in the file when it spans fragments — a
+/// transaction's changeset (``FrameType/transactionFirst`` …) or a checkpoint chunk larger than one frame
+/// (``FrameType/checkpointChunkFirst`` …).
 ///
-/// A fragmented transaction is never assembled: the scan verifies each fragment and keeps only where the run of
+/// A fragmented payload is never assembled: the scan verifies each fragment and keeps only where the run of
 /// fragments is, and decoding reads the fragments again one at a time (``FragmentedPayload``). A reader therefore
-/// holds at most one fragment of a transaction's payload, whatever its size, and a payload that does not decode
-/// fails at its first bad byte rather than after the whole transaction has been decompressed.
-enum TransactionPayload: Sendable {
+/// holds at most one fragment of the payload, whatever its size, and a payload that does not decode fails at its
+/// first bad byte rather than after the whole of it has been decompressed.
+enum SpannedPayload: Sendable {
     case whole([UInt8])
     case fragmented(FragmentedPayload)
 
@@ -30,8 +31,9 @@ enum TransactionPayload: Sendable {
         }
     }
 
-    /// The frames that store this payload again (a copy into a rewritten or salvaged file): a whole payload split
-    /// at `fragmentByteCount`, a fragmented one fragment by fragment, so that only one fragment is in memory.
+    /// The frames that store this transaction payload again (a copy into a rewritten or salvaged file): a whole
+    /// payload split at `fragmentByteCount`, a fragmented one fragment by fragment, so that only one fragment is in
+    /// memory.
     func forEachFrame(
         transactionID: UInt64, fragmentByteCount: Int, _ body: (OutgoingFrame) throws(LogFormatError) -> Void
     ) throws(LogFormatError) {
@@ -43,32 +45,60 @@ enum TransactionPayload: Sendable {
                 try body(frame)
             }
         case .fragmented(let fragments):
-            try fragments.forEachFragment { index, part throws(LogFormatError) in
-                try body(
-                    OutgoingFrame(
-                        type: FragmentedPayload.type(ofFragment: index, count: fragments.fragmentCount),
-                        transactionID: transactionID, partIndex: UInt32(index), payload: part))
-            }
+            try fragments.forEachFrame(body)
+        }
+    }
+
+    /// The frames that store this checkpoint chunk payload again (a salvage's copy): one chunk frame for a whole
+    /// payload (which came from one frame, so it fits one), the fragments one by one for a fragmented one.
+    func forEachCheckpointChunkFrame(_ body: (OutgoingFrame) throws(LogFormatError) -> Void) throws(LogFormatError) {
+        switch self {
+        case .whole(let bytes):
+            try body(OutgoingFrame(type: .checkpointChunk, payload: bytes))
+        case .fragmented(let fragments):
+            try fragments.forEachFrame(body)
         }
     }
 }
 
-/// Where the fragments of one transaction are: a contiguous run of first/middle/last frames that a scan verified.
+/// Which unit a run of fragment frames belongs to: the frame types of its first, middle and last fragments.
+enum FragmentKind: Sendable {
+    case transaction
+    case checkpointChunk
+
+    /// The frame type of fragment `index` of `count` (at least 2).
+    func type(ofFragment index: Int, count: Int) -> FrameType {
+        switch self {
+        case .transaction:
+            index == 0 ? .transactionFirst : index == count - 1 ? .transactionLast : .transactionMiddle
+        case .checkpointChunk:
+            index == 0 ? .checkpointChunkFirst : index == count - 1 ? .checkpointChunkLast : .checkpointChunkMiddle
+        }
+    }
+
+    /// The unit, for messages ("fragment 3 of transaction 7", "fragment 3 of the checkpoint chunk").
+    func unitName(transactionID: UInt64) -> String {
+        switch self {
+        case .transaction: "transaction \(transactionID)"
+        case .checkpointChunk: "the checkpoint chunk"
+        }
+    }
+}
+
+/// Where the fragments of one payload are: a contiguous run of first/middle/last frames that a scan verified.
 struct FragmentedPayload: Sendable {
+    let kind: FragmentKind
     let file: SharedLogFile
     let seed: UInt32
     /// The file's dictionary in force at the fragments (for dictionary-compressed bodies).
     let dictionary: [UInt8]?
+    /// The frame headers' transaction ID (0 for a checkpoint chunk's fragments).
     let transactionID: UInt64
     let firstByteOffset: UInt64
     let firstSequence: UInt64
     let fragmentCount: Int
     /// The sum of the fragments' raw lengths.
     let byteCount: Int
-
-    static func type(ofFragment index: Int, count: Int) -> FrameType {
-        index == 0 ? .transactionFirst : index == count - 1 ? .transactionLast : .transactionMiddle
-    }
 
     /// Reads the fragments one after another, verifying each again.
     struct Cursor {
@@ -91,7 +121,7 @@ struct FragmentedPayload: Sendable {
                 headerBytes.count == FrameHeader.byteCount
                 ? headerBytes.withUnsafeBytes { FrameHeader.decode($0, seed: seed) } : .failure(.limit("truncated"))
             guard case .success(let header) = decoded,
-                header.type == FragmentedPayload.type(ofFragment: index, count: payload.fragmentCount),
+                header.type == payload.kind.type(ofFragment: index, count: payload.fragmentCount),
                 header.transactionID == payload.transactionID, header.partIndex == UInt32(index),
                 header.sequence == payload.firstSequence + UInt64(index)
             else { throw changed("its frame header no longer matches") }
@@ -113,9 +143,10 @@ struct FragmentedPayload: Sendable {
         }
 
         private func changed(_ reason: String) -> LogFormatError {
-            LogFormatError(
+            let unit = payload.kind.unitName(transactionID: payload.transactionID)
+            return LogFormatError(
                 .damaged,
-                "fragment \(index) of transaction \(payload.transactionID) at byte offset \(byteOffset) verified "
+                "fragment \(index) of \(unit) at byte offset \(byteOffset) verified "
                     + "during the scan but not when read again (\(reason)); the file changed underneath the reader",
                 path: payload.file.path, byteOffset: byteOffset)
         }
@@ -125,6 +156,16 @@ struct FragmentedPayload: Sendable {
     func forEachFragment(_ body: (Int, [UInt8]) throws(LogFormatError) -> Void) throws(LogFormatError) {
         var cursor = Cursor(self)
         while let part = try cursor.next() { try body(cursor.index - 1, part) }
+    }
+
+    /// Calls `body` with each fragment as a frame to write again (same type, transaction ID and part index).
+    func forEachFrame(_ body: (OutgoingFrame) throws(LogFormatError) -> Void) throws(LogFormatError) {
+        try forEachFragment { index, part throws(LogFormatError) in
+            try body(
+                OutgoingFrame(
+                    type: kind.type(ofFragment: index, count: fragmentCount), transactionID: transactionID,
+                    partIndex: UInt32(index), payload: part))
+        }
     }
 
     /// Runs `body` with a reader over the whole payload that pulls fragments in as it reads.
