@@ -215,12 +215,27 @@ struct MigrationRun {
             let declaring = model.entities[key.entityIndex]
             let names = declaring.uniquenessConstraints[key.ordinal]
             let keys = objects.map(\.key).sorted().map(String.init).joined(separator: ", ")
+            let shared = zip(names, key.values).map { "\($0) = \(Self.text(of: $1))" }.joined(separator: ", ")
             failures.append(
                 EventGraphError.Failure(
                     entityName: declaring.name, objectID: nil, propertyName: names.joined(separator: ","),
-                    message: "\(objects.count) objects (keys \(keys)) share \(key.values.map { "\($0)" })"))
+                    message: "\(objects.count) objects (keys \(keys)) share \(shared)"))
         }
         return failures.sorted { $0.message < $1.message }
+    }
+
+    /// A value as a failure message shows it: strings quoted, numbers plain.
+    private static func text(of value: AttributeValue) -> String {
+        switch value {
+        case .string(let text), .url(let text), .decimal(let text): "\"\(text)\""
+        case .int16(let number): "\(number)"
+        case .int32(let number): "\(number)"
+        case .int64(let number): "\(number)"
+        case .double(let number): "\(number)"
+        case .float(let number): "\(number)"
+        case .bool(let flag): "\(flag)"
+        default: "\(value)"
+        }
     }
 }
 

@@ -117,6 +117,14 @@ public enum StoreMigration {
         }
     }
 
+    /// The model recorded in the log at `path`, for tools that take a target model from a store the new app version
+    /// created (original names are not recorded, so such a model infers no renames).
+    public static func recordedModel(path: String) throws(EventGraphError) -> ObjectModel {
+        let schema = try EventGraphError.converting(path: path) { try recordedSchema(path: path) }
+        guard let schema else { throw EventGraphError(.invalidArgument, "\(path) records no model") }
+        return try ObjectModel(schema: schema)
+    }
+
     /// The model recorded first in the log at `path` (what a migration maps from).
     static func recordedSchema(path: String) throws -> SchemaPayload? {
         struct Found: Error { var schema: SchemaPayload }
