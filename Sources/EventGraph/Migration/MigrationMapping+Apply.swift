@@ -18,7 +18,8 @@ struct RecordMapper {
     /// Takes a later schema frame of the old log (same shape, other defaults).
     mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) {
         guard ModelShape.hash(of: schema.entities) == ModelShape.hash(of: mapping.sourceSchema.entities) else {
-            throw EventGraphError(.modelMismatch, "the old log changes its model's shape mid-way; it cannot be migrated")
+            throw EventGraphError(
+                .modelMismatch, "the old log changes its model's shape mid-way; it cannot be migrated")
         }
         sourceDefaults = schema.entities.map { $0.properties.map(SchemaCatalog.defaultValue(of:)) }
     }
@@ -56,7 +57,8 @@ struct RecordMapper {
         mapped.records.reserveCapacity(chunk.records.count)
         for record in chunk.records {
             guard let target = map(record.object) else { continue }
-            mapped.records.append(ObjectRecord(object: target, properties: self.record(record.object, record.properties)))
+            mapped.records.append(
+                ObjectRecord(object: target, properties: self.record(record.object, record.properties)))
         }
         return mapped
     }

@@ -41,7 +41,9 @@ private struct Inference {
         for (newIndex, origin) in origins.enumerated() {
             if let origin { entityTargets[origin] = UInt32(newIndex) }
         }
-        var propertyTargets = source.entities.map { [MigrationMapping.PropertyTarget?](repeating: nil, count: $0.properties.count) }
+        var propertyTargets = source.entities.map {
+            [MigrationMapping.PropertyTarget?](repeating: nil, count: $0.properties.count)
+        }
         for (newIndex, origin) in origins.enumerated() {
             guard let origin else { continue }
             propertyTargets[origin] = try mapProperties(of: origin, to: newIndex, entityTargets: entityTargets)
@@ -85,7 +87,8 @@ private struct Inference {
                     changes.append(
                         MigrationChange(
                             kind: .entityParentChanged, entityName: entity.name, propertyName: nil,
-                            detail: "parent entity \(old.superentityName ?? "none") → \(entity.superentityName ?? "none")"))
+                            detail:
+                                "parent entity \(old.superentityName ?? "none") → \(entity.superentityName ?? "none")"))
                 }
                 if entity.isAbstract && !old.isAbstract {
                     throw EventGraphError(

@@ -40,7 +40,8 @@ extension StoreMigration {
         let backup = backupPath(for: path)
         guard FileManager.default.fileExists(atPath: backup) else {
             throw EventGraphError(
-                .invalidArgument, "\(path) has no migration backup (\(backup) does not exist); there is nothing to roll back")
+                .invalidArgument,
+                "\(path) has no migration backup (\(backup) does not exist); there is nothing to roll back")
         }
         var schema: SchemaPayload?
         let scan = try LogReader(path: backup).scan { record in
@@ -51,7 +52,8 @@ extension StoreMigration {
                 .log, "the migration backup \(backup) does not read cleanly (\(scan.tail)); it was not restored")
         }
         let writer = try LogWriter(path: path, options: LogWriter.Options(createIfMissing: false))
-        let later = writer.lastTransactionID > scan.lastTransactionID ? writer.lastTransactionID - scan.lastTransactionID : 0
+        let later =
+            writer.lastTransactionID > scan.lastTransactionID ? writer.lastTransactionID - scan.lastTransactionID : 0
         guard later == 0 || discardingLaterTransactions else {
             try? writer.close()
             throw EventGraphError(

@@ -156,11 +156,13 @@ struct MigrationRun {
         }
         if !keepsHistory {
             let begin = CheckpointBegin(
-                lastTransactionID: graph.lastTransactionID, lastCommitTimeMicroseconds: graph.lastCommitTimeMicroseconds,
+                lastTransactionID: graph.lastTransactionID,
+                lastCommitTimeMicroseconds: graph.lastCommitTimeMicroseconds,
                 nextKey: graph.nextKey, objectCount: UInt64(graph.objectCount))
             try output?.log.append(schema: mapping.targetSchema)
             let blobs = graph.referencedBlobs().map { ($0.0, $0.1.byteOffset) }
-            report.targetByteCount = try writeCheckpoint(of: graph, begin: begin, blobs: blobs, reader: reader, to: output)
+            report.targetByteCount = try writeCheckpoint(
+                of: graph, begin: begin, blobs: blobs, reader: reader, to: output)
         }
         report.stateDigest = graph.digest()
     }

@@ -75,7 +75,9 @@ public enum StoreMigration {
                     + "\(transactionCount) transactions (\(affectedTransactionCount) changed)"
             ]
             lines += changes.map { "  \($0)" }
-            for (entity, count) in objectCounts.sorted(by: { $0.key < $1.key }) { lines.append("  \(entity): \(count) objects") }
+            for (entity, count) in objectCounts.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(entity): \(count) objects")
+            }
             lines += uniquenessFailures.map { "  duplicate: \($0)" }
             lines.append("  \(sourceByteCount) bytes → \(isDryRun ? "about " : "")\(targetByteCount) bytes")
             if let backupPath { lines.append("  the old log is kept at \(backupPath)") }

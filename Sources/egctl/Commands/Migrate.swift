@@ -66,8 +66,10 @@ struct Migrate: ParsableCommand {
                     "transactionCount": report.transactionCount,
                     "affectedTransactionCount": report.affectedTransactionCount, "objectCounts": report.objectCounts,
                     "changes": report.changes.map {
-                        ["kind": $0.kind.rawValue, "entity": $0.entityName, "property": $0.propertyName ?? "",
-                         "detail": $0.detail]
+                        [
+                            "kind": $0.kind.rawValue, "entity": $0.entityName, "property": $0.propertyName ?? "",
+                            "detail": $0.detail,
+                        ]
                     },
                     "uniquenessFailures": report.uniquenessFailures.map(\.description),
                     "sourceByteCount": report.sourceByteCount, "targetByteCount": report.targetByteCount,

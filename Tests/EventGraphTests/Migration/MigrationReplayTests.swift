@@ -79,7 +79,9 @@ struct MigrationReplayTests {
         try writeLibraryV1(at: path)
         var never = ModelContainer.Configuration(recoveryHandler: nil)
         never.migration = .never
-        #expect(throws: EventGraphError.self) { try ModelContainer(path: path, model: LibraryV2.model, configuration: never) }
+        #expect(throws: EventGraphError.self) {
+            try ModelContainer(path: path, model: LibraryV2.model, configuration: never)
+        }
         let container = try ModelContainer(
             path: path, model: LibraryV2.model, configuration: .init(recoveryHandler: nil))
         #expect(try container.newBackgroundContext().fetch(FetchDescriptor<LibraryV2.Book>()).count == 9)

@@ -22,12 +22,12 @@ enum LibraryV1 {
 }
 
 /// Version 2: `title` renamed `name`, `pages` widened to Int64, `weight` to Double, a `language` attribute added
-/// with a default, `Shelf` renamed `Bookcase` (its `label` renamed `tag`), and a new `Reader` entity.
+/// with a default, the default of `pages` changed, `Shelf` renamed `Bookcase` (its `label` renamed `tag`), and a new `Reader` entity.
 enum LibraryV2 {
     final class Book: ManagedObject {
         override class var entityName: String { "Book" }
         @Attribute(.originalName("title")) var name: String = ""
-        @Attribute var pages: Int64 = 0
+        @Attribute var pages: Int64 = 50  // a new default: objects that never set it keep 0
         @Attribute var isbn: String? = nil
         @Attribute var weight: Double = 0
         @Attribute var language: String = "en"
