@@ -127,3 +127,23 @@ struct RecordMapper {
         return mapped
     }
 }
+
+extension RecordMapper {
+    /// The mappers of a plan's consecutive versions, applied one after another in one pass over the log: each step
+    /// reads the records the previous one wrote, against the defaults of its own source version.
+    struct Chain {
+        private var steps: [RecordMapper]
+
+        init(_ mappings: [MigrationMapping]) {
+            precondition(!mappings.isEmpty, "a migration has at least one step")
+            steps = mappings.map(RecordMapper.init(mapping:))
+        }
+
+        /// A later schema frame of the old log concerns the first step only.
+        mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) { try steps[0].adopt(schema) }
+
+        func map(_ changeset: Changeset) -> Changeset { steps.reduce(changeset) { $1.map($0) } }
+
+        func map(_ chunk: CheckpointChunk) -> CheckpointChunk { steps.reduce(chunk) { $1.map($0) } }
+    }
+}

@@ -10,22 +10,25 @@ private final class NewLog {
 /// One migration (or dry run) of one store: the stages of ``StoreMigration/migrate(path:to:options:)``.
 struct MigrationRun {
     let path: String
-    let model: ObjectModel
+    /// The target model, or the versions of a plan (oldest first; the last is the target).
+    let versions: [ObjectModel]
+    var model: ObjectModel { versions.last! }
     let options: StoreMigration.Options
     let isDryRun: Bool
     /// Live objects per checkpoint chunk written.
     static let checkpointChunkObjectCount = 512
 
     mutating func execute() throws -> StoreMigration.Report {
-        let mapping = try inferMapping()
+        let (recorded, mappings) = try inferMappings()
         var report = StoreMigration.Report(
-            sourceModel: "\(mapping.sourceSchema.modelName) version \(mapping.sourceSchema.versionIdentifier)",
-            targetModel: "\(model.name) version \(model.versionIdentifier)", changes: mapping.changes,
-            isUpToDate: mapping.isIdentity, isDryRun: isDryRun, transactionCount: 0, affectedTransactionCount: 0,
-            objectCounts: [:], uniquenessFailures: [], sourceByteCount: 0, targetByteCount: 0)
-        if mapping.isIdentity { return report }
+            sourceModel: "\(recorded.modelName) version \(recorded.versionIdentifier)",
+            targetModel: "\(model.name) version \(model.versionIdentifier)", changes: mappings.flatMap(\.changes),
+            isUpToDate: mappings.allSatisfy(\.isIdentity), isDryRun: isDryRun, transactionCount: 0,
+            affectedTransactionCount: 0, objectCounts: [:], uniquenessFailures: [], sourceByteCount: 0,
+            targetByteCount: 0)
+        if report.isUpToDate { return report }
         if isDryRun {
-            try replay(mapping, into: nil, &report)
+            try replay(mappings, into: nil, &report)
             return report
         }
         var writerOptions = LogWriter.Options(durability: .full, createIfMissing: false)
@@ -41,7 +44,7 @@ struct MigrationRun {
             throw error
         }
         do {
-            try replay(mapping, into: output, &report)
+            try replay(mappings, into: output, &report)
             try output.log.finish()
             try verify(output.log.path, against: report)
             let backup = StoreMigration.backupPath(for: path)
@@ -55,8 +58,9 @@ struct MigrationRun {
         return report
     }
 
-    /// The inferred mapping from the recorded model, refusing a downgrade to an older model version.
-    private func inferMapping() throws -> MigrationMapping {
+    /// The inferred mappings from the recorded model through the versions after it, refusing a downgrade to an
+    /// older model version.
+    private func inferMappings() throws -> (SchemaPayload, [MigrationMapping]) {
         guard let recorded = try StoreMigration.recordedSchema(path: path) else {
             throw EventGraphError(.modelMismatch, "\(path) records no model yet; there is nothing to migrate")
         }
@@ -73,16 +77,30 @@ struct MigrationRun {
                 "\(path) was written with \(recorded.modelName) version \(recorded.versionIdentifier), newer than "
                     + "this app's version \(model.versionIdentifier); \(hint)")
         }
-        return try MigrationMapping.inferred(from: recorded, to: model)
+        guard versions.count > 1 else { return (recorded, [try MigrationMapping.inferred(from: recorded, to: model)]) }
+        guard let start = versions.lastIndex(where: { $0.hash == ModelShape.hash(of: recorded.entities) }) else {
+            throw EventGraphError(
+                .modelMismatch,
+                "\(path) was written with \(recorded.modelName) version \(recorded.versionIdentifier), whose shape is "
+                    + "none of the plan's versions (\(versions.map(\.versionIdentifier).joined(separator: ", ")))")
+        }
+        var mappings: [MigrationMapping] = []
+        var source = recorded
+        for version in versions[(start + 1)...] {
+            mappings.append(try MigrationMapping.inferred(from: source, to: version))
+            source = version.schema
+        }
+        return (recorded, mappings)
     }
 
     /// Streams the old log through the mapping into a graph of the new state and, unless this is a dry run or a
     /// live-state migration, into the new log as it goes.
-    private func replay(_ mapping: MigrationMapping, into output: NewLog?, _ report: inout StoreMigration.Report)
+    private func replay(_ mappings: [MigrationMapping], into output: NewLog?, _ report: inout StoreMigration.Report)
         throws
     {
         let keepsHistory = options.historyMode == .full
-        var mapper = RecordMapper(mapping: mapping)
+        let mapping = mappings.last!
+        var mapper = RecordMapper.Chain(mappings)
         var graph = LogGraph()
         try graph.apply(.schema(mapping.targetSchema, byteOffset: 0))
         if keepsHistory { try output?.log.append(schema: mapping.targetSchema) }

@@ -103,7 +103,22 @@ public enum StoreMigration {
         throws(EventGraphError) -> Report
     {
         try EventGraphError.converting(path: path) { () throws -> Report in
-            var run = MigrationRun(path: path, model: model, options: options, isDryRun: false)
+            var run = MigrationRun(path: path, versions: [model], options: options, isDryRun: false)
+            return try run.execute()
+        }
+    }
+
+    /// Migrates the store at `path` through a plan: the ordered versions of the model (oldest first). The store's
+    /// recorded model must have the shape of one of them; each later version is reached by an inferred step, and
+    /// all steps run in one pass over the log (v1 → v2 → v3 writes one new log). Custom stages are not supported
+    /// yet: a step that cannot be inferred is refused, naming the entity and property.
+    @discardableResult
+    public static func migrate(path: String, through versions: [ObjectModel], options: Options = Options())
+        throws(EventGraphError) -> Report
+    {
+        guard !versions.isEmpty else { throw EventGraphError(.invalidArgument, "a migration plan needs a version") }
+        return try EventGraphError.converting(path: path) { () throws -> Report in
+            var run = MigrationRun(path: path, versions: versions, options: options, isDryRun: false)
             return try run.execute()
         }
     }
@@ -114,7 +129,7 @@ public enum StoreMigration {
         throws(EventGraphError) -> Report
     {
         try EventGraphError.converting(path: path) { () throws -> Report in
-            var run = MigrationRun(path: path, model: model, options: options, isDryRun: true)
+            var run = MigrationRun(path: path, versions: [model], options: options, isDryRun: true)
             return try run.execute()
         }
     }

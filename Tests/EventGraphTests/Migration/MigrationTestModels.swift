@@ -103,3 +103,30 @@ func writeLibraryV1(at path: String, bookCount: Int = 10, duplicateISBN: Bool = 
     try container.close()
     return last
 }
+
+/// Version 3: `name` renamed again (`displayName`), and the default of `language` changed to "fr" (books that
+/// never set it were "en" in version 2, and stay so).
+enum LibraryV3 {
+    final class Book: ManagedObject {
+        override class var entityName: String { "Book" }
+        @Attribute(.originalName("name")) var displayName: String = ""
+        @Attribute var pages: Int64 = 50
+        @Attribute var isbn: String? = nil
+        @Attribute var weight: Double = 0
+        @Attribute var language: String = "fr"
+        @Relationship(inverse: "books") var shelf: Bookcase?
+    }
+
+    final class Bookcase: ManagedObject {
+        override class var entityName: String { "Bookcase" }
+        @Attribute var tag: String = ""
+        @Relationship(inverse: "shelf") var books: Set<Book>
+    }
+
+    final class Reader: ManagedObject {
+        override class var entityName: String { "Reader" }
+        @Attribute var name: String = ""
+    }
+
+    static let model = try! ObjectModel(name: "Library", version: "3", types: [Book.self, Bookcase.self, Reader.self])
+}
