@@ -1,6 +1,19 @@
-public import LogFormat
+import LogFormat
 
 extension MigrationMapping {
+    /// Infers the mapping from the model recorded in the store at `path` to `model`; see
+    /// ``StoreMigration/dryRun(path:to:options:)`` for what the replay would find as well.
+    ///
+    /// - Throws: ``EventGraphError/Code/modelMismatch`` naming the entity and property of the first change that
+    ///   cannot be inferred, and what a migration plan must provide for it; `log` when the file cannot be read.
+    public static func inferred(fromStoreAt path: String, to model: ObjectModel) throws(EventGraphError)
+        -> MigrationMapping
+    {
+        let recorded = try EventGraphError.converting(path: path) { try StoreMigration.recordedSchema(path: path) }
+        guard let recorded else { throw EventGraphError(.invalidArgument, "\(path) records no model") }
+        return try inferred(from: recorded, to: model)
+    }
+
     /// Infers the mapping from a store's recorded model to `model` (Core Data's lightweight migration), or refuses.
     ///
     /// Inferred: an entity, attribute or relationship added (an attribute optional or with a default) or removed;
@@ -12,7 +25,7 @@ extension MigrationMapping {
     ///
     /// - Throws: ``EventGraphError/Code/modelMismatch`` naming the entity and property of the first change that
     ///   cannot be inferred, and what a migration plan must provide for it.
-    public static func inferred(from recorded: SchemaPayload, to model: ObjectModel) throws(EventGraphError)
+    package static func inferred(from recorded: SchemaPayload, to model: ObjectModel) throws(EventGraphError)
         -> MigrationMapping
     {
         var inference = Inference(source: recorded, model: model)

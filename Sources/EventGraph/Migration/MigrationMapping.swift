@@ -1,16 +1,16 @@
-public import LogFormat
+import LogFormat
 
 /// How the entities and properties of a store's recorded model become those of a new model: the mapping a
 /// migration replays every changeset of the old log through.
 ///
-/// Compute one with ``inferred(from:to:)``; ``changes`` says, per entity and property, what the migration does.
+/// Compute one with ``inferred(fromStoreAt:to:)``; ``changes`` says, per entity and property, what the migration does.
 /// The mapping works on changeset payloads (entity and property indices, values), never on managed objects, so a
 /// migration streams the log and never holds two object graphs.
 public struct MigrationMapping: Sendable {
     /// The model the store recorded (the old one).
-    public let sourceSchema: SchemaPayload
+    package let sourceSchema: SchemaPayload
     /// The model the store is migrated to.
-    public let targetSchema: SchemaPayload
+    package let targetSchema: SchemaPayload
     /// Every change, entity by entity, in the target model's order, then the removed entities.
     public let changes: [MigrationChange]
 

@@ -1,5 +1,5 @@
 import Foundation
-public import LogFormat
+import LogFormat
 
 extension StoreMigration {
     /// What a rollback did.

@@ -161,7 +161,8 @@ struct MigrationRun {
                 "\(path): \(damage.summary); a damaged log cannot be migrated: salvage it first (egctl salvage)")
         }
         report.sourceByteCount = scan.committedByteCount
-        report.uniquenessFailures = Self.uniquenessFailures(in: graph, model: model)
+        report.uniquenessFailures = Self.uniquenessFailures(
+            in: graph, model: model, checking: Self.constraintsToCheck(report.changes, model: model))
         for entity in model.entities { report.objectCounts[entity.name] = 0 }
         for object in graph.objectReferences {
             report.objectCounts[model.entities[Int(object.entityIndex)].name, default: 0] += 1
@@ -220,13 +221,35 @@ struct MigrationRun {
     }
 
     /// Objects of the new state that share values under one of the new model's uniqueness constraints.
-    static func uniquenessFailures(in graph: LogGraph, model: ObjectModel) -> [EventGraphError.Failure] {
+    /// The uniqueness constraints the old store did not already enforce: those a step added, or every one when an
+    /// entity changed its parent (its objects join another family's constraints). Keyed by declaring entity index
+    /// and ordinal.
+    static func constraintsToCheck(_ changes: [MigrationChange], model: ObjectModel) -> Set<[Int]> {
+        let everything = changes.contains { $0.kind == .entityParentChanged }
+        var checked: Set<[Int]> = []
+        for entity in model.entities {
+            for (ordinal, names) in entity.uniquenessConstraints.enumerated() {
+                let key = names.sorted().joined(separator: ",")
+                let added = changes.contains {
+                    $0.kind == .uniquenessConstraintAdded && $0.entityName == entity.name && $0.propertyName == key
+                }
+                if everything || added { checked.insert([entity.index, ordinal]) }
+            }
+        }
+        return checked
+    }
+
+    static func uniquenessFailures(in graph: LogGraph, model: ObjectModel, checking checked: Set<[Int]>)
+        -> [EventGraphError.Failure]
+    {
+        guard !checked.isEmpty else { return [] }
         var holders: [UniqueKey: [ObjectReference]] = [:]
         for object in graph.objectReferences {
             let entity = model.entities[Int(object.entityIndex)]
-            guard !entity.uniqueConstraints.isEmpty else { continue }
+            let constraints = entity.uniqueConstraints.filter { checked.contains([$0.entityIndex, $0.ordinal]) }
+            guard !constraints.isEmpty else { continue }
             let values = entity.properties.indices.map { graph.value(of: object, property: $0) ?? .attribute(.null) }
-            for constraint in entity.uniqueConstraints {
+            for constraint in constraints {
                 if let key = UniqueKey(constraint, values: values) { holders[key, default: []].append(object) }
             }
         }

@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 /// Migration of a store to a new model version: the old log replayed through a ``MigrationMapping`` into a new
 /// log beside it, verified, and swapped in atomically, with the old log kept as a backup for ``rollback(path:discardingLaterTransactions:)``.
