@@ -23,7 +23,7 @@ struct Egctl: ParsableCommand {
             """,
         subcommands: [
             Demo.self, Inspect.self, Replay.self, Verify.self, Compact.self, Dump.self, History.self,
-            SalvageCommand.self,
+            SalvageCommand.self, Migrate.self,
         ])
 
     /// Parses and runs, with egctl's exit statuses: argument errors exit with 2 (not ArgumentParser's 64), so that

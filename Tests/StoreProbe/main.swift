@@ -9,6 +9,10 @@
 //     `open-insert` also inserts an object of the first concrete entity, saves, and prints `saved …`. Exits 0, or
 //     prints the error and exits 1. Crafted-file tests use it: the library must answer, never trap.
 //
+//   StoreProbe migrate-blog|migrate-blog-live|migrate-blog-dry PATH
+//     Migrates a blog store (`egctl demo`) to `BlogV2` (a renamed and an added attribute), with history, live state
+//     only, or as a dry run, and prints the seconds it took (the migration benchmark in BENCHMARKS.md).
+//
 //   StoreProbe measure REPORT PROGRAM [ARGUMENT…]
 //     Runs PROGRAM, waits for it with `wait4`, and writes `exit N` or `signal N`, then `peak-resident-bytes N`, to
 //     the file REPORT. A test process cannot measure its children itself: a child's `ru_maxrss` starts at the
@@ -83,6 +87,16 @@ func run(_ command: String, path: String) throws {
             print("saved last-transaction \(container.lastTransactionID)")
         }
         try container.close()
+    case "migrate-blog", "migrate-blog-live", "migrate-blog-dry":
+        // The migration benchmark (BENCHMARKS.md): a blog store (`egctl demo`) to blog version 2.
+        let started = DispatchTime.now().uptimeNanoseconds
+        let options = StoreMigration.Options(historyMode: command == "migrate-blog-live" ? .liveState : .full)
+        let report =
+            command == "migrate-blog-dry"
+            ? try StoreMigration.dryRun(path: path, to: BlogV2.model, options: options)
+            : try StoreMigration.migrate(path: path, to: BlogV2.model, options: options)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        print("\(command) \(report.transactionCount) transactions \(report.targetByteCount) bytes \(seconds) s")
     default:
         throw EventGraphError(.invalidArgument, "unknown command '\(command)'")
     }

@@ -23,6 +23,9 @@ public final class ModelContainer: Sendable {
         /// (`0o600`) by default, since a store holds the app's whole data and history. An existing store keeps
         /// its mode, owner and group, also across ``ModelContainer/compact()``.
         public var filePermissions: UInt32 = 0o600
+        /// What opening does when the store's recorded model differs from the given one: an inferred migration
+        /// by default (see ``StoreMigration``).
+        public var migration: MigrationPolicy = .inferred
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?
 
@@ -54,7 +57,10 @@ public final class ModelContainer: Sendable {
     public convenience init(path: String, model: ObjectModel, configuration: Configuration = .init())
         throws(EventGraphError)
     {
-        try self.init(store: Self.openStore(path: path, model: model, configuration: configuration), path: path)
+        let store = try Self.openMigratingIfNeeded(path: path, model: model, configuration: configuration) {
+            () throws(EventGraphError) in try Self.openStore(path: path, model: model, configuration: configuration)
+        }
+        self.init(store: store, path: path)
         if let report = recoveryReport { configuration.recoveryHandler?(report) }
     }
 

@@ -14,6 +14,7 @@ public struct AttributeOption: Sendable, Hashable {
         case range(minimum: Double?, maximum: Double?)
         case length(minimum: Int?, maximum: Int?)
         case pattern(String)
+        case originalName(String)
     }
 
     let kind: Kind
@@ -63,5 +64,11 @@ public struct AttributeOption: Sendable, Hashable {
     /// Validation: a string must match the regular expression `pattern` entirely.
     public static func pattern(_ pattern: String) -> AttributeOption {
         AttributeOption(kind: .pattern(pattern))
+    }
+
+    /// The attribute's name in the previous model version: migration carries the old attribute's values over
+    /// to this one instead of dropping them and adding an empty attribute (Core Data's renaming identifier).
+    public static func originalName(_ name: String) -> AttributeOption {
+        AttributeOption(kind: .originalName(name))
     }
 }

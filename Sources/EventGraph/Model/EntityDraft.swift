@@ -23,6 +23,7 @@ struct EntityDraft {
         var deleteRule: DeleteRule
         var minimumCount: Int
         var maximumCount: Int
+        var originalName: String? = nil
     }
 
     /// A draft from a typed class.
@@ -50,7 +51,8 @@ struct EntityDraft {
                 relationships[index] = RelationshipDraft(
                     name: seed.name, destinationName: seed.destination.entityName, inverseName: seed.inverseName,
                     isToMany: seed.isToMany, isOrdered: seed.isOrdered, isOptional: seed.isOptional,
-                    deleteRule: seed.deleteRule, minimumCount: seed.minimumCount, maximumCount: seed.maximumCount)
+                    deleteRule: seed.deleteRule, minimumCount: seed.minimumCount, maximumCount: seed.maximumCount,
+                    originalName: seed.originalName)
             }
         }
         // Compound declarations are inherited as class properties; keep only those this class adds.
@@ -137,6 +139,8 @@ extension AttributeDescription {
                 if let maximum { maximumLength = maximum }
             case .pattern(let pattern):
                 self.pattern = pattern
+            case .originalName(let name):
+                originalName = name
             }
         }
     }

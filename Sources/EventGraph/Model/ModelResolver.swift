@@ -108,7 +108,8 @@ struct ModelResolver {
             name: draft.name, index: position, destinationEntityName: draft.destinationName,
             destinationEntityIndex: destination, inverseName: draft.inverseName, inverseIndex: inverseIndex,
             isToMany: draft.isToMany, isOrdered: draft.isOrdered, isOptional: draft.isOptional,
-            deleteRule: draft.deleteRule, minimumCount: draft.minimumCount, maximumCount: draft.maximumCount)
+            deleteRule: draft.deleteRule, minimumCount: draft.minimumCount, maximumCount: draft.maximumCount,
+            originalName: draft.originalName)
     }
 
     private func linkFamilies(_ entities: [EntityDescription]) throws(EventGraphError) {

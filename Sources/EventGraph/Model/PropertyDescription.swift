@@ -31,6 +31,8 @@ public struct AttributeDescription: Hashable, Sendable {
     public var maximumLength: Int?
     /// Validation: a regular expression a string must match entirely.
     public var pattern: String?
+    /// The attribute's name in the previous model version, when it was renamed (see ``AttributeOption/originalName(_:)``).
+    public var originalName: String?
 }
 
 /// A relationship of an entity, as the model describes it.
@@ -53,6 +55,8 @@ public struct RelationshipDescription: Hashable, Sendable {
     /// Fewest and most targets of a to-many relationship when saved (0: no bound).
     public var minimumCount: Int
     public var maximumCount: Int
+    /// The relationship's name in the previous model version, when it was renamed.
+    public var originalName: String?
 }
 
 /// A property of an entity: an attribute or a relationship.

@@ -37,4 +37,5 @@ struct RelationshipSeed {
     var minimumCount: Int
     var maximumCount: Int
     var isOptional: Bool
+    var originalName: String? = nil
 }

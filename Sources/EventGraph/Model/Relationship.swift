@@ -20,6 +20,7 @@ public struct Relationship<Value: RelationshipValue> {
     let minimumCount: Int
     let maximumCount: Int
     let isOptional: Bool
+    let originalName: String?
 
     /// Declares a relationship.
     ///
@@ -29,9 +30,11 @@ public struct Relationship<Value: RelationshipValue> {
     ///   - minimumCount: the fewest targets a to-many relationship may have when saved (0: no minimum).
     ///   - maximumCount: the most targets a to-many relationship may have when saved (0: no maximum).
     ///   - isOptional: whether a to-one relationship may be empty when saved.
+    ///   - originalName: the relationship's name in the previous model version, when it was renamed (migration
+    ///     carries its targets over).
     public init(
         inverse: String? = nil, deleteRule: DeleteRule = .nullify, minimumCount: Int = 0, maximumCount: Int = 0,
-        isOptional: Bool = true
+        isOptional: Bool = true, originalName: String? = nil
     ) {
         precondition(minimumCount >= 0 && maximumCount >= 0, "relationship counts cannot be negative")
         self.inverseName = inverse
@@ -39,17 +42,18 @@ public struct Relationship<Value: RelationshipValue> {
         self.minimumCount = minimumCount
         self.maximumCount = maximumCount
         self.isOptional = isOptional
+        self.originalName = originalName
     }
 
     /// Declares a relationship; the initial value must be empty (`nil` or `[]`).
     public init(
         wrappedValue: Value, inverse: String? = nil, deleteRule: DeleteRule = .nullify, minimumCount: Int = 0,
-        maximumCount: Int = 0, isOptional: Bool = true
+        maximumCount: Int = 0, isOptional: Bool = true, originalName: String? = nil
     ) {
         precondition(wrappedValue.relationshipTargets.isEmpty, "a relationship's initial value must be empty")
         self.init(
             inverse: inverse, deleteRule: deleteRule, minimumCount: minimumCount, maximumCount: maximumCount,
-            isOptional: isOptional)
+            isOptional: isOptional, originalName: originalName)
     }
 
     @available(*, unavailable, message: "@Relationship is only available on ManagedObject subclasses")
@@ -81,6 +85,6 @@ extension Relationship: PropertyIntrospection {
             RelationshipSeed(
                 name: name, destination: Value.destinationType, isToMany: Value.isToMany, isOrdered: Value.isOrdered,
                 inverseName: inverseName, deleteRule: deleteRule, minimumCount: minimumCount,
-                maximumCount: maximumCount, isOptional: isOptional))
+                maximumCount: maximumCount, isOptional: isOptional, originalName: originalName))
     }
 }

@@ -58,6 +58,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity's name: the class name unless overridden.
     open class var entityName: String { String(describing: self) }
 
+    /// The entity's name in the previous model version, when it was renamed: migration carries the old entity's
+    /// objects over to this one (Core Data's renaming identifier, SwiftData's `originalName`).
+    open class var originalEntityName: String? { nil }
+
     /// Compound uniqueness constraints: each a list of attribute names whose values together are unique.
     ///
     /// Single attributes are made unique with ``AttributeOption/unique``.

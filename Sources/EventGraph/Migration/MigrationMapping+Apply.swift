@@ -1,0 +1,149 @@
+import LogFormat
+
+/// Maps the records of an old log, one at a time, through a ``MigrationMapping``.
+///
+/// A record that leaves a property out means the default of the schema frame in force when it was written; in
+/// the new log it would mean the new model's default. Where the two differ, inserts and checkpoint records get
+/// the old default written out, so every object keeps its values.
+struct RecordMapper {
+    let mapping: MigrationMapping
+    /// Per old entity, each property's default in the schema frame in force.
+    private var sourceDefaults: [[PropertyValue]]
+
+    init(mapping: MigrationMapping) {
+        self.mapping = mapping
+        sourceDefaults = mapping.sourceSchema.entities.map { $0.properties.map(SchemaCatalog.defaultValue(of:)) }
+    }
+
+    /// Takes a later schema frame of the old log (same shape, other defaults).
+    mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) {
+        guard ModelShape.hash(of: schema.entities) == ModelShape.hash(of: mapping.sourceSchema.entities) else {
+            throw EventGraphError(
+                .modelMismatch, "the old log changes its model's shape mid-way; it cannot be migrated")
+        }
+        sourceDefaults = schema.entities.map { $0.properties.map(SchemaCatalog.defaultValue(of:)) }
+    }
+
+    func map(_ changeset: Changeset) -> Changeset {
+        var mapped = changeset
+        mapped.operations = []
+        mapped.operations.reserveCapacity(changeset.operations.count)
+        for operation in changeset.operations {
+            switch operation {
+            case .insert(let object, let changes):
+                guard let target = map(object) else { continue }
+                mapped.operations.append(.insert(target, record(object, changes)))
+            case .update(let object, let changes):
+                guard let target = map(object) else { continue }
+                let properties = map(changes, of: object)
+                if !properties.isEmpty { mapped.operations.append(.update(target, properties)) }
+            case .relate(let object, let property, let added, let removed):
+                guard let target = map(object),
+                    let destination = mapping.propertyTargets[Int(object.entityIndex)][Int(property)]
+                else { continue }
+                mapped.operations.append(
+                    .relate(
+                        target, propertyIndex: destination.index, added: added.compactMap(map),
+                        removed: removed.compactMap(map)))
+            case .delete(let object):
+                if let target = map(object) { mapped.operations.append(.delete(target)) }
+            }
+        }
+        return mapped
+    }
+
+    func map(_ chunk: CheckpointChunk) -> CheckpointChunk {
+        var mapped = CheckpointChunk(foreignStores: chunk.foreignStores, records: [])
+        mapped.records.reserveCapacity(chunk.records.count)
+        for record in chunk.records {
+            guard let target = map(record.object) else { continue }
+            mapped.records.append(
+                ObjectRecord(object: target, properties: self.record(record.object, record.properties)))
+        }
+        return mapped
+    }
+
+    /// The values of a new object: those recorded, plus every old default the new model would read differently.
+    private func record(_ object: ObjectReference, _ changes: [PropertyChange]) -> [PropertyChange] {
+        let entity = Int(object.entityIndex)
+        var properties = map(changes, of: object)
+        guard let newEntity = mapping.entityTargets[entity] else { return properties }
+        let listed = Set(changes.map(\.propertyIndex))
+        for (position, target) in mapping.propertyTargets[entity].enumerated() {
+            guard let target, !listed.contains(UInt32(position)) else { continue }
+            let value = convert(sourceDefaults[entity][position], target)
+            if value != mapping.targetDefaults[Int(newEntity)][Int(target.index)] {
+                properties.append(PropertyChange(propertyIndex: target.index, value: value))
+            }
+        }
+        return properties
+    }
+
+    private func map(_ changes: [PropertyChange], of object: ObjectReference) -> [PropertyChange] {
+        let targets = mapping.propertyTargets[Int(object.entityIndex)]
+        var mapped: [PropertyChange] = []
+        mapped.reserveCapacity(changes.count)
+        for change in changes {
+            guard Int(change.propertyIndex) < targets.count, let target = targets[Int(change.propertyIndex)] else {
+                continue
+            }
+            mapped.append(PropertyChange(propertyIndex: target.index, value: convert(change.value, target)))
+        }
+        return mapped
+    }
+
+    private func convert(_ value: PropertyValue, _ target: MigrationMapping.PropertyTarget) -> PropertyValue {
+        switch value {
+        case .attribute(let attribute):
+            if attribute == .null, let replacement = target.nullReplacement { return .attribute(replacement) }
+            guard let type = target.widenedType else { return value }
+            return .attribute(Self.widen(attribute, to: type))
+        case .toOne(let reference):
+            let mapped = reference.flatMap(map)
+            return target.becomesToMany ? .toMany(mapped.map { [$0] } ?? []) : .toOne(mapped)
+        case .toMany(let references):
+            return .toMany(references.compactMap(map))
+        }
+    }
+
+    private static func widen(_ value: AttributeValue, to type: AttributeType) -> AttributeValue {
+        switch (value, type) {
+        case (.int16(let x), .int32): .int32(Int32(x))
+        case (.int16(let x), .int64): .int64(Int64(x))
+        case (.int32(let x), .int64): .int64(Int64(x))
+        case (.float(let x), .double): .double(Double(x))
+        default: value
+        }
+    }
+
+    /// The reference under the new model, or `nil` when its entity was removed. Entity indices always name the
+    /// entities of the log's own schema, also in references to another store.
+    func map(_ reference: ObjectReference) -> ObjectReference? {
+        guard Int(reference.entityIndex) < mapping.entityTargets.count,
+            let entity = mapping.entityTargets[Int(reference.entityIndex)]
+        else { return nil }
+        var mapped = reference
+        mapped.entityIndex = entity
+        return mapped
+    }
+}
+
+extension RecordMapper {
+    /// The mappers of a plan's consecutive versions, applied one after another in one pass over the log: each step
+    /// reads the records the previous one wrote, against the defaults of its own source version.
+    struct Chain {
+        private var steps: [RecordMapper]
+
+        init(_ mappings: [MigrationMapping]) {
+            precondition(!mappings.isEmpty, "a migration has at least one step")
+            steps = mappings.map(RecordMapper.init(mapping:))
+        }
+
+        /// A later schema frame of the old log concerns the first step only.
+        mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) { try steps[0].adopt(schema) }
+
+        func map(_ changeset: Changeset) -> Changeset { steps.reduce(changeset) { $1.map($0) } }
+
+        func map(_ chunk: CheckpointChunk) -> CheckpointChunk { steps.reduce(chunk) { $1.map($0) } }
+    }
+}
