@@ -129,6 +129,12 @@ struct CraftedFileTests {
 
         let open = try expectClearAnswer(MeasuredProcess.probe, ["open", try copy("opened.eglog")], crafted)
         #expect((open.exitStatus == 0) == crafted.accepted, "egctl verify and the library disagree: \(open)")
+        if crafted.accepted {
+            // One engine: the library's digest of the file is egctl's.
+            let replay = try Egctl.run("replay", path, "--summary", "--json")
+            let digest = try #require(try replay.json()["stateDigest"] as? String)
+            #expect(open.stdout.contains("state-digest \(digest)"), "library: \(open.stdout), egctl: \(digest)")
+        }
         if let afterInsert = crafted.afterInsert {
             let insert = try expectClearAnswer(
                 MeasuredProcess.probe, ["open-insert", try copy("inserted.eglog")], crafted)

@@ -5,7 +5,8 @@
 //     Each command prints one line per object (its values) and exits 0, or prints the error and exits 1.
 //
 //   StoreProbe open|open-insert PATH
-//     Opens PATH with the model recorded in its log (as a tool would) and prints `opened last-transaction N`;
+//     Opens PATH with the model recorded in its log (as a tool would) and prints `opened last-transaction N`
+//     and `state-digest D` (the library's digest, which `egctl replay --summary` must agree with);
 //     `open-insert` also inserts an object of the first concrete entity, saves, and prints `saved …`. Exits 0, or
 //     prints the error and exits 1. Crafted-file tests use it: the library must answer, never trap.
 //
@@ -80,6 +81,7 @@ func run(_ command: String, path: String) throws {
     case "open", "open-insert":
         let container = try ModelContainer(path: path)
         print("opened last-transaction \(container.lastTransactionID)")
+        print("state-digest \(try container.stateDigest())")
         if command == "open-insert", let entity = container.model.entities.first(where: { !$0.isAbstract }) {
             let context = container.newBackgroundContext()
             context.insert(entityNamed: entity.name)

@@ -102,7 +102,8 @@ public final class ModelContainer: Sendable {
     ) throws(EventGraphError) -> ModelContainer {
         let backend = try FileBackend.openReadOnly(path: path)
         let view = try ModelContainer(
-            store: Store.open(backend: backend, model: model, untilTransaction: untilTransaction), path: path)
+            store: Store.open(backend: backend, model: model, untilTransaction: untilTransaction, source: path),
+            path: path)
         if let report = view.recoveryReport { recoveryHandler?(report) }
         return view
     }
@@ -112,7 +113,7 @@ public final class ModelContainer: Sendable {
     {
         var opened: FileBackend?
         do {
-            return try Store.open(model: model) { consume throws(EventGraphError) in
+            return try Store.open(model: model, source: path) { consume throws(EventGraphError) in
                 let backend = try FileBackend.open(path: path, configuration: configuration, replay: consume)
                 opened = backend
                 return backend
@@ -153,7 +154,7 @@ public final class ModelContainer: Sendable {
     public var isReadOnly: Bool { store.isReadOnly }
     /// What opening left out of the store's file: a torn tail a crash left (cut off by a writer, ignored by a
     /// read-only view), or damage a read-only view stops at; `nil` when the whole file was read.
-    public var recoveryReport: StoreRecoveryReport? { store.backend.recoveryReport }
+    public var recoveryReport: StoreRecoveryReport? { store.recoveryReport(path: path ?? "the in-memory log") }
 
     /// The context of the main actor.
     @MainActor public var mainContext: ObjectContext { main.context }
@@ -170,7 +171,8 @@ public final class ModelContainer: Sendable {
     public func view(asOfTransaction transactionID: UInt64) throws(EventGraphError) -> ModelContainer {
         try ModelContainer(
             store: Store.open(
-                backend: store.backend.readOnlyView(), model: store.model, untilTransaction: transactionID),
+                backend: store.backend.readOnlyView(), model: store.model, untilTransaction: transactionID,
+                source: path ?? "the in-memory log"),
             path: path)
     }
 

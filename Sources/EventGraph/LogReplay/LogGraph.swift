@@ -1,273 +1,125 @@
 package import LogFormat
 
-/// The object graph a log describes, rebuilt from its payloads alone — no model classes needed.
+/// The object graph a log describes, replayed by the one engine (``Replayer`` over a ``StoreState``) from the log
+/// alone, with the tolerant policy: what does not fit is reported in ``anomalies``, not thrown.
 ///
-/// Tools (`egctl`) use it to replay, dump, verify and compact any store: it applies changesets and checkpoints
-/// literally, keeps the latest value of every recorded property of every live object, and can hand the live state
-/// back as checkpoint records or as a ``StateDigest``.
+/// The tools (`egctl`) read stores through it: it answers by entity and key, names entities and properties from
+/// the schema in force, and gives the live state's ``StateDigest`` and integrity issues — the same the library
+/// computes for the same state, since the state is the library's own type.
 package struct LogGraph: Sendable {
-    /// One recorded property value. Unordered to-many targets beyond ``setThreshold`` are kept as a set, so that
-    /// adding or removing one costs O(1) however many there are (a tag can have hundreds of thousands of posts);
-    /// smaller ones stay arrays, which cost one allocation instead of a hash table.
-    enum Slot: Sendable {
-        case value(PropertyValue)
-        case targets(Set<ObjectReference>)
-
-        /// Unordered to-many relationships with more targets than this are kept as sets.
-        static let setThreshold = 32
-
-        /// Adds and removes to-many targets in place.
-        mutating func relate(added: [ObjectReference], removed: [ObjectReference], isOrdered: Bool) {
-            switch self {
-            case .targets(var set):
-                self = .value(.toOne(nil))  // release self's reference so `set` is unique
-                for target in removed { set.remove(target) }
-                for target in added { set.insert(target) }
-                self = .targets(set)
-            case .value(.toMany(var list)):  // ordered: keep positions
-                self = .value(.toOne(nil))
-                if !removed.isEmpty {
-                    let removedSet = Set(removed)
-                    list.removeAll { removedSet.contains($0) }
-                }
-                for target in added where !list.contains(target) { list.append(target) }
-                self = !isOrdered && list.count > Self.setThreshold ? .targets(Set(list)) : .value(.toMany(list))
-            case .value:
-                self = .targets(Set(added))
-            }
-        }
-
-        var propertyValue: PropertyValue {
-            switch self {
-            case .value(let value): value
-            case .targets(let set): .toMany(set.sorted())
-            }
-        }
-    }
-
-    /// The live objects: for each, its recorded property values by property index (nil: not recorded).
-    var objects: [ObjectReference: [Slot?]] = [:]
-
-    /// Every live object, in no particular order.
-    package var objectReferences: [ObjectReference] { Array(objects.keys) }
-
-    /// The number of live objects.
-    package var objectCount: Int { objects.count }
-
-    /// Whether `object` is live.
-    package func contains(_ object: ObjectReference) -> Bool { objects[object] != nil }
-    /// Stores named by references with a store index above 0, by the UUID that owns them in this graph.
-    package private(set) var foreignStores: [LogUUID] = []
+    private var replayer: Replayer
     /// The schema in force (the last schema record seen).
     package private(set) var catalog: SchemaCatalog?
-    /// The last transaction applied, and its commit time (µs since 1970).
-    package private(set) var lastTransactionID: UInt64 = 0
-    package private(set) var lastCommitTimeMicroseconds: Int64 = 0
-    /// The next object key the store allocates.
-    package private(set) var nextKey: UInt64 = 1
-    /// Operations that did not fit the state (an update of an object that does not exist, …), in order.
-    package private(set) var anomalies: [String] = []
-    /// Where externally stored values are in the file, by their logical reference.
-    package private(set) var blobLocations: [BlobKey: BlobLocation] = [:]
-
-    /// A blob's logical identity.
-    package struct BlobKey: Hashable, Sendable {
-        /// The transaction whose blob frames hold the bytes.
-        package var transactionID: UInt64
-        /// The blob's position among that transaction's blobs.
-        package var index: UInt32
-    }
 
     /// An empty graph; feed it records with ``apply(_:)-(LogRecord)``.
-    package init() {}
+    ///
+    /// - Parameter source: what anomalies and errors call the log (its path).
+    package init(source: String = "the log") {
+        replayer = Replayer(model: nil, untilTransaction: nil, policy: .tolerant, source: source)
+    }
+
+    /// The graph of a library store's committed state (for checks that compare the two).
+    init(model: ObjectModel, state: StoreState) {
+        self.init()
+        // Replaying the model's own schema cannot fail.
+        try! replayer.consume(.schema(model.schema))
+        replayer.replace(state: state)
+        catalog = SchemaCatalog(model.schema)
+    }
 
     /// Applies one record read from a log. Returns the decoded changeset for transactions (callers print it).
+    ///
+    /// - Throws: when a payload does not decode, or the schema does not describe a model.
     @discardableResult
     package mutating func apply(_ record: LogRecord) throws -> Changeset? {
-        switch record {
-        case .schema(let schema, _):
-            let next = SchemaCatalog(schema)
-            if let previous = catalog { keepDefaults(of: previous, changingTo: next) }
-            catalog = next
-        case .transaction(let transaction):
-            let changeset = try transaction.changeset()
-            apply(changeset, blobs: transaction.blobs)
-            return changeset
-        case .checkpointBegin(let begin, _):
-            objects.removeAll(keepingCapacity: true)
-            foreignStores = []
-            blobLocations = [:]
-            lastTransactionID = begin.lastTransactionID
-            lastCommitTimeMicroseconds = begin.lastCommitTimeMicroseconds
-            nextKey = begin.nextKey
-        case .checkpointChunk(let chunk, _):
-            for record in chunk.records {
-                let object = localize(record.object, chunk.foreignStores)
-                objects[object] = row(
-                    for: object, record.properties.map { ($0.propertyIndex, $0.value) },
-                    foreign: chunk.foreignStores)
-            }
-        case .checkpointBlob(let location):
-            blobLocations[BlobKey(transactionID: location.transactionID, index: location.index)] = location
-        case .checkpointEnd(let end, let offset):
-            if end.objectCount != UInt64(objects.count) {
-                anomalies.append(
-                    "checkpoint ending at byte offset \(offset) declares \(end.objectCount) objects but holds "
-                        + "\(objects.count)")
-            }
-        case .dictionary, .seal, .extensionFrame:
-            break
+        guard let converted = try FileBackend.convert(record) else { return nil }
+        try replayer.consume(converted)
+        switch converted {
+        case .schema(let schema): catalog = SchemaCatalog(schema)
+        case .transaction(let changeset, _): return changeset
+        default: break
         }
         return nil
     }
 
     /// Applies a decoded changeset whose blob frames are at `blobs` (callers that decoded the transaction
     /// themselves use this instead of ``apply(_:)-(LogRecord)`` to decode it once).
-    package mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
-        for blob in blobs { blobLocations[BlobKey(transactionID: blob.transactionID, index: blob.index)] = blob }
-        apply(changeset)
+    package mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) throws {
+        try replayer.consume(
+            .transaction(changeset, blobHandles: blobs.sorted { $0.index < $1.index }.map(\.byteOffset)))
     }
 
-    /// Applies a decoded changeset.
-    package mutating func apply(_ changeset: Changeset) {
-        let foreign = changeset.foreignStores
-        for operation in changeset.operations {
-            switch operation {
-            case .insert(let reference, let changes):
-                let object = localize(reference, foreign)
-                if objects[object] != nil {
-                    anomalies.append("transaction \(changeset.transactionID) inserts \(describe(object)), which exists")
-                }
-                objects[object] = row(for: object, changes.map { ($0.propertyIndex, $0.value) }, foreign: foreign)
-            case .update(let reference, let changes):
-                let object = localize(reference, foreign)
-                guard var values = objects[object] else {
-                    anomalies.append("transaction \(changeset.transactionID) updates missing \(describe(object))")
-                    continue
-                }
-                objects[object] = nil  // keep the row uniquely referenced while it is edited
-                for change in changes {
-                    let index = Int(change.propertyIndex)
-                    if index >= values.count { values += repeatElement(nil, count: index + 1 - values.count) }
-                    values[index] = slot(localize(change.value, foreign), object: object, property: index)
-                }
-                objects[object] = values
-            case .relate(let reference, let property, let added, let removed):
-                let object = localize(reference, foreign)
-                guard var values = objects[object] else {
-                    anomalies.append("transaction \(changeset.transactionID) relates missing \(describe(object))")
-                    continue
-                }
-                objects[object] = nil
-                let index = Int(property)
-                if index >= values.count { values += repeatElement(nil, count: index + 1 - values.count) }
-                let added = added.map { localize($0, foreign) }
-                let removed = removed.map { localize($0, foreign) }
-                var current = values[index] ?? slot(.toMany([]), object: object, property: index)
-                values[index] = nil  // the slot's storage is now referenced once, so edits happen in place
-                current.relate(added: added, removed: removed, isOrdered: isOrdered(object, index))
-                values[index] = current
-                objects[object] = values
-            case .delete(let reference):
-                let object = localize(reference, foreign)
-                if objects.removeValue(forKey: object) == nil {
-                    anomalies.append("transaction \(changeset.transactionID) deletes missing \(describe(object))")
-                }
-            }
+    private var state: StoreState? { replayer.state }
+    private var model: ObjectModel? { replayer.model }
+
+    /// The model the log records (the latest schema frame's metadata).
+    package var recordedModel: ObjectModel? { model }
+
+    /// Every live object, by entity, in commit order.
+    package var objectReferences: [ObjectReference] {
+        guard let state, let model else { return [] }
+        var references: [ObjectReference] = []
+        references.reserveCapacity(state.objectCount)
+        for entityIndex in model.entities.indices {
+            state.forEachRow(ofEntity: entityIndex) { references.append($0.reference) }
         }
-        lastTransactionID = changeset.transactionID
-        lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
-        nextKey = max(nextKey, changeset.nextKey)
+        return references
     }
 
-    /// The value of a property of a live object, its default when the object does not record it.
+    /// The number of live objects.
+    package var objectCount: Int { state?.objectCount ?? 0 }
+
+    /// Whether `object` is live.
+    package func contains(_ object: ObjectReference) -> Bool { row(object) != nil }
+
+    /// The last transaction applied, and its commit time (µs since 1970).
+    package var lastTransactionID: UInt64 { state?.lastTransactionID ?? 0 }
+    package var lastCommitTimeMicroseconds: Int64 { state?.lastCommitTimeMicroseconds ?? 0 }
+    /// The next object key the store allocates.
+    package var nextKey: UInt64 { state?.nextKey ?? 1 }
+    /// Records and operations that did not fit the state (an update of an object that does not exist, …), in order.
+    package var anomalies: [String] { replayer.anomalies }
+    /// The transaction IDs the log lacks since its last checkpoint (the gaps a salvage leaves).
+    package var transactionIDGaps: [ClosedRange<UInt64>] { replayer.transactionIDGaps }
+
+    /// The value of a property of a live object.
     package func value(of object: ObjectReference, property: Int) -> PropertyValue? {
-        guard let values = objects[object],
-            let schema = catalog?.property(UInt32(property), ofEntity: object.entityIndex)
-        else { return nil }
-        return (property < values.count ? values[property]?.propertyValue : nil)
-            ?? SchemaCatalog.defaultValue(of: schema)
-    }
-
-    /// Whether `object`'s to-many or to-one relationship at `property` includes `target`, in O(1) for sets.
-    func relationship(of object: ObjectReference, property: Int, contains target: ObjectReference) -> Bool {
-        guard let values = objects[object], property < values.count, let slot = values[property] else { return false }
-        switch slot {
-        case .targets(let set): return set.contains(target)
-        case .value(.toMany(let list)): return list.contains(target)
-        case .value(.toOne(let one)): return one == target
-        case .value(.attribute): return false
-        }
+        guard let row = row(object), property >= 0, property < row.values.count else { return nil }
+        return row.values[property]
     }
 
     /// The UUID of the store a reference points into (nil for this store).
-    ///
-    /// An operation's own object reference is not localized, so a crafted changeset can leave an index that this
-    /// graph's table does not hold (found by the `open` fuzzer); such a reference reads as this store's rather than
-    /// trapping. The one replay engine of issue 10 is to reject it as damage instead.
-    package func storeUUID(of reference: ObjectReference) -> LogUUID? {
-        let index = Int(reference.storeIndex)
-        guard index > 0, index <= foreignStores.count else { return nil }
-        return foreignStores[index - 1]
-    }
+    package func storeUUID(of reference: ObjectReference) -> LogUUID? { state?.storeUUID(of: reference) }
 
     /// "Post #42" — an object's entity name and key.
     package func describe(_ object: ObjectReference) -> String {
-        let name = catalog?.entityName(object.entityIndex) ?? "#\(object.entityIndex)"
-        if let store = storeUUID(of: object) { return "\(name) #\(object.key) in store \(store)" }
-        return "\(name) #\(object.key)"
+        guard let state, let model else { return "#\(object.entityIndex) #\(object.key)" }
+        return state.describe(object, model: model)
     }
 
-    // MARK: - Foreign stores
-
-    /// Re-expresses a reference's store index in this graph's own foreign-store table.
-    private mutating func localize(_ reference: ObjectReference, _ foreign: [LogUUID]) -> ObjectReference {
-        guard reference.storeIndex > 0, Int(reference.storeIndex) <= foreign.count else { return reference }
-        let uuid = foreign[Int(reference.storeIndex) - 1]
-        var local = reference
-        if let existing = foreignStores.firstIndex(of: uuid) {
-            local.storeIndex = UInt32(existing + 1)
-        } else {
-            foreignStores.append(uuid)
-            local.storeIndex = UInt32(foreignStores.count)
+    /// The canonical digest of the live state (see ``StateDigest``).
+    package func digest() -> StateDigest {
+        guard let state, let model else {
+            var hasher = DigestHasher()
+            hasher.combine(integer: 0)
+            return StateDigest(value: hasher.state)
         }
-        return local
+        return state.digest(model: model)
     }
 
-    private mutating func localize(_ value: PropertyValue, _ foreign: [LogUUID]) -> PropertyValue {
-        guard !foreign.isEmpty else { return value }
-        switch value {
-        case .attribute: return value
-        case .toOne(let target): return .toOne(target.map { localize($0, foreign) })
-        case .toMany(let targets): return .toMany(targets.map { localize($0, foreign) })
+    /// The replay anomalies, then the violations of the model's rules in the live state; at most `limit`.
+    package func integrityIssues(limit: Int = 100) -> [IntegrityIssue] {
+        var issues = anomalies.prefix(limit).map { IntegrityIssue(kind: .replayAnomaly, message: $0) }
+        if let state, let model, issues.count < limit {
+            issues += state.integrityIssues(model: model, limit: limit - issues.count)
         }
+        return issues
     }
 
-    private mutating func row(
-        for object: ObjectReference, _ changes: [(UInt32, PropertyValue)], foreign: [LogUUID]
-    ) -> [Slot?] {
-        let count = max(
-            catalog?.entity(at: object.entityIndex)?.properties.count ?? 0,
-            (changes.map { Int($0.0) }.max() ?? -1) + 1)
-        var values = [Slot?](repeating: nil, count: count)
-        for (index, value) in changes {
-            values[Int(index)] = slot(localize(value, foreign), object: object, property: Int(index))
+    private func row(_ object: ObjectReference) -> Row? {
+        guard let state, object.storeIndex == 0, Int(object.entityIndex) < (model?.entities.count ?? 0) else {
+            return nil
         }
-        return values
-    }
-
-    /// Stores large unordered to-many values as sets.
-    private func slot(_ value: PropertyValue, object: ObjectReference, property: Int) -> Slot {
-        guard case .toMany(let targets) = value, targets.count > Slot.setThreshold, !isOrdered(object, property) else {
-            return .value(value)
-        }
-        return .targets(Set(targets))
-    }
-
-    private func isOrdered(_ object: ObjectReference, _ property: Int) -> Bool {
-        if case .relationship(let relationship)? = catalog?.property(UInt32(property), ofEntity: object.entityIndex) {
-            return relationship.isOrdered
-        }
-        return false
+        return state.row(entityIndex: Int(object.entityIndex), key: object.key)
     }
 }

@@ -156,16 +156,17 @@ final class FileBackend: LogBackend {
         return try EventGraphError.converting(path: path) {
             let report = try writer.rewrite(
                 schema: schema, begin: checkpoint.begin, end: checkpoint.end,
+                keepingPreviousAt: checkpoint.previousPath,
                 writeCheckpoint: { sink in
                     for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
                 },
                 verify: { temporaryPath in
                     // Replay the new file from its bytes alone and compare its state digest with the live state's.
-                    var graph = LogGraph()
+                    var graph = LogGraph(source: temporaryPath)
                     try LogReader(path: temporaryPath).scan { try graph.apply($0) }
                     let digest = graph.digest()
-                    guard digest.bytes == checkpoint.end.stateDigest else {
+                    guard graph.anomalies.isEmpty, digest.bytes == checkpoint.end.stateDigest else {
                         throw EventGraphError(
                             .log, "the rewritten log's state digest \(digest) differs from the live state's")
                     }

@@ -71,6 +71,8 @@ struct CheckpointInput {
     var end: CheckpointEnd
     /// The bytes of every externally stored value the checkpoint references, with its logical reference.
     var blobs: [(reference: BlobReference, bytes: [UInt8])]
+    /// Where a file backend keeps the replaced file (`nil`: it is removed).
+    var previousPath: String? = nil
 }
 
 /// The logical identity of a blob: the transaction that wrote it and its position there.

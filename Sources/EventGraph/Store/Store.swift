@@ -23,9 +23,15 @@ final class Store: Sendable {
     private let keyCounter: Atomic<UInt64>
     /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
     let hasInverses: Bool
+    /// The transaction IDs the replayed log lacks (a salvage's gaps), for the recovery report.
+    let transactionIDGaps: [ClosedRange<UInt64>]
 
-    init(model: ObjectModel, backend: any LogBackend, state: StoreState, isReadOnly: Bool) {
+    init(
+        model: ObjectModel, backend: any LogBackend, state: StoreState, isReadOnly: Bool,
+        transactionIDGaps: [ClosedRange<UInt64>] = []
+    ) {
         self.model = model
+        self.transactionIDGaps = transactionIDGaps
         self.backend = backend
         self.storeUUID = UUID(logUUID: backend.storeUUID)
         self.isReadOnly = isReadOnly
@@ -54,7 +60,7 @@ final class Store: Sendable {
 
     /// Snapshots of the row arrays of some entities, for scanning without holding the lock.
     func rowSnapshots(of entityIndices: [Int]) -> [[Row?]] {
-        state.withLock { state in entityIndices.map { state.tables[$0].rows } }
+        state.withLock { state in entityIndices.map { state.rowSnapshot(ofEntity: $0) } }
     }
 
     /// How many committed objects some entities have in all.
@@ -63,44 +69,19 @@ final class Store: Sendable {
     }
 
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
-    /// in commit order; `nil` when the entity has no index for any of the ranges or when every range holds more
-    /// than `limitFraction` of the rows (a scan is then as cheap).
+    /// in commit order; `nil` when a scan is as cheap (see ``StoreState/indexedRows(entityIndex:ranges:extraKeys:limitFraction:)``).
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
-        state.withLock { state -> [Row]? in
-            let table = state.tables[entityIndex]
-            var best: [UInt64]?
-            for (propertyIndex, range) in ranges {
-                guard let index = state.indexes[entityIndex].first(where: { $0.propertyIndex == propertyIndex }) else {
-                    continue
-                }
-                let limit = min(best?.count ?? Int.max, max(16, table.count / limitFraction))
-                if let keys = index.keys(in: range, limit: limit) { best = keys }
-            }
-            guard var keys = best else { return nil }
-            keys.append(contentsOf: extraKeys)
-            var located: [(position: Int, row: Row)] = []
-            located.reserveCapacity(keys.count)
-            for key in keys {
-                guard let position = table.position(forKey: key), let row = table.rows[position] else { continue }
-                located.append((position, row))
-            }
-            located.sort { $0.position < $1.position }
-            var rows: [Row] = []
-            rows.reserveCapacity(located.count)
-            var previous = -1
-            for entry in located where entry.position != previous {
-                rows.append(entry.row)
-                previous = entry.position
-            }
-            return rows
+        state.withLock { state in
+            state.indexedRows(
+                entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
         }
     }
 
     /// The holder of a unique value tuple.
     func holder(of tuple: UniqueKey) -> UInt64? {
-        state.withLock { $0.uniqueIndex[tuple] }
+        state.withLock { $0.holder(of: tuple) }
     }
 
     /// Allocates a key; keys are never reused, even when the object is never saved.

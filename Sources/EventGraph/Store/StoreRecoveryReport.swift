@@ -17,6 +17,9 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
         case ignoredTornTail
         /// A read-only view stopped at damage to synced data (nothing after it is shown).
         case stoppedAtDamage
+        /// Nothing was left out of the file, but the log lacks some transaction IDs (see
+        /// ``missingTransactionIDs``): a salvage copied everything around damage it could not read.
+        case missingTransactions
     }
 
     /// What was done.
@@ -34,6 +37,10 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
     public var transactionIDs: ClosedRange<UInt64>?
     /// The last transaction that was read (0 when none).
     public var lastTransactionID: UInt64
+    /// The transaction IDs missing between the transactions the log holds (since its last checkpoint): the
+    /// transactions a salvage lost. Transaction IDs increase through a log but may have such gaps; the store opens
+    /// for writing all the same, and new saves continue after the last ID.
+    public var missingTransactionIDs: [ClosedRange<UInt64>] = []
 
     /// Creates a report.
     public init(
@@ -56,8 +63,10 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
             case .truncatedTornTail: "dropped a torn tail (never-synced bytes from a crash)"
             case .ignoredTornTail: "read-only view ignored a torn tail (never-synced bytes from a crash)"
             case .stoppedAtDamage: "read-only view stopped at damage to synced data"
+            case .missingTransactions: "the log lacks some transactions (\(reason))"
             }
-        var text = "\(path): \(action): \(byteCount) bytes at byte offset \(byteOffset) (\(reason))"
+        var text = "\(path): \(action)"
+        if kind != .missingTransactions { text += ": \(byteCount) bytes at byte offset \(byteOffset) (\(reason))" }
         if let ids = transactionIDs {
             text +=
                 ids.lowerBound == ids.upperBound
@@ -65,6 +74,12 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
             text += kind == .stoppedAtDamage ? " affected" : " not committed"
         } else if kind == .stoppedAtDamage {
             text += "; transactions after \(lastTransactionID) are not shown"
+        }
+        if !missingTransactionIDs.isEmpty {
+            let ranges = missingTransactionIDs.map { ids in
+                ids.lowerBound == ids.upperBound ? "\(ids.lowerBound)" : "\(ids.lowerBound)...\(ids.upperBound)"
+            }
+            text += "; transaction IDs missing from the log: " + ranges.joined(separator: ", ")
         }
         return text + "; the store ends at transaction \(lastTransactionID)"
     }

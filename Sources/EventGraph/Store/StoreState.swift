@@ -1,8 +1,15 @@
 import LogFormat
 
-/// The shared committed state of a store: every live row, the counters and the uniqueness index.
+/// The committed state of a store, as the log replays to it: every live row, the counters, the foreign-store table
+/// and the indexes.
+///
+/// It is the one state type of the engine: the library's store holds one (and installs its commits into it), and
+/// the tools build one from the log alone (``Replayer``, ``LogGraph``). Readers go through its methods — rows by
+/// entity and key, rows in commit order, index ranges, unique holders — never through the storage behind them, so
+/// that the storage (rows today, columnar chunks later) can change without touching contexts or fetches.
 struct StoreState: Sendable {
-    var tables: [RowTable]
+    /// The rows of each entity; read through the methods below.
+    private(set) var tables: [RowTable]
     var lastTransactionID: UInt64 = 0
     var lastCommitTimeMicroseconds: Int64 = 0
     /// The next key the store will allocate (persisted in every changeset and checkpoint).
@@ -12,6 +19,10 @@ struct StoreState: Sendable {
     var blobHandles: [BlobKey: UInt64] = [:]
     /// The log generation (see ``LogBackend``) the handles belong to.
     var blobGeneration: UInt64 = 0
+    /// The stores that references with a store index above 0 point into: index `k` is `foreignStores[k - 1]`.
+    /// Every payload carries its own table; ``localize(_:)-(Changeset)`` re-expresses its references in this one,
+    /// which only grows, so an index once handed out keeps its meaning.
+    private(set) var foreignStores: [LogUUID] = []
     /// For each uniqueness constraint, the holder of each value tuple.
     var uniqueIndex: [UniqueKey: UInt64] = [:]
     /// For each entity, a sorted index of each indexed attribute over the entity's own rows.
@@ -23,11 +34,57 @@ struct StoreState: Sendable {
         }
     }
 
+    // MARK: - Reading
+
+    /// The committed row of an object.
     func row(entityIndex: Int, key: UInt64) -> Row? {
         tables[entityIndex].row(forKey: key)
     }
 
+    /// The number of live objects of one entity (not its sub-entities).
+    func objectCount(ofEntity entityIndex: Int) -> Int { tables[entityIndex].count }
+
+    /// The number of live objects.
     var objectCount: Int { tables.reduce(0) { $0 + $1.count } }
+
+    /// The rows of one entity in commit order, with holes where objects were deleted: an immutable snapshot that
+    /// can be scanned without holding the store's lock.
+    func rowSnapshot(ofEntity entityIndex: Int) -> [Row?] { tables[entityIndex].rows }
+
+    /// Calls `body` with every live row of one entity, in commit order.
+    func forEachRow(ofEntity entityIndex: Int, _ body: (Row) throws -> Void) rethrows {
+        for row in tables[entityIndex].liveRows { try body(row) }
+    }
+
+    /// The holder of a unique value tuple.
+    func holder(of tuple: UniqueKey) -> UInt64? { uniqueIndex[tuple] }
+
+    /// The UUID of the store a reference points into; `nil` for this store, and for an index the table lacks.
+    func storeUUID(of reference: ObjectReference) -> LogUUID? {
+        let index = Int(reference.storeIndex)
+        guard index > 0, index <= foreignStores.count else { return nil }
+        return foreignStores[index - 1]
+    }
+
+    // MARK: - Writing rows (the applier and checkpoint loading)
+
+    /// Inserts or replaces a row.
+    mutating func put(_ row: Row) { tables[row.entityIndex].put(row) }
+
+    /// Removes the row of `key` from one entity.
+    mutating func removeRow(entityIndex: Int, key: UInt64) { tables[entityIndex].remove(key: key) }
+
+    /// Makes room for `count` more rows of one entity.
+    mutating func reserveCapacity(ofEntity entityIndex: Int, adding count: Int) {
+        tables[entityIndex].reserveCapacity(adding: count)
+    }
+
+    /// Interns a store UUID in the foreign-store table; returns its store index (1-based).
+    mutating func storeIndex(of uuid: LogUUID) -> UInt32 {
+        if let existing = foreignStores.firstIndex(of: uuid) { return UInt32(existing + 1) }
+        foreignStores.append(uuid)
+        return UInt32(foreignStores.count)
+    }
 }
 
 /// One tuple of a uniqueness constraint.
@@ -74,241 +131,4 @@ struct StagedChanges {
     var rows: [UInt64: (entityIndex: Int, row: Row?)] = [:]
     /// Keys in first-touch order, so installation is deterministic.
     var order: [UInt64] = []
-}
-
-extension StoreState {
-    /// Computes the rows a changeset produces without changing the state.
-    ///
-    /// - Throws: when an operation names an object that does not exist (or already exists, for an insert).
-    /// - Parameters:
-    ///   - overlay: rows of saves queued before this one and not yet installed, which take precedence.
-    ///   - insertDefaults: per entity, the values of properties an insert leaves out (replay passes those of the
-    ///     schema frame in force); `nil` takes the model's defaults.
-    func stage(
-        _ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:],
-        insertDefaults: [[PropertyValue]]? = nil
-    ) throws(EventGraphError) -> StagedChanges {
-        func row(entityIndex: Int, key: UInt64) -> Row? {
-            if !overlay.isEmpty, let entry = overlay[key] { return entry.entityIndex == entityIndex ? entry.row : nil }
-            return self.row(entityIndex: entityIndex, key: key)
-        }
-        var staged = StagedChanges()
-        staged.rows.reserveCapacity(changeset.operations.count)
-        staged.order.reserveCapacity(changeset.operations.count)
-        let version = changeset.transactionID
-        func current(_ reference: ObjectReference) throws(EventGraphError) -> Row {
-            let entityIndex = Int(reference.entityIndex)
-            guard entityIndex < tables.count else {
-                throw EventGraphError(
-                    .log, "transaction \(version) names entity #\(entityIndex), which the model lacks")
-            }
-            if let entry = staged.rows[reference.key] {
-                guard let row = entry.row else {
-                    throw EventGraphError(
-                        .log, "transaction \(version) changes object \(reference.key) after deleting it")
-                }
-                return row
-            }
-            guard let row = row(entityIndex: entityIndex, key: reference.key) else {
-                throw EventGraphError(
-                    .log,
-                    "transaction \(version) changes \(model.entities[entityIndex].name) \(reference.key), which does not exist"
-                )
-            }
-            return row
-        }
-        func put(_ key: UInt64, _ entityIndex: Int, _ row: Row?) {
-            if staged.rows.updateValue((entityIndex, row), forKey: key) == nil { staged.order.append(key) }
-        }
-        func applied(_ changes: [PropertyChange], to values: inout [PropertyValue]) throws(EventGraphError) {
-            for change in changes {
-                guard change.propertyIndex < values.count else {
-                    throw EventGraphError(
-                        .log, "transaction \(version) names property #\(change.propertyIndex), which the entity lacks")
-                }
-                values[Int(change.propertyIndex)] = change.value
-            }
-        }
-        for operation in changeset.operations {
-            switch operation {
-            case .insert(let reference, let changes):
-                let entityIndex = Int(reference.entityIndex)
-                guard entityIndex < tables.count else {
-                    throw EventGraphError(
-                        .log, "transaction \(version) inserts into entity #\(entityIndex), which the model lacks")
-                }
-                guard staged.rows[reference.key] == nil, row(entityIndex: entityIndex, key: reference.key) == nil else {
-                    throw EventGraphError(.log, "transaction \(version) inserts object \(reference.key) twice")
-                }
-                var values = insertDefaults?[entityIndex] ?? model.entities[entityIndex].defaultValues
-                try applied(changes, to: &values)
-                put(
-                    reference.key, entityIndex,
-                    Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
-            case .update(let reference, let changes):
-                let base = try current(reference)
-                var values = base.values
-                try applied(changes, to: &values)
-                put(
-                    reference.key, base.entityIndex,
-                    Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
-            case .relate(let reference, let propertyIndex, let added, let removed):
-                let base = try current(reference)
-                var values = base.values
-                guard Int(propertyIndex) < values.count, case .toMany(var targets) = values[Int(propertyIndex)] else {
-                    throw EventGraphError(
-                        .log, "transaction \(version) relates through property #\(propertyIndex), which is not to-many")
-                }
-                if !removed.isEmpty {
-                    let removedKeys = Set(removed.map(\.key))
-                    targets.removeAll { removedKeys.contains($0.key) }
-                }
-                if !added.isEmpty {
-                    // Objects inserted since the list was last written have larger keys than any in it, so the usual
-                    // relate is checked against the largest key instead of hashing a list of, say, 100k posts.
-                    let largestKey = targets.reduce(0) { Swift.max($0, $1.key) }
-                    var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.key))
-                    for target in added where present.insert(target.key).inserted { targets.append(target) }
-                }
-                values[Int(propertyIndex)] = .toMany(targets)
-                // A relate changes only a to-many list; the version still moves so readers see a new row.
-                put(
-                    reference.key, base.entityIndex,
-                    Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
-            case .delete(let reference):
-                let base = try current(reference)
-                put(reference.key, base.entityIndex, nil)
-            }
-        }
-        return staged
-    }
-
-    /// Installs staged rows and advances the counters.
-    mutating func install(_ staged: StagedChanges, model: ObjectModel) {
-        var indexChanges = IndexChanges(indexes)
-        if staged.order.count > 64 {
-            // Grow every table and the uniqueness index once, not by doubling along the way.
-            var added = Array(repeating: 0, count: tables.count)
-            for entry in staged.rows.values where entry.row != nil { added[entry.entityIndex] += 1 }
-            for (entityIndex, count) in added.enumerated() where count > 0 {
-                tables[entityIndex].reserveCapacity(adding: count)
-            }
-            if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
-                uniqueIndex.reserveCapacity(uniqueIndex.count + staged.order.count)
-            }
-        }
-        for key in staged.order {
-            guard let (entityIndex, newRow) = staged.rows[key] else { continue }
-            let entity = model.entities[entityIndex]
-            let oldRow = tables[entityIndex].row(forKey: key)
-            if let old = oldRow {
-                for constraint in entity.uniqueConstraints {
-                    if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
-                        uniqueIndex[tuple] = nil
-                    }
-                }
-            }
-            indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
-            if let newRow {
-                tables[entityIndex].put(newRow)
-                for constraint in entity.uniqueConstraints {
-                    if let tuple = UniqueKey(constraint, values: newRow.values) { uniqueIndex[tuple] = key }
-                }
-            } else {
-                tables[entityIndex].remove(key: key)
-            }
-        }
-        indexChanges.apply(to: &indexes)
-    }
-
-    /// Replaces the attribute indexes by those `model` declares (a later schema frame may add or drop some) and
-    /// builds them from the tables.
-    mutating func adoptIndexes(of model: ObjectModel) {
-        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
-        }
-        rebuildIndexes()
-    }
-
-    /// Builds every attribute index from the tables (after a checkpoint was loaded row by row).
-    mutating func rebuildIndexes() {
-        for entityIndex in indexes.indices {
-            for position in indexes[entityIndex].indices {
-                let propertyIndex = indexes[entityIndex][position].propertyIndex
-                var entries: [AttributeIndex.Entry] = []
-                entries.reserveCapacity(tables[entityIndex].count)
-                for row in tables[entityIndex].liveRows {
-                    if case .attribute(let value) = row.values[propertyIndex] {
-                        entries.append(AttributeIndex.Entry(value: value, key: row.key))
-                    }
-                }
-                var fresh = AttributeIndex(propertyIndex: propertyIndex)
-                fresh.rebuild(removing: [], inserting: entries)
-                indexes[entityIndex][position] = fresh
-            }
-        }
-    }
-
-    /// Applies a changeset read from the log.
-    mutating func replay(
-        _ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel, insertDefaults: [[PropertyValue]]
-    ) throws(EventGraphError) {
-        // Both IDs come from the log: compare without adding (the last one may be the largest ID).
-        guard
-            lastTransactionID == 0
-                || (changeset.transactionID > lastTransactionID && changeset.transactionID - lastTransactionID == 1)
-        else {
-            throw EventGraphError(
-                .log,
-                "transaction \(changeset.transactionID) follows transaction \(lastTransactionID); IDs must be contiguous"
-            )
-        }
-        let staged = try stage(changeset, model: model, insertDefaults: insertDefaults)
-        install(staged, model: model)
-        for (index, handle) in handles.enumerated() {
-            blobHandles[BlobKey(transactionID: changeset.transactionID, index: UInt32(index))] = handle
-        }
-        lastTransactionID = changeset.transactionID
-        lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
-        nextKey = max(nextKey, changeset.nextKey)
-    }
-}
-
-/// The index entries one commit removes and inserts, collected so each index applies them as one batch.
-private struct IndexChanges {
-    /// Per entity, per index: removals and insertions.
-    private var changes: [[(removals: [AttributeIndex.Entry], insertions: [AttributeIndex.Entry])]]
-    private var isEmpty = true
-
-    init(_ indexes: [[AttributeIndex]]) {
-        changes = indexes.map { Array(repeating: ([], []), count: $0.count) }
-    }
-
-    mutating func record(entityIndex: Int, key: UInt64, old: Row?, new: Row?, indexes: [[AttributeIndex]]) {
-        let entityIndexes = indexes[entityIndex]
-        guard !entityIndexes.isEmpty else { return }
-        for (position, index) in entityIndexes.enumerated() {
-            let property = index.propertyIndex
-            let oldValue = old.flatMap { row -> AttributeValue? in
-                if case .attribute(let value) = row.values[property] { value } else { nil }
-            }
-            let newValue = new.flatMap { row -> AttributeValue? in
-                if case .attribute(let value) = row.values[property] { value } else { nil }
-            }
-            if oldValue == newValue { continue }
-            isEmpty = false
-            if let oldValue { changes[entityIndex][position].removals.append(.init(value: oldValue, key: key)) }
-            if let newValue { changes[entityIndex][position].insertions.append(.init(value: newValue, key: key)) }
-        }
-    }
-
-    func apply(to indexes: inout [[AttributeIndex]]) {
-        guard !isEmpty else { return }
-        for entityIndex in changes.indices {
-            for position in changes[entityIndex].indices {
-                let change = changes[entityIndex][position]
-                guard !change.removals.isEmpty || !change.insertions.isEmpty else { continue }
-                indexes[entityIndex][position].apply(removing: change.removals, inserting: change.insertions)
-            }
-        }
-    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventGraph
+import Foundation
 import LogFormat
 
 /// `egctl compact STORE [--keep-previous] [--json]`
@@ -24,69 +25,54 @@ struct Compact: ParsableCommand {
     func run() throws {
         try Failure.guarding {
             let started = Progress.now()
-            var graph = LogGraph()
+            let oldByteCount = try Self.byteCount(store.store)
+            // The library's compaction: its replay (strict: a log the library would not open is not rewritten),
+            // its checkpoint writer and its verification of the new file.
             let progress = Progress("compact: replay", totalByteCount: 0)
-            let writer = try LogWriter(path: store.store, options: .init(createIfMissing: false)) { record in
-                try graph.apply(record)
-            }
+            let container = try ModelContainer(
+                path: store.store, configuration: .init(createIfMissing: false, recoveryHandler: Self.note))
             progress.finish()
-            defer { try? writer.close() }
-            guard let schema = graph.catalog?.schema else {
-                throw LogFormatError(
-                    .invalidArgument, "has no model recorded, so it cannot be checkpointed",
-                    path: store.store)
-            }
-            let before = graph.digest()
-            let reader = try LogReader(path: store.store)
-            let blobs = graph.referencedBlobs()
-            let objectCount = UInt64(graph.objectCount)
-            let report = try writer.rewrite(
-                schema: schema,
-                begin: CheckpointBegin(
-                    lastTransactionID: graph.lastTransactionID,
-                    lastCommitTimeMicroseconds: graph.lastCommitTimeMicroseconds, nextKey: graph.nextKey,
-                    objectCount: objectCount),
-                end: CheckpointEnd(objectCount: objectCount, stateDigest: before.bytes),
-                keepingPreviousAt: keepPrevious ? store.store + ".previous" : nil,
-                writeCheckpoint: { sink in
-                    for (reference, location) in blobs {
-                        try sink.appendBlob(reference, bytes: try reader.readBlob(at: location.byteOffset))
-                    }
-                    try graph.forEachCheckpointChunk { try sink.append($0) }
-                    graph = LogGraph()  // free the live graph before the verification replay builds another
-                },
-                verify: { temporary in
-                    var check = LogGraph()
-                    try LogReader(path: temporary).scan { try check.apply($0) }
-                    let after = check.digest()
-                    guard after == before else {
-                        throw LogFormatError(
-                            .verificationFailed,
-                            "the compacted file's state digest \(after) differs from the store's \(before); the store "
-                                + "was left unchanged", path: temporary)
-                    }
-                })
+            defer { try? container.close() }
+            let compacting = Progress.now()
+            let compaction = try container.compact(
+                keepingPreviousAt: keepPrevious ? store.store + ".previous" : nil)
+            let rewriteSeconds = Double(Progress.now() - compacting) / 1e9
+            let newByteCount = try Self.byteCount(store.store)
+            let generation = try LogReader(path: store.store).header.generation
+            let previousPath = keepPrevious ? store.store + ".previous" : nil
             let seconds = Double(Progress.now() - started) / 1e9
             if output.json {
                 var object: [String: Any] = [
-                    "path": store.store, "oldByteCount": report.oldByteCount, "newByteCount": report.newByteCount,
-                    "generation": report.generation, "objectCount": objectCount, "stateDigest": before.description,
-                    "seconds": seconds, "rewriteSeconds": Double(report.durationNanoseconds) / 1e9,
+                    "path": store.store, "oldByteCount": oldByteCount, "newByteCount": newByteCount,
+                    "generation": generation, "objectCount": compaction.objectCount,
+                    "stateDigest": compaction.stateDigest.description, "seconds": seconds,
+                    "rewriteSeconds": rewriteSeconds,
                 ]
-                if let previous = report.previousPath { object["previousPath"] = previous }
+                if let previousPath { object["previousPath"] = previousPath }
                 JSONOutput.print(object)
             } else {
-                let ratio = Double(report.newByteCount) / Double(max(report.oldByteCount, 1))
-                print("before       \(Formatting.bytes(report.oldByteCount)) (\(report.oldByteCount) bytes)")
+                let ratio = Double(newByteCount) / Double(max(oldByteCount, 1))
+                print("before       \(Formatting.bytes(oldByteCount)) (\(oldByteCount) bytes)")
                 print(
-                    "after        \(Formatting.bytes(report.newByteCount)) (\(report.newByteCount) bytes, "
-                        + "\(Formatting.decimal(ratio * 100, digits: 1)) %), generation \(report.generation)")
-                print("objects      \(objectCount), state digest \(before) (verified)")
+                    "after        \(Formatting.bytes(newByteCount)) (\(newByteCount) bytes, "
+                        + "\(Formatting.decimal(ratio * 100, digits: 1)) %), generation \(generation)")
+                print("objects      \(compaction.objectCount), state digest \(compaction.stateDigest) (verified)")
                 print(
                     "time         \(Formatting.decimal(seconds, digits: 3)) s (rewrite "
-                        + "\(Formatting.decimal(Double(report.durationNanoseconds) / 1e9, digits: 3)) s)")
-                if let previous = report.previousPath { print("previous     kept at \(previous)") }
+                        + "\(Formatting.decimal(rewriteSeconds, digits: 3)) s)")
+                if let previousPath { print("previous     kept at \(previousPath)") }
             }
         }
+    }
+
+    /// The size of a file (through symbolic links, as the store is opened).
+    private static func byteCount(_ path: String) throws -> UInt64 {
+        let attributes = try FileManager.default.attributesOfItem(atPath: (path as NSString).resolvingSymlinksInPath)
+        return (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// What opening the store left out (a torn tail cut off), as a note on standard error.
+    private static let note: @Sendable (StoreRecoveryReport) -> Void = { report in
+        Terminal.warn("egctl: note: \(report)")
     }
 }

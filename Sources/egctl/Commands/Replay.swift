@@ -93,6 +93,7 @@ struct Replay: ParsableCommand {
                     "seconds": seconds,
                     "megabytesPerSecond": Double(loaded.report.fileByteCount) / max(seconds, 1e-9) / 1e6,
                     "tail": TailJSON.json(loaded.report.tail),
+                    "missingTransactionIDs": loaded.missingTransactionIDs,
                     "anomalies": issues,
                 ])
             } else {

@@ -43,6 +43,7 @@ struct Verify: ParsableCommand {
                     "stateDigest": loaded.graph.digest().description,
                     "headerCopyDamaged": report.headerCopyDamaged,
                     "tail": TailJSON.json(report.tail),
+                    "missingTransactionIDs": loaded.missingTransactionIDs,
                     "issues": issues.map { ["kind": $0.kind.rawValue, "message": $0.message] },
                     "seconds": seconds,
                 ])
@@ -54,6 +55,12 @@ struct Verify: ParsableCommand {
                     "header       \(report.headerCopyDamaged ? "one copy DAMAGED (the other copy was used)" : "both copies intact")"
                 )
                 print("tail         \(StoreSummary(loaded).tailText)")
+                if !loaded.missingTransactionIDs.isEmpty {
+                    // Not damage: the transactions a salvage could not read were left out, and the store opens.
+                    print(
+                        "gaps         transaction IDs missing: \(loaded.missingTransactionIDs.joined(separator: ", ")) "
+                            + "(left out by a salvage)")
+                }
                 if issues.isEmpty {
                     print("graph        intact (inverses, references, uniqueness)")
                 } else {

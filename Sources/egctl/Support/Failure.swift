@@ -1,4 +1,5 @@
 import ArgumentParser
+import EventGraph
 import LogFormat
 
 /// Exit statuses shared by every command (documented in `egctl --help`).
@@ -25,6 +26,10 @@ enum Failure {
             case .notALog, .unsupportedVersion, .unsupportedFeature, .invalidArgument: return ExitStatus.usage
             default: return ExitStatus.damage
             }
+        }
+        // Commands that open a store through the library (compact) meet LogFormat's errors wrapped.
+        if let error = error as? EventGraphError, let underlying = error.underlying {
+            return exit(underlying)
         }
         if let exit = error as? ExitCode { return exit }
         if let validation = error as? ValidationError {

@@ -2,7 +2,8 @@ import EventGraph
 import Foundation
 import LogFormat
 
-/// Replays a store file read-only into a ``LogGraph``, with progress on a terminal.
+/// Replays a store file read-only through EventGraph's replay engine (a ``LogGraph``: the library's state type and
+/// changeset applier, with the tolerant policy), with progress on a terminal.
 struct StoreLoader {
     /// Where to stop replaying.
     enum Limit {
@@ -19,6 +20,13 @@ struct StoreLoader {
         var firstCommitMicroseconds: Int64?
         var lastCheckpoint: (transactionID: UInt64, byteOffset: UInt64)?
         var appliedTransactionCount: Int
+
+        /// The transaction IDs the log lacks (the gaps a salvage leaves), as "3" or "7...9".
+        var missingTransactionIDs: [String] {
+            graph.transactionIDGaps.map { ids in
+                ids.lowerBound == ids.upperBound ? "\(ids.lowerBound)" : "\(ids.lowerBound)...\(ids.upperBound)"
+            }
+        }
     }
 
     /// Stops a scan early without it counting as an error.
@@ -30,7 +38,7 @@ struct StoreLoader {
         each: (Changeset, TransactionRecord, LogGraph) throws -> Void = { _, _, _ in }
     ) throws -> Loaded {
         let reader = try LogReader(path: path)
-        var graph = LogGraph()
+        var graph = LogGraph(source: path)
         var first: Int64?
         var checkpoint: (UInt64, UInt64)?
         var applied = 0
@@ -49,7 +57,7 @@ struct StoreLoader {
                     case .time(let micros) where changeset.commitTimeMicroseconds > micros: throw StopScan()
                     default: break
                     }
-                    graph.apply(changeset, blobs: transaction.blobs)
+                    try graph.apply(changeset, blobs: transaction.blobs)
                     applied += 1
                     if first == nil { first = changeset.commitTimeMicroseconds }
                     try each(changeset, transaction, graph)

@@ -10,9 +10,7 @@ enum GraphIntegrity {
     /// The graph of the store's committed in-memory state (the snapshot every context reads from).
     static func liveGraph(of container: ModelContainer) -> LogGraph {
         let store = container.store
-        let snapshot = store.state.withLock { $0 }
-        let (begin, chunks) = store.checkpointRecords(of: snapshot)
-        return LogGraph(schema: store.model.schema, begin: begin, chunks: chunks)
+        return LogGraph(model: store.model, state: store.state.withLock { $0 })
     }
 
     /// The graph the log file replays to, read with LogFormat's reader alone.

@@ -1,0 +1,175 @@
+import LogFormat
+
+/// The replay engine: turns the records of a log (schema, transactions, checkpoints) into a ``StoreState``.
+///
+/// It works from the log alone — the model comes from the schema frame — or maps a given model onto the log's
+/// (the library's typed models). The library's open runs it with the strict policy, the tools with the tolerant
+/// one (see ``ReplayPolicy``); both build the same state, so their digests agree by construction.
+struct Replayer {
+    private(set) var model: ObjectModel?
+    private let givenModel: ObjectModel?
+    private let untilTransaction: UInt64?
+    let policy: ReplayPolicy
+    /// What errors name as the log: its path, or "the in-memory log".
+    let source: String
+    private(set) var state: StoreState?
+    private(set) var checkpointFloor: UInt64?
+    /// The schema frame in force (the last one replayed).
+    private(set) var recordedSchema: SchemaPayload?
+    /// Under the tolerant policy: every record or operation that did not fit the state and was skipped, in order.
+    private(set) var anomalies: [String] = []
+    /// The transaction IDs the log lacks since its last checkpoint (or its start): the gaps a salvage leaves.
+    private(set) var transactionIDGaps: [ClosedRange<UInt64>] = []
+    /// The values of properties a record leaves out, per entity: the defaults of the schema frame in force when
+    /// the record was written — not the model's, which may have changed since.
+    private var recordedDefaults: [[PropertyValue]] = []
+    private var checkpoint: (begin: CheckpointBegin, state: StoreState, count: UInt64)?
+
+    init(model: ObjectModel?, untilTransaction: UInt64?, policy: ReplayPolicy = .strict, source: String) {
+        self.givenModel = model
+        self.untilTransaction = untilTransaction
+        self.policy = policy
+        self.source = source
+    }
+
+    /// Applies one record.
+    mutating func consume(_ record: ReplayRecord) throws(EventGraphError) {
+        do {
+            try apply(record)
+        } catch {
+            // Errors of the strict policy name the transaction and the object; this adds the file.
+            var located = error
+            if !located.message.hasPrefix(source) { located.message = "\(source): \(located.message)" }
+            throw located
+        }
+    }
+
+    private mutating func apply(_ record: ReplayRecord) throws(EventGraphError) {
+        switch record {
+        case .schema(let schema):
+            try adopt(schema)
+        case .transaction(let changeset, let handles):
+            guard let model, state != nil else {
+                return try reject("transaction \(changeset.transactionID) precedes the model in the log")
+            }
+            if let until = untilTransaction, changeset.transactionID > until { return }
+            // Transactions a checkpoint already contains are skipped.
+            if checkpointFloor != nil, changeset.transactionID <= state!.lastTransactionID { return }
+            let gap = try state!.replay(
+                changeset, blobHandles: handles, model: model, insertDefaults: recordedDefaults, policy: policy,
+                anomalies: &anomalies)
+            if let gap { transactionIDGaps.append(gap) }
+        case .checkpointBegin(let begin):
+            guard let model else { return try reject("a checkpoint precedes the model in the log") }
+            var fresh = StoreState(model: model)
+            fresh.lastTransactionID = begin.lastTransactionID
+            fresh.lastCommitTimeMicroseconds = begin.lastCommitTimeMicroseconds
+            fresh.nextKey = begin.nextKey
+            checkpoint = (begin, fresh, 0)
+        case .checkpointBlob(let transactionID, let index, let handle):
+            checkpoint?.state.blobHandles[BlobKey(transactionID: transactionID, index: index)] = handle
+        case .checkpointChunk(let chunk):
+            guard let model, checkpoint != nil else { return try reject("a checkpoint chunk outside a checkpoint") }
+            try load(chunk, model: model)
+        case .checkpointEnd(let end):
+            guard let current = checkpoint else { return try reject("a checkpoint end without a beginning") }
+            if end.objectCount != current.count || current.begin.objectCount != current.count {
+                try reject("a checkpoint announces \(current.begin.objectCount) objects but holds \(current.count)")
+            }
+            checkpoint = nil
+            checkpointFloor = current.begin.lastTransactionID
+            if let until = untilTransaction, until < current.begin.lastTransactionID {
+                // An as-of view older than the checkpoint cannot be built; keep the error for open to report.
+                return
+            }
+            state = current.state
+            state!.rebuildIndexes()
+            transactionIDGaps = []
+        }
+    }
+
+    /// Loads the objects of a checkpoint chunk into the checkpoint being read.
+    private mutating func load(_ chunk: CheckpointChunk, model: ObjectModel) throws(EventGraphError) {
+        let version = checkpoint!.begin.lastTransactionID
+        let records = checkpoint!.state.localizedRecords(of: chunk)
+        for record in records {
+            let entityIndex = Int(record.object.entityIndex)
+            guard entityIndex < model.entities.count, record.object.storeIndex == 0 else {
+                try reject("a checkpoint holds object \(record.object.key) of entity #\(entityIndex), not in the model")
+                continue
+            }
+            var values = recordedDefaults[entityIndex]
+            for change in record.properties {
+                guard Int(change.propertyIndex) < values.count else {
+                    try reject(
+                        "a checkpoint sets property #\(change.propertyIndex) of \(model.entities[entityIndex].name) "
+                            + "\(record.object.key), which its entity lacks")
+                    continue
+                }
+                values[Int(change.propertyIndex)] = change.value
+            }
+            let row = Row(entityIndex: entityIndex, key: record.object.key, version: version, values: values)
+            checkpoint!.state.put(row)
+            for constraint in model.entities[entityIndex].uniqueConstraints {
+                if let tuple = UniqueKey(constraint, values: values) { checkpoint!.state.uniqueIndex[tuple] = row.key }
+            }
+        }
+        checkpoint!.count += UInt64(chunk.records.count)
+    }
+
+    /// Refuses a record (strict) or records it as an anomaly (tolerant).
+    private mutating func reject(_ message: String) throws(EventGraphError) {
+        guard policy == .tolerant else { throw EventGraphError(.log, message) }
+        anomalies.append(message)
+    }
+
+    /// Takes a schema frame: the first one chooses the model (the given one, in the log's entity order, when the
+    /// shapes agree); later ones may change metadata such as defaults and indexes, never the shape.
+    private mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) {
+        // The recorded `modelHash` is not trusted: stores written before the hash covered only the shape recorded
+        // a hash of the whole schema, so the shape hash is recomputed from the recorded entities.
+        let recordedHash = ModelShape.hash(of: schema.entities)
+        let names = schema.entities.map(\.name)
+        if let model {
+            guard recordedHash == model.hash, names == model.entities.map(\.name) else {
+                let message = "the log changes its model's shape mid-way; migration is not supported yet"
+                guard policy == .tolerant else { throw EventGraphError(.modelMismatch, message) }
+                // Later records are read against the model in force.
+                anomalies.append(message)
+                return
+            }
+            if givenModel == nil {
+                // Tools follow the recorded metadata (indexes, defaults) of the latest schema frame.
+                let latest = try ObjectModel(schema: schema)
+                self.model = latest
+                state!.adoptIndexes(of: latest)
+            }
+        } else if let givenModel {
+            guard recordedHash == givenModel.hash else {
+                throw EventGraphError(
+                    .modelMismatch,
+                    "the store was written with model '\(schema.modelName)' version \(schema.versionIdentifier) "
+                        + "(shape hash \(String(recordedHash, radix: 16))), not '\(givenModel.name)' version "
+                        + "\(givenModel.versionIdentifier) (shape hash \(String(givenModel.hash, radix: 16)))")
+            }
+            model = try givenModel.reordered(as: names)
+            state = StoreState(model: model!)
+        } else {
+            model = try ObjectModel(schema: schema)
+            state = StoreState(model: model!)
+        }
+        recordedSchema = schema
+        recordedDefaults = schema.entities.map { entity in
+            entity.properties.map { property in
+                SchemaCatalog.isPersistent(property) ? SchemaCatalog.defaultValue(of: property) : .attribute(.null)
+            }
+        }
+    }
+}
+
+extension Replayer {
+    /// Takes a state built elsewhere (a library store's committed state) as the replayed one.
+    mutating func replace(state: StoreState) {
+        self.state = state
+    }
+}

@@ -1,0 +1,68 @@
+import LogFormat
+
+extension StoreState {
+    /// The canonical digest of the live state (see ``StateDigest``): the one digest of the engine, so the library's
+    /// (``ModelContainer/stateDigest()``), the compaction check's and `egctl replay`'s agree by construction.
+    ///
+    /// Objects are visited in (entity name, key) order, properties in name order; unordered to-many targets are
+    /// sorted by (store UUID, entity name, key); references name stores by UUID and entities by name. Transient
+    /// attributes are not part of the state.
+    func digest(model: ObjectModel) -> StateDigest {
+        var hasher = DigestHasher()
+        let names = model.entities.map(\.name)
+        func entityName(_ index: UInt32) -> String { Int(index) < names.count ? names[Int(index)] : "#\(index)" }
+        func combine(_ reference: ObjectReference, into hasher: inout DigestHasher) {
+            let store = storeUUID(of: reference) ?? .zero
+            hasher.combine(integer: store.high)
+            hasher.combine(integer: store.low)
+            hasher.combine(string: entityName(reference.entityIndex))
+            hasher.combine(integer: reference.key)
+        }
+        func sortedCanonically(_ targets: [ObjectReference]) -> [ObjectReference] {
+            targets.sorted { a, b in
+                let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
+                if sa != sb { return sa < sb }
+                if a.entityIndex != b.entityIndex { return entityName(a.entityIndex) < entityName(b.entityIndex) }
+                return a.key < b.key
+            }
+        }
+        hasher.combine(integer: UInt64(objectCount))
+        for entityIndex in names.indices.sorted(by: { names[$0] < names[$1] }) {
+            let entity = model.entities[entityIndex]
+            // Once per entity: its persistent properties in name order, with their orderedness.
+            let plan = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
+                .map {
+                    (
+                        name: entity.properties[$0].name, index: $0,
+                        isOrdered: entity.properties[$0].relationship?.isOrdered ?? false
+                    )
+                }
+                .sorted { $0.name < $1.name }
+            var rows: [Row] = []
+            rows.reserveCapacity(objectCount(ofEntity: entityIndex))
+            forEachRow(ofEntity: entityIndex) { rows.append($0) }
+            rows.sort { $0.key < $1.key }
+            for row in rows {
+                combine(row.reference, into: &hasher)
+                for property in plan {
+                    hasher.combine(string: property.name)
+                    switch row.values[property.index] {
+                    case .attribute(let attribute):
+                        hasher.combine(byte: 0xA0)
+                        hasher.combine(attribute)
+                    case .toOne(let target):
+                        hasher.combine(byte: 0xA1)
+                        if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
+                    case .toMany(let targets):
+                        hasher.combine(byte: 0xA2)
+                        hasher.combine(integer: UInt64(targets.count))
+                        for target in property.isOrdered ? targets : sortedCanonically(targets) {
+                            combine(target, into: &hasher)
+                        }
+                    }
+                }
+            }
+        }
+        return StateDigest(value: hasher.state)
+    }
+}

@@ -1,0 +1,222 @@
+import LogFormat
+
+/// How the changeset applier treats an operation that does not fit the state (an update of an object that does
+/// not exist, a property the entity lacks, a transaction ID that does not increase …).
+enum ReplayPolicy: Sendable {
+    /// The library's read-write open, its views and its commits: the operation is an error that names the
+    /// transaction and the object (the replayer adds the file).
+    case strict
+    /// The tools (`egctl replay`, `verify`, `dump`, …): the operation is skipped and described in the anomalies,
+    /// which the tools report.
+    case tolerant
+}
+
+extension StoreState {
+    /// Computes the rows a changeset produces without changing the state; an operation that does not fit is an
+    /// error (the strict policy, as every commit uses).
+    ///
+    /// - Parameters:
+    ///   - overlay: rows of saves queued before this one and not yet installed, which take precedence.
+    ///   - insertDefaults: per entity, the values of properties an insert leaves out (replay passes those of the
+    ///     schema frame in force); `nil` takes the model's defaults.
+    func stage(
+        _ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:],
+        insertDefaults: [[PropertyValue]]? = nil
+    ) throws(EventGraphError) -> StagedChanges {
+        var ignored: [String] = []
+        return try stage(
+            changeset, model: model, overlay: overlay, insertDefaults: insertDefaults, policy: .strict,
+            anomalies: &ignored)
+    }
+
+    /// Computes the rows a changeset produces without changing the state.
+    ///
+    /// - Parameter anomalies: under the tolerant policy, receives a sentence for each operation that was skipped
+    ///   because it does not fit the state.
+    func stage(
+        _ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:],
+        insertDefaults: [[PropertyValue]]?, policy: ReplayPolicy, anomalies: inout [String]
+    ) throws(EventGraphError) -> StagedChanges {
+        func row(entityIndex: Int, key: UInt64) -> Row? {
+            if !overlay.isEmpty, let entry = overlay[key] { return entry.entityIndex == entityIndex ? entry.row : nil }
+            return self.row(entityIndex: entityIndex, key: key)
+        }
+        var staged = StagedChanges()
+        staged.rows.reserveCapacity(changeset.operations.count)
+        staged.order.reserveCapacity(changeset.operations.count)
+        let version = changeset.transactionID
+        /// Refuses an operation (strict) or records it as skipped (tolerant).
+        func reject(_ sentence: String) throws(EventGraphError) {
+            let message = "transaction \(version) \(sentence)"
+            guard policy == .tolerant else { throw EventGraphError(.log, message) }
+            anomalies.append(message)
+        }
+        func name(_ reference: ObjectReference) -> String {
+            let entityIndex = Int(reference.entityIndex)
+            let entity = entityIndex < model.entities.count ? model.entities[entityIndex].name : "#\(entityIndex)"
+            return reference.storeIndex == 0
+                ? "\(entity) \(reference.key)" : "\(entity) \(reference.key) of foreign store #\(reference.storeIndex)"
+        }
+        /// The entity of an operation's own object, when the model has it and the object is in this store.
+        func ownEntity(of reference: ObjectReference, _ verb: String) throws(EventGraphError) -> Int? {
+            let entityIndex = Int(reference.entityIndex)
+            guard entityIndex < tables.count else {
+                try reject("\(verb) \(name(reference)), but the model has no entity #\(entityIndex)")
+                return nil
+            }
+            guard reference.storeIndex == 0 else {
+                try reject("\(verb) \(name(reference)), which another store holds")
+                return nil
+            }
+            return entityIndex
+        }
+        func current(_ reference: ObjectReference, _ verb: String) throws(EventGraphError) -> Row? {
+            guard let entityIndex = try ownEntity(of: reference, verb) else { return nil }
+            if let entry = staged.rows[reference.key] {
+                guard let row = entry.row else {
+                    try reject("\(verb) \(name(reference)) after deleting it")
+                    return nil
+                }
+                return row
+            }
+            guard let row = row(entityIndex: entityIndex, key: reference.key) else {
+                try reject("\(verb) \(name(reference)), which does not exist")
+                return nil
+            }
+            return row
+        }
+        func put(_ key: UInt64, _ entityIndex: Int, _ row: Row?) {
+            if staged.rows.updateValue((entityIndex, row), forKey: key) == nil { staged.order.append(key) }
+        }
+        func apply(_ changes: [PropertyChange], to values: inout [PropertyValue], of reference: ObjectReference)
+            throws(EventGraphError)
+        {
+            for change in changes {
+                guard change.propertyIndex < values.count else {
+                    try reject("sets property #\(change.propertyIndex) of \(name(reference)), which its entity lacks")
+                    continue
+                }
+                values[Int(change.propertyIndex)] = change.value
+            }
+        }
+        for operation in changeset.operations {
+            switch operation {
+            case .insert(let reference, let changes):
+                guard let entityIndex = try ownEntity(of: reference, "inserts") else { continue }
+                if staged.rows[reference.key]?.row != nil || row(entityIndex: entityIndex, key: reference.key) != nil {
+                    // Tolerated, the insert replaces the object: the log's latest word on it.
+                    try reject("inserts \(name(reference)), which exists")
+                }
+                var values = insertDefaults?[entityIndex] ?? model.entities[entityIndex].defaultValues
+                try apply(changes, to: &values, of: reference)
+                put(
+                    reference.key, entityIndex,
+                    Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
+            case .update(let reference, let changes):
+                guard let base = try current(reference, "updates") else { continue }
+                var values = base.values
+                try apply(changes, to: &values, of: reference)
+                put(
+                    reference.key, base.entityIndex,
+                    Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
+            case .relate(let reference, let propertyIndex, let added, let removed):
+                guard let base = try current(reference, "relates") else { continue }
+                var values = base.values
+                guard Int(propertyIndex) < values.count, case .toMany(var targets) = values[Int(propertyIndex)] else {
+                    try reject("relates \(name(reference)) through property #\(propertyIndex), which is not to-many")
+                    continue
+                }
+                if !removed.isEmpty {
+                    let removedKeys = Set(removed.map(\.key))
+                    targets.removeAll { removedKeys.contains($0.key) }
+                }
+                if !added.isEmpty {
+                    // Objects inserted since the list was last written have larger keys than any in it, so the usual
+                    // relate is checked against the largest key instead of hashing a list of, say, 100k posts.
+                    let largestKey = targets.reduce(0) { Swift.max($0, $1.key) }
+                    var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.key))
+                    for target in added where present.insert(target.key).inserted { targets.append(target) }
+                }
+                values[Int(propertyIndex)] = .toMany(targets)
+                // A relate changes only a to-many list; the version still moves so readers see a new row.
+                put(
+                    reference.key, base.entityIndex,
+                    Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
+            case .delete(let reference):
+                guard let base = try current(reference, "deletes") else { continue }
+                put(reference.key, base.entityIndex, nil)
+            }
+        }
+        return staged
+    }
+
+    /// Applies a changeset read from a log: checks that its ID follows the last one, re-expresses its foreign
+    /// references in the state's table, stages and installs it, and advances the counters.
+    ///
+    /// Transaction IDs must increase but may have gaps (a salvaged log lacks the transactions it lost; see
+    /// `Docs/FileFormat.md` §3.4). Returns the IDs missing before this one, if any.
+    @discardableResult
+    mutating func replay(
+        _ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel, insertDefaults: [[PropertyValue]],
+        policy: ReplayPolicy, anomalies: inout [String]
+    ) throws(EventGraphError) -> ClosedRange<UInt64>? {
+        let id = changeset.transactionID
+        var gap: ClosedRange<UInt64>?
+        // Both IDs come from the log: compare without adding (the last one may be the largest ID).
+        if id <= lastTransactionID {
+            let message = "transaction \(id) follows transaction \(lastTransactionID); IDs must increase"
+            guard policy == .tolerant else { throw EventGraphError(.log, message) }
+            anomalies.append(message)
+        } else if id - lastTransactionID > 1 {
+            gap = (lastTransactionID + 1)...(id - 1)
+        }
+        let staged = try stage(
+            localize(changeset), model: model, insertDefaults: insertDefaults, policy: policy, anomalies: &anomalies)
+        install(staged, model: model)
+        for (index, handle) in handles.enumerated() {
+            blobHandles[BlobKey(transactionID: id, index: UInt32(index))] = handle
+        }
+        lastTransactionID = max(lastTransactionID, id)
+        lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
+        nextKey = max(nextKey, changeset.nextKey)
+        return gap
+    }
+
+    /// Installs staged rows: the tables, the uniqueness index and the attribute indexes.
+    mutating func install(_ staged: StagedChanges, model: ObjectModel) {
+        var indexChanges = IndexChanges(indexes)
+        if staged.order.count > 64 {
+            // Grow every table and the uniqueness index once, not by doubling along the way.
+            var added = Array(repeating: 0, count: tables.count)
+            for entry in staged.rows.values where entry.row != nil { added[entry.entityIndex] += 1 }
+            for (entityIndex, count) in added.enumerated() where count > 0 {
+                reserveCapacity(ofEntity: entityIndex, adding: count)
+            }
+            if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+                uniqueIndex.reserveCapacity(uniqueIndex.count + staged.order.count)
+            }
+        }
+        for key in staged.order {
+            guard let (entityIndex, newRow) = staged.rows[key] else { continue }
+            let entity = model.entities[entityIndex]
+            let oldRow = row(entityIndex: entityIndex, key: key)
+            if let old = oldRow {
+                for constraint in entity.uniqueConstraints {
+                    if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
+                        uniqueIndex[tuple] = nil
+                    }
+                }
+            }
+            indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+            if let newRow {
+                put(newRow)
+                for constraint in entity.uniqueConstraints {
+                    if let tuple = UniqueKey(constraint, values: newRow.values) { uniqueIndex[tuple] = key }
+                }
+            } else {
+                removeRow(entityIndex: entityIndex, key: key)
+            }
+        }
+        indexChanges.apply(to: &indexes)
+    }
+}

@@ -1,0 +1,104 @@
+import LogFormat
+
+extension StoreState {
+    /// Replaces the attribute indexes by those `model` declares (a later schema frame may add or drop some) and
+    /// builds them from the tables.
+    mutating func adoptIndexes(of model: ObjectModel) {
+        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
+        }
+        rebuildIndexes()
+    }
+
+    /// Builds every attribute index from the tables (after a checkpoint was loaded row by row).
+    mutating func rebuildIndexes() {
+        for entityIndex in indexes.indices {
+            for position in indexes[entityIndex].indices {
+                let propertyIndex = indexes[entityIndex][position].propertyIndex
+                var entries: [AttributeIndex.Entry] = []
+                entries.reserveCapacity(tables[entityIndex].count)
+                for row in tables[entityIndex].liveRows {
+                    if case .attribute(let value) = row.values[propertyIndex] {
+                        entries.append(AttributeIndex.Entry(value: value, key: row.key))
+                    }
+                }
+                var fresh = AttributeIndex(propertyIndex: propertyIndex)
+                fresh.rebuild(removing: [], inserting: entries)
+                indexes[entityIndex][position] = fresh
+            }
+        }
+    }
+
+    /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
+    /// in commit order; `nil` when the entity has no index for any of the ranges or when every range holds more
+    /// than `limitFraction` of the rows (a scan is then as cheap).
+    func indexedRows(
+        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
+    ) -> [Row]? {
+        let table = tables[entityIndex]
+        var best: [UInt64]?
+        for (propertyIndex, range) in ranges {
+            guard let index = indexes[entityIndex].first(where: { $0.propertyIndex == propertyIndex }) else {
+                continue
+            }
+            let limit = min(best?.count ?? Int.max, max(16, table.count / limitFraction))
+            if let keys = index.keys(in: range, limit: limit) { best = keys }
+        }
+        guard var keys = best else { return nil }
+        keys.append(contentsOf: extraKeys)
+        var located: [(position: Int, row: Row)] = []
+        located.reserveCapacity(keys.count)
+        for key in keys {
+            guard let position = table.position(forKey: key), let row = table.rows[position] else { continue }
+            located.append((position, row))
+        }
+        located.sort { $0.position < $1.position }
+        var rows: [Row] = []
+        rows.reserveCapacity(located.count)
+        var previous = -1
+        for entry in located where entry.position != previous {
+            rows.append(entry.row)
+            previous = entry.position
+        }
+        return rows
+    }
+}
+
+/// The index entries one commit removes and inserts, collected so each index applies them as one batch.
+struct IndexChanges {
+    /// Per entity, per index: removals and insertions.
+    private var changes: [[(removals: [AttributeIndex.Entry], insertions: [AttributeIndex.Entry])]]
+    private var isEmpty = true
+
+    init(_ indexes: [[AttributeIndex]]) {
+        changes = indexes.map { Array(repeating: ([], []), count: $0.count) }
+    }
+
+    mutating func record(entityIndex: Int, key: UInt64, old: Row?, new: Row?, indexes: [[AttributeIndex]]) {
+        let entityIndexes = indexes[entityIndex]
+        guard !entityIndexes.isEmpty else { return }
+        for (position, index) in entityIndexes.enumerated() {
+            let property = index.propertyIndex
+            let oldValue = old.flatMap { row -> AttributeValue? in
+                if case .attribute(let value) = row.values[property] { value } else { nil }
+            }
+            let newValue = new.flatMap { row -> AttributeValue? in
+                if case .attribute(let value) = row.values[property] { value } else { nil }
+            }
+            if oldValue == newValue { continue }
+            isEmpty = false
+            if let oldValue { changes[entityIndex][position].removals.append(.init(value: oldValue, key: key)) }
+            if let newValue { changes[entityIndex][position].insertions.append(.init(value: newValue, key: key)) }
+        }
+    }
+
+    func apply(to indexes: inout [[AttributeIndex]]) {
+        guard !isEmpty else { return }
+        for entityIndex in changes.indices {
+            for position in changes[entityIndex].indices {
+                let change = changes[entityIndex][position]
+                guard !change.removals.isEmpty || !change.insertions.isEmpty else { continue }
+                indexes[entityIndex][position].apply(removing: change.removals, inserting: change.insertions)
+            }
+        }
+    }
+}
