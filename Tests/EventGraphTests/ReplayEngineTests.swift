@@ -49,13 +49,21 @@ private struct CraftedSchoolLog {
 
 @Suite("One replay engine: gaps in transaction IDs, the strict and tolerant policies, foreign stores")
 struct ReplayEngineTests {
+    /// The IDs a crafted log holds and the gaps the library must report.
+    struct GapCase: Sendable, CustomTestStringConvertible {
+        var ids: [UInt64]
+        var gaps: [ClosedRange<UInt64>]
+        var testDescription: String { "transactions \(ids)" }
+    }
+
     @Test(
         "a log with gaps opens read-write, reports them, and later saves continue after the last ID",
         arguments: [
-            (ids: [UInt64(1), 2, 4, 5], gaps: [ClosedRange<UInt64>(3...3)]),
-            (ids: [1, 5, 6, 9], gaps: [2...4, 7...8]),
+            GapCase(ids: [1, 2, 4, 5], gaps: [3...3]),
+            GapCase(ids: [1, 5, 6, 9], gaps: [2...4, 7...8]),
         ])
-    func gapsOpenReadWrite(ids: [UInt64], gaps: [ClosedRange<UInt64>]) throws {
+    func gapsOpenReadWrite(gapCase: GapCase) throws {
+        let (ids, gaps) = (gapCase.ids, gapCase.gaps)
         let directory = TemporaryDirectory()
         let log = try CraftedSchoolLog(path: directory.file()) { log in
             ids.map { log.insertCourse(transactionID: $0, code: "C\($0)") }
