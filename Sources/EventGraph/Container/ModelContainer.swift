@@ -153,7 +153,8 @@ public final class ModelContainer: Sendable {
     /// Whether saves are refused (a view).
     public var isReadOnly: Bool { store.isReadOnly }
     /// What opening left out of the store's file: a torn tail a crash left (cut off by a writer, ignored by a
-    /// read-only view), or damage a read-only view stops at; `nil` when the whole file was read.
+    /// read-only view), or damage a read-only view stops at — with the transaction IDs the log lacks (a salvaged
+    /// store's gaps, ``StoreRecoveryReport/missingTransactionIDs``); `nil` when the whole file was read.
     public var recoveryReport: StoreRecoveryReport? { store.recoveryReport(path: path ?? "the in-memory log") }
 
     /// The context of the main actor.

@@ -69,7 +69,7 @@ final class Store: Sendable {
     }
 
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
-    /// in commit order; `nil` when a scan is as cheap (see ``StoreState/indexedRows(entityIndex:ranges:extraKeys:limitFraction:)``).
+    /// in commit order; `nil` when a scan is as cheap (see `StoreState.indexedRows`).
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {

@@ -25,7 +25,6 @@ struct Compact: ParsableCommand {
     func run() throws {
         try Failure.guarding {
             let started = Progress.now()
-            let oldByteCount = try Self.byteCount(store.store)
             // The library's compaction: its replay (strict: a log the library would not open is not rewritten),
             // its checkpoint writer and its verification of the new file.
             let progress = Progress("compact: replay", totalByteCount: 0)
@@ -33,6 +32,8 @@ struct Compact: ParsableCommand {
                 path: store.store, configuration: .init(createIfMissing: false, recoveryHandler: Self.note))
             progress.finish()
             defer { try? container.close() }
+            // Measured once the store is open, so a missing file is reported by the open, as a usage error.
+            let oldByteCount = try Self.byteCount(store.store)
             let compacting = Progress.now()
             let compaction = try container.compact(
                 keepingPreviousAt: keepPrevious ? store.store + ".previous" : nil)
