@@ -15,7 +15,8 @@ package struct LogGraph: Sendable {
     ///
     /// - Parameter source: what anomalies and errors call the log (its path).
     package init(source: String = "the log") {
-        replayer = Replayer(model: nil, untilTransaction: nil, policy: .tolerant, source: source)
+        // Tools need neither the uniqueness index nor attribute indexes (integrity is checked on the final state).
+        replayer = Replayer(model: nil, untilTransaction: nil, policy: .tolerant, buildsIndexes: false, source: source)
     }
 
     /// The graph of a library store's committed state (for checks that compare the two).

@@ -10,6 +10,8 @@ struct Replayer {
     private let givenModel: ObjectModel?
     private let untilTransaction: UInt64?
     let policy: ReplayPolicy
+    /// Whether the state keeps its uniqueness and attribute indexes (a store's does; a tool's need not).
+    let buildsIndexes: Bool
     /// What errors name as the log: its path, or "the in-memory log".
     let source: String
     private(set) var state: StoreState?
@@ -25,8 +27,12 @@ struct Replayer {
     private var recordedDefaults: [[PropertyValue]] = []
     private var checkpoint: (begin: CheckpointBegin, state: StoreState, count: UInt64)?
 
-    init(model: ObjectModel?, untilTransaction: UInt64?, policy: ReplayPolicy = .strict, source: String) {
+    init(
+        model: ObjectModel?, untilTransaction: UInt64?, policy: ReplayPolicy = .strict, buildsIndexes: Bool = true,
+        source: String
+    ) {
         self.givenModel = model
+        self.buildsIndexes = buildsIndexes
         self.untilTransaction = untilTransaction
         self.policy = policy
         self.source = source
@@ -61,7 +67,7 @@ struct Replayer {
             if let gap { transactionIDGaps.append(gap) }
         case .checkpointBegin(let begin):
             guard let model else { return try reject("a checkpoint precedes the model in the log") }
-            var fresh = StoreState(model: model)
+            var fresh = StoreState(model: model, isIndexed: buildsIndexes)
             fresh.lastTransactionID = begin.lastTransactionID
             fresh.lastCommitTimeMicroseconds = begin.lastCommitTimeMicroseconds
             fresh.nextKey = begin.nextKey
@@ -110,7 +116,7 @@ struct Replayer {
             }
             let row = Row(entityIndex: entityIndex, key: record.object.key, version: version, values: values)
             checkpoint!.state.put(row)
-            for constraint in model.entities[entityIndex].uniqueConstraints {
+            for constraint in model.entities[entityIndex].uniqueConstraints where buildsIndexes {
                 if let tuple = UniqueKey(constraint, values: values) { checkpoint!.state.uniqueIndex[tuple] = row.key }
             }
         }
@@ -153,10 +159,10 @@ struct Replayer {
                         + "\(givenModel.versionIdentifier) (shape hash \(String(givenModel.hash, radix: 16)))")
             }
             model = try givenModel.reordered(as: names)
-            state = StoreState(model: model!)
+            state = StoreState(model: model!, isIndexed: buildsIndexes)
         } else {
             model = try ObjectModel(schema: schema)
-            state = StoreState(model: model!)
+            state = StoreState(model: model!, isIndexed: buildsIndexes)
         }
         recordedSchema = schema
         recordedDefaults = schema.entities.map { entity in

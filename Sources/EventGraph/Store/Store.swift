@@ -65,7 +65,7 @@ final class Store: Sendable {
 
     /// How many committed objects some entities have in all.
     func rowCount(of entityIndices: [Int]) -> Int {
-        state.withLock { state in entityIndices.reduce(0) { $0 + state.tables[$1].count } }
+        state.withLock { state in entityIndices.reduce(0) { $0 + state.objectCount(ofEntity: $1) } }
     }
 
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,

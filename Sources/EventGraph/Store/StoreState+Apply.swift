@@ -192,16 +192,16 @@ extension StoreState {
             for (entityIndex, count) in added.enumerated() where count > 0 {
                 reserveCapacity(ofEntity: entityIndex, adding: count)
             }
-            if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+            if isIndexed, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + staged.order.count)
             }
         }
         for key in staged.order {
             guard let (entityIndex, newRow) = staged.rows[key] else { continue }
-            let entity = model.entities[entityIndex]
+            let constraints = isIndexed ? model.entities[entityIndex].uniqueConstraints : []
             let oldRow = row(entityIndex: entityIndex, key: key)
             if let old = oldRow {
-                for constraint in entity.uniqueConstraints {
+                for constraint in constraints {
                     if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
                         uniqueIndex[tuple] = nil
                     }
@@ -210,7 +210,7 @@ extension StoreState {
             indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
             if let newRow {
                 put(newRow)
-                for constraint in entity.uniqueConstraints {
+                for constraint in constraints {
                     if let tuple = UniqueKey(constraint, values: newRow.values) { uniqueIndex[tuple] = key }
                 }
             } else {

@@ -4,6 +4,7 @@ extension StoreState {
     /// Replaces the attribute indexes by those `model` declares (a later schema frame may add or drop some) and
     /// builds them from the tables.
     mutating func adoptIndexes(of model: ObjectModel) {
+        guard isIndexed else { return }
         indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
         }
         rebuildIndexes()

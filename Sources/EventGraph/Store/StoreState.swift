@@ -23,14 +23,20 @@ struct StoreState: Sendable {
     /// Every payload carries its own table; ``localize(_:)-(Changeset)`` re-expresses its references in this one,
     /// which only grows, so an index once handed out keeps its meaning.
     private(set) var foreignStores: [LogUUID] = []
-    /// For each uniqueness constraint, the holder of each value tuple.
+    /// Whether the uniqueness index and the attribute indexes are kept: a store's state needs them for commits
+    /// and fetches; a tool's replay does not, and skips their cost.
+    let isIndexed: Bool
+    /// For each uniqueness constraint, the holder of each value tuple (empty unless ``isIndexed``).
     var uniqueIndex: [UniqueKey: UInt64] = [:]
-    /// For each entity, a sorted index of each indexed attribute over the entity's own rows.
+    /// For each entity, a sorted index of each indexed attribute over the entity's own rows (none unless
+    /// ``isIndexed``).
     var indexes: [[AttributeIndex]]
 
-    init(model: ObjectModel) {
+    init(model: ObjectModel, isIndexed: Bool = true) {
+        self.isIndexed = isIndexed
         tables = Array(repeating: RowTable(), count: model.entities.count)
-        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
+        indexes = model.entities.map { entity in
+            isIndexed ? entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:)) : []
         }
     }
 
