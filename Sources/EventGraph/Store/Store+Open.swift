@@ -21,7 +21,7 @@ extension Store {
 
     /// Opens a store whose backend replays while it opens (the file backend replays during its recovery scan).
     static func open(
-        model: ObjectModel?, untilTransaction: UInt64? = nil, source: String,
+        model: ObjectModel?, untilTransaction: UInt64? = nil, source: String = "the in-memory log",
         makeBackend: ((ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) -> any LogBackend
     ) throws(EventGraphError) -> Store {
         var replayer = Replayer(model: model, untilTransaction: untilTransaction, policy: .strict, source: source)
