@@ -45,9 +45,39 @@ package struct LogGraph: Sendable {
 
     /// Applies a decoded changeset whose blob frames are at `blobs` (callers that decoded the transaction
     /// themselves use this instead of ``apply(_:)-(LogRecord)`` to decode it once).
-    package mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) throws {
-        try replayer.consume(
-            .transaction(changeset, blobHandles: blobs.sorted { $0.index < $1.index }.map(\.byteOffset)))
+    package mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
+        do {
+            try replayer.consume(
+                .transaction(changeset, blobHandles: blobs.sorted { $0.index < $1.index }.map(\.byteOffset)))
+        } catch {
+            // The tolerant policy records what does not fit; only schema records (a model that does not resolve)
+            // can throw.
+            preconditionFailure("a tolerant replay of a transaction threw: \(error)")
+        }
+    }
+
+    /// The live state as checkpoint chunks (the engine's one checkpoint writer), handed to `body` in turn.
+    package func forEachCheckpointChunk(
+        recordsPerChunk: Int = StoreState.checkpointChunkObjectCount, _ body: (CheckpointChunk) throws -> Void
+    ) rethrows {
+        guard let state, let model else { return }
+        let (_, chunks) = state.checkpointRecords(model: model, nextKey: nextKey, recordsPerChunk: recordsPerChunk)
+        for chunk in chunks { try body(chunk) }
+    }
+
+    /// The external values the live objects reference, with where the log holds them.
+    package func referencedBlobs() -> [(BlobReference, BlobLocation)] {
+        guard let state, let model else { return [] }
+        return state.referencedBlobs(model: model).compactMap { reference in
+            let key = BlobKey(transactionID: reference.transactionID, index: reference.index)
+            guard let offset = state.blobHandles[key] else { return nil }
+            return (
+                reference,
+                BlobLocation(
+                    transactionID: reference.transactionID, index: reference.index, byteOffset: offset,
+                    byteCount: UInt32(clamping: reference.byteCount))
+            )
+        }
     }
 
     private var state: StoreState? { replayer.state }

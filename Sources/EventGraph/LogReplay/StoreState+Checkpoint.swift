@@ -9,7 +9,9 @@ extension StoreState {
     /// begin record. The library's compaction and `egctl compact` both write what this returns.
     ///
     /// - Parameter nextKey: the next key the store hands out (the library's key counter may be ahead of the log).
-    func checkpointRecords(model: ObjectModel, nextKey: UInt64) -> (CheckpointBegin, [CheckpointChunk]) {
+    func checkpointRecords(
+        model: ObjectModel, nextKey: UInt64, recordsPerChunk: Int = checkpointChunkObjectCount
+    ) -> (CheckpointBegin, [CheckpointChunk]) {
         var chunks: [CheckpointChunk] = []
         var records: [ObjectRecord] = []
         var recordBytes = 0
@@ -24,8 +26,7 @@ extension StoreState {
                 }
                 records.append(ObjectRecord(object: row.reference, properties: properties))
                 recordBytes += 16
-                if records.count >= Self.checkpointChunkObjectCount || recordBytes >= LogLimits.maxFrameRawByteCount / 4
-                {
+                if records.count >= recordsPerChunk || recordBytes >= LogLimits.maxFrameRawByteCount / 4 {
                     chunks.append(CheckpointChunk(foreignStores: foreignStores, records: records))
                     records.removeAll(keepingCapacity: true)
                     recordBytes = 0

@@ -57,7 +57,7 @@ struct StoreLoader {
                     case .time(let micros) where changeset.commitTimeMicroseconds > micros: throw StopScan()
                     default: break
                     }
-                    try graph.apply(changeset, blobs: transaction.blobs)
+                    graph.apply(changeset, blobs: transaction.blobs)
                     applied += 1
                     if first == nil { first = changeset.commitTimeMicroseconds }
                     try each(changeset, transaction, graph)
