@@ -97,8 +97,9 @@ package struct LogGraph: Sendable {
         return references
     }
 
-    /// The number of live objects.
-    package var objectCount: Int { state?.objectCount ?? 0 }
+    /// The number of live objects; while a checkpoint is being read, the objects it holds so far (a checkpoint
+    /// replaces the state at its end record, which must announce this count).
+    package var objectCount: Int { replayer.pendingCheckpointObjectCount ?? state?.objectCount ?? 0 }
 
     /// Whether `object` is live.
     package func contains(_ object: ObjectReference) -> Bool { row(object) != nil }

@@ -174,6 +174,9 @@ struct Replayer {
 }
 
 extension Replayer {
+    /// The number of objects of the checkpoint being read (between its begin and end records), if any.
+    var pendingCheckpointObjectCount: Int? { checkpoint.map { $0.state.objectCount } }
+
     /// Takes a state built elsewhere (a library store's committed state) as the replayed one.
     mutating func replace(state: StoreState) {
         self.state = state
