@@ -180,7 +180,8 @@ public final class ObjectContext {
             ObjectID(
                 storeUUID: storeUUIDs[Int(reference.storeIndex)],
                 entityName: model.entities[Int(reference.entityIndex)].name, key: reference.key,
-                isTemporary: registered[reference.identity]?.isInserted ?? false)
+                isTemporary: registered[reference.identity]?.isInserted == true
+                    || parentStore.isUncommitted(reference.identity))
         }
     }
 

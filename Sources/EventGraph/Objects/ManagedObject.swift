@@ -96,7 +96,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         return ObjectID(
             storeUUID: storeUUIDs[Int(identity.storeIndex)], entityName: entityStorage.name, key: identity.key,
-            isTemporary: flags.contains(.isInserted))
+            isTemporary: flags.contains(.isInserted) || contextStorage?.parentStore.isUncommitted(identity) == true)
     }
 
     /// Whether no property has been read since the object was fetched, traversed to or refreshed.

@@ -26,6 +26,9 @@ protocol ObjectStore: AnyObject, Sendable {
     var isReadOnly: Bool { get }
     /// The last transaction committed beneath (the largest of any store's, for several).
     var lastTransactionID: UInt64 { get }
+    /// Whether an object exists beneath only as an unsaved insert (a parent context's), so that its ID is still
+    /// temporary; a store holds committed objects only.
+    func isUncommitted(_ identity: ObjectIdentity) -> Bool
 
     // MARK: Reading
 
@@ -65,6 +68,8 @@ struct StoreRows: Sendable {
 }
 
 extension ObjectStore {
+    func isUncommitted(_ identity: ObjectIdentity) -> Bool { false }
+
     /// The index of a store in the table, if it is beneath.
     func storeIndex(of storeUUID: UUID) -> UInt32? {
         storeUUIDs.firstIndex(of: storeUUID).map { UInt32($0) }

@@ -1,0 +1,101 @@
+import LogFormat
+
+/// A child's save: its changes become the parent's unsaved changes, after the merge policy has settled conflicts
+/// with what the parent (or a sibling pushing into it) changed since the child read the objects.
+extension ParentContextStore {
+    /// The properties of each object whose parent value stands (`storeWins`), and the objects whose changes are
+    /// dropped whole because the parent deleted them meanwhile. Throws under `error`, before anything is applied.
+    ///
+    /// Rows the parent serves carry the version of the row beneath, which a change in the parent does not move, so
+    /// a conflict is found by comparing values: the row the child read against the parent's row now.
+    func resolveConflicts(_ request: CommitRequest) throws(EventGraphError) -> [ObjectIdentity: Set<Int>?] {
+        var kept: [ObjectIdentity: Set<Int>?] = [:]
+        var failures: [EventGraphError.Failure] = []
+        for (identity, read) in request.readRows.sorted(by: { $0.key.key < $1.key.key }) {
+            let entity = model.entities[read.entityIndex]
+            let id = objectID(of: identity, entityName: entity.name)
+            guard let now = row(of: identity, entityIndex: read.entityIndex) else {
+                if request.mergePolicy == .error {
+                    failures.append(
+                        EventGraphError.Failure(
+                            entityName: entity.name, objectID: id, propertyName: nil,
+                            message: "was deleted in the parent context since this context read it"))
+                }
+                kept[identity] = .some(nil)
+                continue
+            }
+            let changed = Set(read.values.indices.filter { read.values[$0] != now.values[$0] })
+            guard !changed.isEmpty else { continue }
+            switch request.mergePolicy {
+            case .error:
+                let names = changed.sorted().map { entity.properties[$0].name }.joined(separator: ", ")
+                failures.append(
+                    EventGraphError.Failure(
+                        entityName: entity.name, objectID: id, propertyName: nil,
+                        message: "was changed in the parent context since this context read it (\(names))"))
+            case .storeWins: kept[identity] = changed
+            case .objectWins: break
+            }
+        }
+        guard failures.isEmpty else {
+            throw EventGraphError(
+                .conflict, "\(failures.count) object(s) changed in the parent context since this context read them",
+                failures: failures)
+        }
+        return kept
+    }
+
+    /// Applies one operation of a child's changeset to the parent, as the parent's own unsaved change. The child
+    /// recorded both sides of every relationship and every propagated delete, so values are set as they are.
+    func apply(
+        _ operation: ChangeOperation, request: CommitRequest, keeping kept: [ObjectIdentity: Set<Int>?],
+        touched: inout [ObjectIdentity: ObjectReference]
+    ) {
+        switch operation {
+        case .insert(let reference, let changes):
+            let identity = reference.identity
+            precondition(parent.registered[identity] == nil, "\(identity) is already registered in the parent")
+            let entity = model.entities[Int(reference.entityIndex)]
+            let object = entity.objectClass.init()
+            object.entityStorage = entity
+            object.contextStorage = parent
+            object.identity = identity
+            object.flags = [.isInserted]
+            for change in changes { object.setPendingValue(change.value, at: Int(change.propertyIndex)) }
+            parent.registered[identity] = object
+            parent.insertedList.append(object)
+            if let ordinal = request.upserts[identity] { parent.upsertKeys[identity] = ordinal }
+            touched[identity] = reference
+        case .update(let reference, let changes):
+            guard let object = liveObject(reference, kept: kept) else { return }
+            let parentWins = kept[reference.identity] ?? nil
+            for change in changes where parentWins?.contains(Int(change.propertyIndex)) != true {
+                object.setPendingValue(change.value, at: Int(change.propertyIndex))
+            }
+            touched[reference.identity] = reference
+        case .relate(let reference, let propertyIndex, let added, let removed):
+            guard let object = liveObject(reference, kept: kept) else { return }
+            let removing = Set(removed.map(\.identity))
+            object.modifyPendingToMany(at: Int(propertyIndex)) { references in
+                references.removeAll { removing.contains($0.identity) }
+                let present = Set(references.map(\.identity))
+                references += added.filter { !present.contains($0.identity) }
+            }
+            touched[reference.identity] = reference
+        case .delete(let reference):
+            guard let object = liveObject(reference, kept: kept) else { return }
+            if object.flags.contains(.isFault) { object.fireFault() }
+            object.flags.insert(.isDeleted)
+            parent.deletedList.append(object)
+            touched[reference.identity] = reference
+        }
+    }
+
+    /// The parent's object for a reference, unless the parent deleted it (the child's change of it is dropped).
+    private func liveObject(_ reference: ObjectReference, kept: [ObjectIdentity: Set<Int>?]) -> ManagedObject? {
+        if case .some(nil) = kept[reference.identity] { return nil }
+        let object = parent.object(for: reference)
+        guard !object.flags.contains(.isDeleted), !object.flags.contains(.isDead) else { return nil }
+        return object
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import LogFormat
+
+/// The object store beneath a child context: its parent context's unsaved changes over the parent's own object
+/// store.
+///
+/// Reads see what the parent sees — its unsaved inserts, updates and deletes — without registering anything in the
+/// parent, so a child that is dropped or rolled back leaves the parent as it was. ``commit(_:)`` moves a child's
+/// changes into the parent as the parent's own unsaved changes; nothing reaches a log until a root context saves.
+/// Identities are reserved beneath the root, so the identity a child gives an inserted object is the one the root's
+/// save makes permanent.
+///
+/// `@unchecked Sendable`: the parent is a context, which is not `Sendable`. This store is made only by
+/// ``ObjectContext/makeChildContext(name:)`` and reachable only through the child it returns, and that result is
+/// not `sending`: region-based isolation keeps the child, and so this store, in the parent's region. Every call
+/// therefore runs in the parent's isolation domain, one at a time, as the parent's own calls do.
+final class ParentContextStore: ObjectStore, @unchecked Sendable {
+    /// The context the child reads through and pushes into.
+    let parent: ObjectContext
+
+    init(parent: ObjectContext) {
+        self.parent = parent
+    }
+
+    /// The object store beneath the parent.
+    private var base: any ObjectStore { parent.parentStore }
+
+    var model: ObjectModel { base.model }
+    var storeUUIDs: [UUID] { base.storeUUIDs }
+    var isReadOnly: Bool { base.isReadOnly }
+    var lastTransactionID: UInt64 { base.lastTransactionID }
+
+    func isUncommitted(_ identity: ObjectIdentity) -> Bool {
+        parent.registered[identity]?.flags.contains(.isInserted) == true || base.isUncommitted(identity)
+    }
+
+    // MARK: Reading
+
+    func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
+        if let overlay = parentRow(of: identity) {
+            guard let row = overlay, row.entityIndex == entityIndex else { return nil }
+            return row
+        }
+        return base.row(of: identity, entityIndex: entityIndex)
+    }
+
+    func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
+        if let overlay = parentRow(of: identity) {
+            guard let row = overlay, entityIndices.contains(row.entityIndex) else { return nil }
+            return row
+        }
+        return base.row(of: identity, in: entityIndices)
+    }
+
+    func rows(of entityIndex: Int) -> [StoreRows] {
+        let batches = base.rows(of: entityIndex)
+        let changed = parentChanges(of: [entityIndex])
+        guard !changed.isEmpty else { return batches }
+        var overlay: [ObjectIdentity: Row?] = [:]
+        for object in changed {
+            if let row = parentRow(of: object.identity) { overlay[object.identity] = row }
+        }
+        var result = batches.map { batch in
+            StoreRows(
+                storeIndex: batch.storeIndex,
+                rows: batch.rows.map { row in
+                    guard let row else { return nil }
+                    return overlay.removeValue(forKey: row.identity(inStore: batch.storeIndex)) ?? row
+                })
+        }
+        // What is left are the parent's inserts, which the store beneath does not hold.
+        for object in changed {
+            guard case let row?? = overlay[object.identity] else { continue }
+            let identity = object.identity
+            if let position = result.firstIndex(where: { $0.storeIndex == identity.storeIndex }) {
+                result[position].rows.append(row)
+            } else {
+                result.append(StoreRows(storeIndex: identity.storeIndex, rows: [row]))
+            }
+        }
+        return result
+    }
+
+    func rowCount(of entityIndices: [Int]) -> Int {
+        var count = base.rowCount(of: entityIndices)
+        for object in parentChanges(of: Set(entityIndices)) {
+            let isGone = object.flags.contains(.isDeleted) || object.flags.contains(.isDead)
+            if object.flags.contains(.isInserted) {
+                if !isGone { count += 1 }
+            } else if isGone, base.row(of: object.identity, entityIndex: object.entity.index) != nil {
+                count -= 1
+            }
+        }
+        return count
+    }
+
+    func indexedRows(
+        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
+    ) -> [StoreRows]? {
+        // The index beneath lacks the parent's unsaved values: a scan (with the overlay) answers instead.
+        guard parentChanges(of: [entityIndex]).isEmpty else { return nil }
+        return base.indexedRows(entityIndex: entityIndex, ranges: ranges, including: extra)
+    }
+
+    func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
+        let entity = model.entities[tuple.entityIndex]
+        guard let constraint = entity.uniqueConstraints.first(where: { $0.ordinal == tuple.ordinal }) else {
+            return base.identity(holding: tuple)
+        }
+        for object in parentChanges(of: Set(entity.familyIndices)) {
+            guard let row = parentRow(of: object.identity) ?? nil else { continue }
+            if UniqueKey(constraint, values: row.values) == tuple { return object.identity }
+        }
+        guard let holder = base.identity(holding: tuple) else { return nil }
+        // A holder the parent changed or deleted no longer holds the tuple, or the loop above found it.
+        return parentRow(of: holder) == nil ? holder : nil
+    }
+
+    func readBlob(_ reference: BlobReference, inStore storeIndex: UInt32) throws(EventGraphError) -> [UInt8]? {
+        try base.readBlob(reference, inStore: storeIndex)
+    }
+
+    // MARK: Writing
+
+    func reserveIdentity(for entity: EntityDescription) -> ObjectIdentity {
+        base.reserveIdentity(for: entity)
+    }
+
+    func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
+        guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only (an as-of view)") }
+        let kept = try resolveConflicts(request)
+        var touched: [ObjectIdentity: ObjectReference] = [:]
+        for operation in request.operations {
+            apply(operation, request: request, keeping: kept, touched: &touched)
+        }
+        var rows: [ObjectIdentity: Row?] = [:]
+        for (identity, reference) in touched {
+            rows[identity] = row(of: identity, entityIndex: Int(reference.entityIndex))
+        }
+        return CommitResult(transactionID: base.lastTransactionID, rows: rows, permanentIdentities: [:])
+    }
+
+    // MARK: The parent's view
+
+    /// The parent's row of an object it changed: `.some(nil)` when it deleted the object, `nil` when it changed
+    /// nothing (the store beneath answers).
+    func parentRow(of identity: ObjectIdentity) -> Row?? {
+        guard let object = parent.registered[identity] else { return nil }
+        if object.flags.contains(.isDeleted) || object.flags.contains(.isDead) { return .some(nil) }
+        guard object.flags.contains(.isInserted) || object.hasPersistentChanges else { return nil }
+        let entity = object.entity
+        var values = entity.defaultValues
+        for index in values.indices where entity.isPersistentProperty[index] {
+            values[index] = object.currentValue(at: index) ?? entity.defaultValues[index]
+        }
+        return .some(
+            Row(entityIndex: entity.index, key: identity.key, version: object.row?.version ?? 0, values: values))
+    }
+
+    /// The parent's inserted, updated and deleted objects of some entities.
+    private func parentChanges(of entityIndices: Set<Int>) -> [ManagedObject] {
+        guard parent.hasChanges else { return [] }
+        var seen: Set<ObjectIdentity> = []
+        return (parent.insertedList + parent.changedList + parent.deletedList).filter {
+            entityIndices.contains($0.entity.index) && seen.insert($0.identity).inserted
+        }
+    }
+}
