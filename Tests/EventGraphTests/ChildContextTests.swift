@@ -190,4 +190,22 @@ struct ChildContextConflictTests {
         }
         #expect(try fixture.course("SAVED", in: root)?.credits == expectedCredits)
     }
+
+    @Test(arguments: [MergePolicy.error, .storeWins, .objectWins])
+    func anUpdateOfAnObjectTheParentDeletedMeanwhile(policy: MergePolicy) throws {
+        let fixture = try Fixture()
+        let root = fixture.root
+        let child = root.makeChildContext()
+        child.mergePolicy = policy
+        let course = try #require(try fixture.course("GONE", in: child))
+        course.credits = 1
+        root.delete(try #require(try fixture.course("GONE", in: root)))
+        if policy == .error {
+            let error = try #require(throws: EventGraphError.self) { try child.save() }
+            #expect(error.code == .conflict)
+        } else {
+            try child.save()
+        }
+        #expect(try fixture.codes(in: root) == ["SAVED"], "the parent's delete stands")
+    }
 }

@@ -107,9 +107,15 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         guard let constraint = entity.uniqueConstraints.first(where: { $0.ordinal == tuple.ordinal }) else {
             return base.identity(holding: tuple)
         }
+        // Only the constraint's values are read: a worker's find-or-create asks this once per object it imports.
+        let wanted = tuple.values
         for object in parentChanges(of: Set(entity.familyIndices)) {
-            guard let row = parentRow(of: object.identity) ?? nil else { continue }
-            if UniqueKey(constraint, values: row.values) == tuple { return object.identity }
+            if object.flags.contains(.isDeleted) || object.flags.contains(.isDead) { continue }
+            guard object.flags.contains(.isInserted) || object.hasPersistentChanges else { continue }
+            let holds = zip(constraint.propertyIndices, wanted).allSatisfy { index, value in
+                (object.currentValue(at: index) ?? object.entity.defaultValues[index]) == .attribute(value)
+            }
+            if holds { return object.identity }
         }
         guard let holder = base.identity(holding: tuple) else { return nil }
         // A holder the parent changed or deleted no longer holds the tuple, or the loop above found it.
@@ -149,6 +155,11 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         if object.flags.contains(.isDeleted) || object.flags.contains(.isDead) { return .some(nil) }
         guard object.flags.contains(.isInserted) || object.hasPersistentChanges else { return nil }
         let entity = object.entity
+        // An object deleted beneath (by another context's save) is gone for the parent's fetches too, unsaved
+        // changes or not; so it is for the child.
+        if !object.flags.contains(.isInserted), base.row(of: identity, entityIndex: entity.index) == nil {
+            return .some(nil)
+        }
         var values = entity.defaultValues
         for index in values.indices where entity.isPersistentProperty[index] {
             values[index] = object.currentValue(at: index) ?? entity.defaultValues[index]
