@@ -9,8 +9,8 @@ import LogFormat
 /// Other contexts' saves become visible to this one on its next fetch (for objects without unsaved changes)
 /// and on ``refresh(_:mergeChanges:)``.
 public final class ObjectContext {
-    /// What the context reads from and saves into: the store of its container today; a parent context or a
-    /// coordinator of several stores are to conform as well (see ``ObjectStore``).
+    /// What the context reads from and saves into: the store of its container, or its parent context for a child
+    /// (``ParentContextStore``); a coordinator of several stores is to conform as well (see ``ObjectStore``).
     let parentStore: any ObjectStore
     /// The name recorded as the author of this context's changesets.
     public var name: String

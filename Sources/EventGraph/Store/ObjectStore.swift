@@ -7,9 +7,9 @@ import LogFormat
 /// change without them changing:
 /// - ``Store`` serves one store: its snapshot, its log and its key counter. Its table of stores holds itself alone,
 ///   at index 0, the index a log gives the store that holds a payload (``ObjectReference/storeIndex``).
-/// - A parent context (nested contexts) is to read through to the object store beneath it and overlay its own unsaved
-///   changes; its ``commit(_:)`` moves a child's changes into it without reaching a log, and it passes the table of
-///   stores beneath it through unchanged.
+/// - ``ParentContextStore`` serves a child context (nested contexts): it reads through to its parent's object store
+///   and overlays the parent's unsaved changes; its ``commit(_:)`` moves a child's changes into the parent without
+///   reaching a log, and it passes the table of stores beneath it through unchanged.
 /// - A coordinator of several stores is to route each call to the store an identity names
 ///   (``ObjectIdentity/storeIndex``), span every store in scans, choose the store of a new object by its entity's
 ///   configuration, and split a commit into one changeset per store.
