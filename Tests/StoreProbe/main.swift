@@ -14,6 +14,11 @@
 //     Migrates a blog store (`egctl demo`) to `BlogV2` (a renamed and an added attribute), with history, live state
 //     only, or as a dry run, and prints the seconds it took (the migration benchmark in BENCHMARKS.md).
 //
+//   StoreProbe changes-after-N PATH
+//     Opens PATH with its recorded model and prints one line per transaction of the change feed after N:
+//     `transaction ID AUTHOR` and, per change, `  KIND Entity/key key=old→new …` (sorted keys). Exits 0, or prints
+//     the error and exits 1.
+//
 //   StoreProbe measure REPORT PROGRAM [ARGUMENT…]
 //     Runs PROGRAM, waits for it with `wait4`, and writes `exit N` or `signal N`, then `peak-resident-bytes N`, to
 //     the file REPORT. A test process cannot measure its children itself: a child's `ru_maxrss` starts at the
@@ -99,6 +104,22 @@ func run(_ command: String, path: String) throws {
             : try StoreMigration.migrate(path: path, to: BlogV2.model, options: options)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         print("\(command) \(report.transactionCount) transactions \(report.targetByteCount) bytes \(seconds) s")
+    case _ where command.hasPrefix("changes-after-"):
+        guard let after = UInt64(command.dropFirst("changes-after-".count)) else {
+            throw EventGraphError(.invalidArgument, "'\(command)' does not end in a transaction ID")
+        }
+        let container = try ModelContainer(path: path)
+        for transaction in try container.changes(after: after) {
+            print("transaction \(transaction.transactionID) \(transaction.author)")
+            for change in transaction.changes {
+                let values = change.changedKeys.union(change.oldValues.keys).sorted().map { key in
+                    "\(key)=\(change.oldValues[key]?.description ?? "-")→\(change.values[key]?.description ?? "-")"
+                }
+                let object = "\(change.objectID.entityName)/\(change.objectID.key)"
+                print("  \(change.kind) \(object) " + values.joined(separator: " "))
+            }
+        }
+        try container.close()
     default:
         throw EventGraphError(.invalidArgument, "unknown command '\(command)'")
     }

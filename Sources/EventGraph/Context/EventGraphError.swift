@@ -10,7 +10,7 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case validation, uniqueness, deleteDenied, conflict, invalidModel, modelMismatch, log, readOnly,
-                objectNotFound, invalidArgument, closed
+                objectNotFound, invalidArgument, closed, historyCompacted
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -37,6 +37,8 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code(.invalidArgument)
         /// The container was closed.
         public static let closed = Code(.closed)
+        /// The change feed was asked for transactions a compaction has dropped from the log.
+        public static let historyCompacted = Code(.historyCompacted)
 
         public var description: String { base.rawValue }
     }

@@ -11,7 +11,8 @@ import LogFormat
 /// delivers the new transactions too before it stops, so a save may return before observers have seen it; they
 /// see it soon after, and always after every earlier transaction.
 ///
-/// No public API is built on it yet: the container's change notifications and live results (issue 13) will be.
+/// The container's change notifications (``ModelContainer/observeTransactions(_:)``,
+/// ``ModelContainer/transactions``) are built on it; live results (issue 13) will be.
 final class CommitObservers: Sendable {
     /// Called with each committed transaction; runs on the thread that delivers, outside every lock, so it should
     /// hand the value on rather than do long work.

@@ -1,46 +1,83 @@
-import Foundation
+public import Foundation
 import LogFormat
 
-/// A transaction as it became visible to every context: what change notifications carry.
+/// A committed transaction, as every context sees it: what change notifications
+/// (``ModelContainer/transactions``, ``ModelContainer/observeTransactions(_:)``) and the persistent change feed
+/// (``ModelContainer/changes(after:)``) deliver.
 ///
-/// Only values (IDs and property names), never objects, so it crosses isolation domains. It is made from the
-/// changeset exactly as the log holds it (after upserts, conflict resolution and inverse repair), so a reader of
-/// the log's history later derives the same value from the same frame.
-struct CommittedTransaction: Hashable, Sendable {
+/// Only values — IDs, property names and property values — never objects, so it crosses isolation domains. It is
+/// made from the changeset exactly as the log holds it (after upserts, conflict resolution and inverse repair), so
+/// a notification and a later read of the log's history describe the same transaction the same way.
+public struct CommittedTransaction: Hashable, Sendable {
     /// What a transaction did to one object.
-    struct Change: Hashable, Sendable {
-        enum Kind: Hashable, Sendable {
+    public struct Change: Hashable, Sendable {
+        /// Whether the object was created, changed or removed.
+        public enum Kind: Hashable, Sendable {
             case inserted, updated, deleted
         }
 
-        var objectID: ObjectID
-        var kind: Kind
+        /// The object.
+        public var objectID: ObjectID
+        /// What happened to it.
+        public var kind: Kind
         /// The properties the transaction set: for an insert those it gave values, for an update those it changed
         /// (a relationship counts when targets were added or removed); empty for a delete.
-        var changedKeys: Set<String>
+        public var changedKeys: Set<String>
+        /// The new value of each changed key the changeset states in full. Externally stored binary values and
+        /// to-many relationships changed by adding or removing targets are left out of notifications (only the
+        /// key is in ``changedKeys``); the change feed, which rebuilds the state from the log, gives them in full.
+        public var values: [String: ObjectValue]
+        /// The value each changed key had before the transaction (for a delete: every property of the object).
+        /// Only the change feed has them; notifications leave this empty.
+        public var oldValues: [String: ObjectValue]
+
+        /// Creates a change.
+        public init(
+            objectID: ObjectID, kind: Kind, changedKeys: Set<String>, values: [String: ObjectValue] = [:],
+            oldValues: [String: ObjectValue] = [:]
+        ) {
+            self.objectID = objectID
+            self.kind = kind
+            self.changedKeys = changedKeys
+            self.values = values
+            self.oldValues = oldValues
+        }
     }
 
-    var transactionID: UInt64
-    var commitTimeMicroseconds: Int64
+    /// The transaction's number in its store (1, 2, 3, …): the token ``ModelContainer/changes(after:)`` resumes
+    /// from.
+    public var transactionID: UInt64
+    /// When it was committed, in microseconds since 1970-01-01T00:00:00Z (as the log records it).
+    public var commitTimeMicroseconds: Int64
     /// The name of the context that saved it.
-    var author: String
+    public var author: String
     /// One entry per object, in the order the changeset first touches them.
-    var changes: [Change]
+    public var changes: [Change]
+
+    /// When it was committed.
+    public var commitTime: Date {
+        Date(timeIntervalSince1970: Double(commitTimeMicroseconds) / 1_000_000)
+    }
 
     /// The transaction a changeset of the store with `storeUUID` and `model` commits.
     init(_ changeset: Changeset, model: ObjectModel, storeUUID: UUID) {
         transactionID = changeset.transactionID
         commitTimeMicroseconds = changeset.commitTimeMicroseconds
         author = changeset.author
+        let foreign = changeset.foreignStores
+        let values = ChangeValues(model: model, storeUUID: storeUUID) { index in
+            index <= foreign.count ? foreign[Int(index) - 1] : nil
+        }
         var positions: [UInt64: Int] = [:]
         var changes: [Change] = []
-        func record(_ reference: ObjectReference, _ kind: Change.Kind, _ propertyIndices: [UInt32]) {
+        func record(_ reference: ObjectReference, _ kind: Change.Kind, _ properties: [PropertyChange]) {
             let entity = model.entities[Int(reference.entityIndex)]
-            let keys = propertyIndices.map { entity.properties[Int($0)].name }
+            let named = properties.map { (entity.properties[Int($0.propertyIndex)].name, $0.value) }
             guard let position = positions[reference.key] else {
                 positions[reference.key] = changes.count
                 let objectID = ObjectID(storeUUID: storeUUID, entityName: entity.name, key: reference.key)
-                changes.append(Change(objectID: objectID, kind: kind, changedKeys: Set(keys)))
+                changes.append(Change(objectID: objectID, kind: kind, changedKeys: Set(named.map(\.0))))
+                values.record(named, into: &changes[changes.count - 1])
                 return
             }
             // An object inserted by this transaction stays inserted when later operations (inverse repair) touch it.
@@ -48,20 +85,69 @@ struct CommittedTransaction: Hashable, Sendable {
             case (_, .deleted):
                 changes[position].kind = .deleted
                 changes[position].changedKeys = []
+                changes[position].values = [:]
             case (.deleted, _):
                 break
             default:
-                changes[position].changedKeys.formUnion(keys)
+                changes[position].changedKeys.formUnion(named.map(\.0))
+                values.record(named, into: &changes[position])
             }
         }
         for operation in changeset.operations {
             switch operation {
-            case .insert(let reference, let values): record(reference, .inserted, values.map(\.propertyIndex))
-            case .update(let reference, let values): record(reference, .updated, values.map(\.propertyIndex))
-            case .relate(let reference, let index, _, _): record(reference, .updated, [index])
+            case .insert(let reference, let properties): record(reference, .inserted, properties)
+            case .update(let reference, let properties): record(reference, .updated, properties)
+            case .relate(let reference, let index, _, _):
+                // Only the difference is logged: the key changed, its new contents are not stated here.
+                record(reference, .updated, [])
+                let name = model.entities[Int(reference.entityIndex)].properties[Int(index)].name
+                if let position = positions[reference.key], changes[position].kind != .deleted {
+                    changes[position].changedKeys.insert(name)
+                    changes[position].values[name] = nil
+                }
             case .delete(let reference): record(reference, .deleted, [])
             }
         }
         self.changes = changes
+    }
+}
+
+/// Turns logged property values into ``ObjectValue``s: references become ``ObjectID``s of their store.
+struct ChangeValues {
+    var model: ObjectModel
+    var storeUUID: UUID
+    /// The store of a reference with a store index above 0, in the payload the values come from.
+    var foreignStore: (UInt32) -> LogUUID?
+
+    /// The value as the public API shows it; `nil` for an externally stored value (its bytes are not in the
+    /// changeset) or a reference to a store the payload does not name.
+    func objectValue(_ value: PropertyValue) -> ObjectValue? {
+        switch value {
+        case .attribute(.blob): return nil
+        case .attribute(let attribute): return .attribute(attribute)
+        case .toOne(nil): return .toOne(nil)
+        case .toOne(let reference?): return objectID(reference).map { .toOne($0) }
+        case .toMany(let references):
+            let ids = references.compactMap(objectID)
+            return ids.count == references.count ? .toMany(ids) : nil
+        }
+    }
+
+    func objectID(_ reference: ObjectReference) -> ObjectID? {
+        let index = Int(reference.entityIndex)
+        guard index < model.entities.count else { return nil }
+        let store: UUID
+        if reference.storeIndex == 0 {
+            store = storeUUID
+        } else {
+            guard let foreign = foreignStore(reference.storeIndex) else { return nil }
+            store = UUID(logUUID: foreign)
+        }
+        return ObjectID(storeUUID: store, entityName: model.entities[index].name, key: reference.key)
+    }
+
+    /// Sets the values of `named` properties in `change`, dropping stale ones that cannot be shown.
+    func record(_ named: [(String, PropertyValue)], into change: inout CommittedTransaction.Change) {
+        for (name, value) in named { change.values[name] = objectValue(value) }
     }
 }

@@ -1,0 +1,107 @@
+import Foundation
+import LogFormat
+
+extension ModelContainer {
+    /// Every transaction committed after `transactionID`, read from the log, in transaction order: the persistent
+    /// change feed.
+    ///
+    /// Keep the ``CommittedTransaction/transactionID`` of the last transaction you processed and pass it here to
+    /// resume, also after a restart: the result holds exactly the transactions committed since. Unlike change
+    /// notifications, each change also carries ``CommittedTransaction/Change/oldValues`` (for a delete, every
+    /// property of the object) and the complete new value of every changed key, since the log's history has them.
+    /// Pass 0 for the whole history.
+    ///
+    /// The log is read from its start each time (it has no index by transaction), so ask for changes in batches
+    /// rather than per transaction. Transactions committed while this call reads the log are left to the next call.
+    ///
+    /// - Throws: ``EventGraphError`` with code `historyCompacted` when ``compact()`` has dropped transactions
+    ///   after `transactionID` from the log ("history compacted before transaction T": refetch the current state
+    ///   and resume after T − 1); `invalidArgument` when `transactionID` is later than ``lastTransactionID``;
+    ///   `log` when the log cannot be read.
+    public func changes(after transactionID: UInt64) throws(EventGraphError) -> [CommittedTransaction] {
+        // Read before the log: every transaction up to it is durable, hence whole in the file the view reads.
+        let through = store.lastTransactionID
+        let storeName = path ?? "the in-memory store"
+        guard transactionID <= through else {
+            throw EventGraphError(
+                .invalidArgument,
+                "\(storeName) has no transaction \(transactionID): its last committed transaction is \(through)")
+        }
+        var feed = ChangeFeedReader(
+            model: store.model, storeUUID: store.storeUUID, after: transactionID, source: storeName)
+        try store.backend.readOnlyView().replay { record throws(EventGraphError) in
+            if case .checkpointBegin(let begin) = record, begin.lastTransactionID > transactionID {
+                throw EventGraphError(
+                    .historyCompacted,
+                    "\(storeName): history compacted before transaction \(begin.lastTransactionID + 1); the log no "
+                        + "longer holds transactions \(transactionID + 1) through \(begin.lastTransactionID), so "
+                        + "changes after transaction \(transactionID) cannot be replayed (refetch, then resume "
+                        + "after transaction \(begin.lastTransactionID))")
+            }
+            if case .transaction(let changeset, _) = record, changeset.transactionID > through { return }
+            try feed.apply(record)
+        }
+        return feed.transactions
+    }
+}
+
+/// Replays a log with the store's replay engine (for old and complete new values) and collects the transactions
+/// after a token as ``CommittedTransaction``s.
+private struct ChangeFeedReader {
+    let model: ObjectModel
+    let storeUUID: UUID
+    let after: UInt64
+    private var replayer: Replayer
+    /// Each entity's property indices by name.
+    private let propertyIndices: [[String: Int]]
+    private let entityIndices: [String: Int]
+    private(set) var transactions: [CommittedTransaction] = []
+
+    init(model: ObjectModel, storeUUID: UUID, after: UInt64, source: String) {
+        self.model = model
+        self.storeUUID = storeUUID
+        self.after = after
+        // The store replayed this log when it opened, so the strict policy holds; no index is read here.
+        replayer = Replayer(model: model, untilTransaction: nil, buildsIndexes: false, source: source)
+        propertyIndices = model.entities.map { entity in
+            Dictionary(uniqueKeysWithValues: entity.properties.enumerated().map { ($1.name, $0) })
+        }
+        entityIndices = Dictionary(uniqueKeysWithValues: model.entities.enumerated().map { ($1.name, $0) })
+    }
+
+    mutating func apply(_ record: ReplayRecord) throws(EventGraphError) {
+        guard case .transaction(let changeset, _) = record, changeset.transactionID > after else {
+            return try replayer.consume(record)
+        }
+        var transaction = CommittedTransaction(changeset, model: model, storeUUID: storeUUID)
+        for index in transaction.changes.indices where transaction.changes[index].kind != .inserted {
+            fill(&transaction.changes[index], old: true)
+        }
+        try replayer.consume(record)
+        for index in transaction.changes.indices where transaction.changes[index].kind != .deleted {
+            fill(&transaction.changes[index], old: false)
+        }
+        transactions.append(transaction)
+    }
+
+    /// Sets the old values of `change` (for a delete: of every persistent property) or its new values, as the
+    /// replayed state holds them now. Externally stored values are left out: their bytes are not read.
+    private func fill(_ change: inout CommittedTransaction.Change, old: Bool) {
+        guard let state = replayer.state, let entityIndex = entityIndices[change.objectID.entityName],
+            let row = state.row(entityIndex: entityIndex, key: change.objectID.key)
+        else { return }
+        let entity = model.entities[entityIndex]
+        let values = ChangeValues(model: model, storeUUID: storeUUID) { index in
+            state.storeUUID(of: ObjectReference(storeIndex: index, entityIndex: 0, key: 0))
+        }
+        let keys =
+            change.kind == .deleted
+            ? entity.properties.filter { $0.attribute?.isTransient != true }.map(\.name) : Array(change.changedKeys)
+        for key in keys {
+            guard let property = propertyIndices[entityIndex][key], property < row.values.count,
+                let value = values.objectValue(row.values[property])
+            else { continue }
+            if old { change.oldValues[key] = value } else { change.values[key] = value }
+        }
+    }
+}
