@@ -1,5 +1,5 @@
 public import Foundation
-public import LogFormat
+import LogFormat
 
 /// A store opened with a model, and the contexts that work on it.
 ///
@@ -13,7 +13,7 @@ public final class ModelContainer: Sendable {
     /// How a store is opened.
     public struct Configuration: Sendable {
         /// When a save is acknowledged (default: after `fdatasync`).
-        public var durability: Durability
+        public var durability: CommitDurability
         /// Whether a missing store file is created.
         public var createIfMissing: Bool
         /// Called once when opening left something out of the file (a torn tail cut off after a crash; see
@@ -31,7 +31,7 @@ public final class ModelContainer: Sendable {
 
         /// Creates a configuration.
         public init(
-            durability: Durability = .full, createIfMissing: Bool = true,
+            durability: CommitDurability = .full, createIfMissing: Bool = true,
             recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)? = StoreRecoveryReport.logToStandardError
         ) {
             self.durability = durability

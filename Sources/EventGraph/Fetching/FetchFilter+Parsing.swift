@@ -79,7 +79,7 @@ private struct FilterParser {
         }
         position += 1
         let comparison = try parseOperator()
-        return .compare(name, comparison, try parseLiteral())
+        return .compare(name, comparison, StoredValue(try parseLiteral()))
     }
 
     private mutating func parseOperator() throws(EventGraphError) -> FetchFilter.Comparison {

@@ -1,4 +1,4 @@
-public import LogFormat
+package import LogFormat
 
 /// A predicate built at run time from attribute names and values — for tools, migrations and the dynamic API.
 ///
@@ -6,7 +6,7 @@ public import LogFormat
 /// objects that do not match, and equality on a unique attribute is answered from the uniqueness index.
 public indirect enum FetchFilter: Hashable, Sendable {
     /// Compares an attribute with a value.
-    case compare(String, Comparison, AttributeValue)
+    case compare(String, Comparison, StoredValue)
     /// All must hold.
     case and([FetchFilter])
     /// At least one must hold.
@@ -26,10 +26,10 @@ public indirect enum FetchFilter: Hashable, Sendable {
     }
 
     /// `name == value`.
-    public static func equal(_ name: String, _ value: AttributeValue) -> FetchFilter { .compare(name, .equal, value) }
+    public static func equal(_ name: String, _ value: StoredValue) -> FetchFilter { .compare(name, .equal, value) }
 
     /// `lower <= name <= upper`.
-    public static func between(_ name: String, _ lower: AttributeValue, _ upper: AttributeValue) -> FetchFilter {
+    public static func between(_ name: String, _ lower: StoredValue, _ upper: StoredValue) -> FetchFilter {
         .and([.compare(name, .greaterOrEqual, lower), .compare(name, .lessOrEqual, upper)])
     }
 }
@@ -89,7 +89,7 @@ package struct ResolvedFilter {
             case .compare(let index, let comparison, let value):
                 guard entity.indexedPropertyIndices.contains(index),
                     let type = entity.properties[index].attribute?.type,
-                    AttributeIndex.canLocate(value, in: type)
+                    AttributeIndex.canLocate(value, in: type.attributeType)
                 else { return }
                 let bound = IndexRange.Bound(value: value, isInclusive: true)
                 let exclusive = IndexRange.Bound(value: value, isInclusive: false)
@@ -123,7 +123,8 @@ package struct ResolvedFilter {
             guard let index = propertyIndex(name) else {
                 throw EventGraphError(.invalidArgument, "\(entityName) has no \(noun) named '\(name)' to filter on")
             }
-            return .compare(index, comparison, value)
+            // Converted once here, so that evaluating the filter against rows compares log values directly.
+            return .compare(index, comparison, value.attributeValue)
         case .and(let filters):
             var nodes: [Node] = []
             for filter in filters {

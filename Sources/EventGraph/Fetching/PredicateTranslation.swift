@@ -74,11 +74,11 @@ struct PredicateTranslator {
         let keyPath = path.anyKeyPath
         guard let index = PropertyKeyPathResolver.directAttributeIndex(of: keyPath), index < entity.properties.count,
             let description = entity.properties[index].attribute,
-            !description.isTransient, Self.translatableTypes.contains(description.type),
+            !description.isTransient, Self.translatableTypes.contains(description.type.attributeType),
             let valueType = type(of: keyPath).valueType as? any PersistentValue.Type,
-            valueType.attributeType == description.type
+            valueType.storedValueType == description.type
         else { return nil }
-        return (index, description.type)
+        return (index, description.type.attributeType)
     }
 
     /// Types whose stored form compares exactly as the Swift values do.

@@ -48,7 +48,7 @@ public struct Attribute<Value: PersistentValue> {
     ) -> Value {
         get {
             let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
-            if let stored = object.storedAttributeValue(at: index), let value = Value(attributeValue: stored) {
+            if let stored = object.storedValue(at: index), let value = Value(storedValue: stored) {
                 return value
             }
             object.recordProbedRead(wrappedKeyPath)
@@ -56,7 +56,7 @@ public struct Attribute<Value: PersistentValue> {
         }
         set {
             let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
-            object.setStoredAttributeValue(newValue.attributeValue, at: index)
+            object.setStoredValue(newValue.storedValue, at: index)
         }
     }
 }

@@ -63,7 +63,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         self.propertyIndexByName = byName
         self.defaultValues = properties.map { property in
             switch property {
-            case .attribute(let attribute): .attribute(attribute.isTransient ? .null : attribute.defaultValue)
+            case .attribute(let attribute): .attribute(attribute.isTransient ? .null : attribute.defaultValue.attributeValue)
             case .relationship(let relationship): relationship.isToMany ? .toMany([]) : .toOne(nil)
             }
         }

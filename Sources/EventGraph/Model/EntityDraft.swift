@@ -103,10 +103,10 @@ extension AttributeDescription {
     ) {
         self.name = name
         self.index = index
-        self.type = type
+        self.type = StoredValueType(type)
         self.isOptional = isOptional
         self.isTransient = isTransient
-        self.defaultValue = defaultValue
+        self.defaultValue = StoredValue(defaultValue)
         self.externalStorageThreshold = externalStorageThreshold
         self.transformerName = transformerName
         self.isUnique = isUnique

@@ -108,8 +108,8 @@ struct ModelResolver {
             name: draft.name, index: position, destinationEntityName: draft.destinationName,
             destinationEntityIndex: destination, inverseName: draft.inverseName, inverseIndex: inverseIndex,
             isToMany: draft.isToMany, isOrdered: draft.isOrdered, isOptional: draft.isOptional,
-            deleteRule: draft.deleteRule, minimumCount: draft.minimumCount, maximumCount: draft.maximumCount,
-            originalName: draft.originalName)
+            deleteRule: RelationshipDeleteRule(draft.deleteRule), minimumCount: draft.minimumCount,
+            maximumCount: draft.maximumCount, originalName: draft.originalName)
     }
 
     private func linkFamilies(_ entities: [EntityDescription]) throws(EventGraphError) {
@@ -166,7 +166,7 @@ struct ModelResolver {
             var seen: Set<Int> = []
             entity.indexedPropertyIndices = indexed.filter { index in
                 guard let attribute = entity.properties[index].attribute, !attribute.isTransient,
-                    AttributeIndex.canIndex(attribute.type)
+                    AttributeIndex.canIndex(attribute.type.attributeType)
                 else { return false }
                 return seen.insert(index).inserted
             }
@@ -184,8 +184,9 @@ extension EntityDescription {
                 case .attribute(let a):
                     .attribute(
                         AttributeSchema(
-                            name: a.name, type: a.type, isOptional: a.isOptional, isTransient: a.isTransient,
-                            defaultValue: a.defaultValue == .null ? nil : a.defaultValue,
+                            name: a.name, type: a.type.attributeType, isOptional: a.isOptional,
+                            isTransient: a.isTransient,
+                            defaultValue: a.defaultValue == .null ? nil : a.defaultValue.attributeValue,
                             externalStorageThreshold: a.externalStorageThreshold.map { UInt64($0) },
                             transformerName: a.transformerName))
                 case .relationship(let r):
@@ -193,7 +194,7 @@ extension EntityDescription {
                         RelationshipSchema(
                             name: r.name, destinationEntityName: r.destinationEntityName, inverseName: r.inverseName,
                             isToMany: r.isToMany, isOrdered: r.isOrdered, isOptional: r.isOptional,
-                            deleteRule: r.deleteRule, minCount: UInt32(clamping: r.minimumCount),
+                            deleteRule: r.deleteRule.deleteRule, minCount: UInt32(clamping: r.minimumCount),
                             maxCount: UInt32(clamping: r.maximumCount)))
                 }
             },

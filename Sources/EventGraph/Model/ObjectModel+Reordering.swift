@@ -33,7 +33,8 @@ extension EntityDraft {
             case .relationship(let r):
                 relationships[index] = RelationshipDraft(
                     name: r.name, destinationName: r.destinationEntityName, inverseName: r.inverseName,
-                    isToMany: r.isToMany, isOrdered: r.isOrdered, isOptional: r.isOptional, deleteRule: r.deleteRule,
+                    isToMany: r.isToMany, isOrdered: r.isOrdered, isOptional: r.isOptional,
+                    deleteRule: r.deleteRule.deleteRule,
                     minimumCount: r.minimumCount, maximumCount: r.maximumCount)
             }
         }

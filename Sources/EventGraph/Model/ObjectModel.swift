@@ -61,6 +61,15 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``EventGraphError/Code/invalidModel`` when the schema is inconsistent.
     package convenience init(schema: SchemaPayload) throws(EventGraphError) {
+        // A default is a plain value: a blob reference names bytes of one transaction, which no new object has.
+        for entity in schema.entities {
+            for case .attribute(let attribute) in entity.properties {
+                guard case .blob = attribute.defaultValue else { continue }
+                throw EventGraphError(
+                    .invalidModel,
+                    "the schema gives \(entity.name).\(attribute.name) an external value reference as its default")
+            }
+        }
         try self.init(
             name: schema.modelName, version: schema.versionIdentifier,
             drafts: schema.entities.map(EntityDraft.init(schema:)))

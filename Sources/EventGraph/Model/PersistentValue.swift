@@ -1,172 +1,230 @@
 public import Foundation
-public import LogFormat
+package import LogFormat
 
-/// A Swift type that can be the value of an ``Attribute``: it maps to one of the log's attribute types.
+/// A Swift type that can be the value of an ``Attribute``: it maps to one of the ``StoredValueType``s.
 ///
 /// EventGraph provides conformances for the integer, floating-point, `Bool`, `String`, `Date`, `UUID`, `URL`,
 /// `Decimal`, `Data` and `[UInt8]` types, and for `Optional` of any of them (an optional attribute).
 public protocol PersistentValue {
-    /// The attribute type recorded in the schema.
-    static var attributeType: AttributeType { get }
+    /// The attribute type recorded in the model.
+    static var storedValueType: StoredValueType { get }
     /// Whether the type admits "no value" (`nil`), making the attribute optional.
     static var isOptionalType: Bool { get }
     /// Creates a value from its stored form, or returns `nil` when the stored value does not fit the type.
-    init?(attributeValue: AttributeValue)
+    init?(storedValue: StoredValue)
     /// The stored form of the value.
-    var attributeValue: AttributeValue { get }
+    var storedValue: StoredValue { get }
 }
 
 extension PersistentValue {
+    /// `false`: only `Optional` admits `nil`.
     public static var isOptionalType: Bool { false }
 }
 
+// The library's own conformances are inlinable: ``Attribute``'s accessors are specialized for each value type in
+// the app's module, so reading an `Int64` attribute is one switch on the converted value, not a witness call.
+
 extension Int16: PersistentValue {
-    public static var attributeType: AttributeType { .int16 }
-    public init?(attributeValue: AttributeValue) {
-        guard case .int16(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/int16``.
+    public static var storedValueType: StoredValueType { .int16 }
+    /// The integer of an ``StoredValue/int16(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .int16(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .int16(self) }
+    /// ``StoredValue/int16(_:)``.
+    @inlinable public var storedValue: StoredValue { .int16(self) }
 }
 
 extension Int32: PersistentValue {
-    public static var attributeType: AttributeType { .int32 }
-    public init?(attributeValue: AttributeValue) {
-        guard case .int32(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/int32``.
+    public static var storedValueType: StoredValueType { .int32 }
+    /// The integer of an ``StoredValue/int32(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .int32(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .int32(self) }
+    /// ``StoredValue/int32(_:)``.
+    @inlinable public var storedValue: StoredValue { .int32(self) }
 }
 
 extension Int64: PersistentValue {
-    public static var attributeType: AttributeType { .int64 }
-    public init?(attributeValue: AttributeValue) {
-        guard case .int64(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/int64``.
+    public static var storedValueType: StoredValueType { .int64 }
+    /// The integer of an ``StoredValue/int64(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .int64(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .int64(self) }
+    /// ``StoredValue/int64(_:)``.
+    @inlinable public var storedValue: StoredValue { .int64(self) }
 }
 
 /// `Int` is stored as a 64-bit integer.
 extension Int: PersistentValue {
-    public static var attributeType: AttributeType { .int64 }
-    public init?(attributeValue: AttributeValue) {
-        guard case .int64(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/int64``.
+    public static var storedValueType: StoredValueType { .int64 }
+    /// The integer of an ``StoredValue/int64(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .int64(let value) = storedValue else { return nil }
         self = Int(truncatingIfNeeded: value)
     }
-    public var attributeValue: AttributeValue { .int64(Int64(self)) }
+    /// ``StoredValue/int64(_:)``.
+    @inlinable public var storedValue: StoredValue { .int64(Int64(self)) }
 }
 
 extension Double: PersistentValue {
-    public static var attributeType: AttributeType { .double }
-    public init?(attributeValue: AttributeValue) {
-        guard case .double(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/double``.
+    public static var storedValueType: StoredValueType { .double }
+    /// The number of a ``StoredValue/double(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .double(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .double(self) }
+    /// ``StoredValue/double(_:)``.
+    @inlinable public var storedValue: StoredValue { .double(self) }
 }
 
 extension Float: PersistentValue {
-    public static var attributeType: AttributeType { .float }
-    public init?(attributeValue: AttributeValue) {
-        guard case .float(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/float``.
+    public static var storedValueType: StoredValueType { .float }
+    /// The number of a ``StoredValue/float(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .float(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .float(self) }
+    /// ``StoredValue/float(_:)``.
+    @inlinable public var storedValue: StoredValue { .float(self) }
 }
 
 extension Bool: PersistentValue {
-    public static var attributeType: AttributeType { .bool }
-    public init?(attributeValue: AttributeValue) {
-        guard case .bool(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/bool``.
+    public static var storedValueType: StoredValueType { .bool }
+    /// The Boolean of a ``StoredValue/bool(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .bool(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .bool(self) }
+    /// ``StoredValue/bool(_:)``.
+    @inlinable public var storedValue: StoredValue { .bool(self) }
 }
 
 extension String: PersistentValue {
-    public static var attributeType: AttributeType { .string }
-    public init?(attributeValue: AttributeValue) {
-        guard case .string(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/string``.
+    public static var storedValueType: StoredValueType { .string }
+    /// The string of a ``StoredValue/string(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .string(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .string(self) }
+    /// ``StoredValue/string(_:)``.
+    @inlinable public var storedValue: StoredValue { .string(self) }
 }
 
 /// Dates are stored as seconds since 2001-01-01T00:00:00Z, bit for bit.
 extension Date: PersistentValue {
-    public static var attributeType: AttributeType { .date }
-    public init?(attributeValue: AttributeValue) {
-        guard case .date(let value) = attributeValue else { return nil }
-        self.init(timeIntervalSinceReferenceDate: value)
+    /// ``StoredValueType/date``.
+    public static var storedValueType: StoredValueType { .date }
+    /// The date of a ``StoredValue/date(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .date(let value) = storedValue else { return nil }
+        self = value
     }
-    public var attributeValue: AttributeValue { .date(timeIntervalSinceReferenceDate) }
+    /// ``StoredValue/date(_:)``.
+    @inlinable public var storedValue: StoredValue { .date(self) }
 }
 
 extension UUID: PersistentValue {
-    public static var attributeType: AttributeType { .uuid }
-    public init?(attributeValue: AttributeValue) {
-        guard case .uuid(let value) = attributeValue else { return nil }
-        self.init(logUUID: value)
+    /// ``StoredValueType/uuid``.
+    public static var storedValueType: StoredValueType { .uuid }
+    /// The UUID of a ``StoredValue/uuid(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .uuid(let value) = storedValue else { return nil }
+        self = value
     }
-    public var attributeValue: AttributeValue { .uuid(logUUID) }
+    /// ``StoredValue/uuid(_:)``.
+    @inlinable public var storedValue: StoredValue { .uuid(self) }
 }
 
 extension URL: PersistentValue {
-    public static var attributeType: AttributeType { .url }
-    public init?(attributeValue: AttributeValue) {
-        guard case .url(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/url``.
+    public static var storedValueType: StoredValueType { .url }
+    /// The URL a ``StoredValue/url(_:)`` value's string parses to.
+    public init?(storedValue: StoredValue) {
+        guard case .url(let value) = storedValue else { return nil }
         self.init(string: value)
     }
-    public var attributeValue: AttributeValue { .url(absoluteString) }
+    /// ``StoredValue/url(_:)`` with the absolute string.
+    public var storedValue: StoredValue { .url(absoluteString) }
 }
 
 /// Decimals are stored as their canonical string, so no precision is lost.
 extension Decimal: PersistentValue {
-    public static var attributeType: AttributeType { .decimal }
-    public init?(attributeValue: AttributeValue) {
-        guard case .decimal(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/decimal``.
+    public static var storedValueType: StoredValueType { .decimal }
+    /// The decimal a ``StoredValue/decimal(_:)`` value's string parses to.
+    public init?(storedValue: StoredValue) {
+        guard case .decimal(let value) = storedValue else { return nil }
         self.init(string: value, locale: Locale(identifier: "en_US_POSIX"))
     }
-    public var attributeValue: AttributeValue { .decimal(description) }
+    /// ``StoredValue/decimal(_:)`` with the canonical string.
+    public var storedValue: StoredValue { .decimal(description) }
 }
 
 extension Data: PersistentValue {
-    public static var attributeType: AttributeType { .binary }
-    public init?(attributeValue: AttributeValue) {
-        guard case .binary(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/binary``.
+    public static var storedValueType: StoredValueType { .binary }
+    /// The bytes of a ``StoredValue/binary(_:)`` value.
+    public init?(storedValue: StoredValue) {
+        guard case .binary(let value) = storedValue else { return nil }
         self.init(value)
     }
-    public var attributeValue: AttributeValue { .binary(Array(self)) }
+    /// ``StoredValue/binary(_:)``.
+    public var storedValue: StoredValue { .binary(Array(self)) }
 }
 
 extension Array: PersistentValue where Element == UInt8 {
-    public static var attributeType: AttributeType { .binary }
-    public init?(attributeValue: AttributeValue) {
-        guard case .binary(let value) = attributeValue else { return nil }
+    /// ``StoredValueType/binary``.
+    public static var storedValueType: StoredValueType { .binary }
+    /// The bytes of a ``StoredValue/binary(_:)`` value.
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .binary(let value) = storedValue else { return nil }
         self = value
     }
-    public var attributeValue: AttributeValue { .binary(self) }
+    /// ``StoredValue/binary(_:)``.
+    @inlinable public var storedValue: StoredValue { .binary(self) }
 }
 
-/// An optional attribute: `nil` is stored as ``AttributeValue/null``.
+/// An optional attribute: `nil` is stored as ``StoredValue/null``.
 extension Optional: PersistentValue where Wrapped: PersistentValue {
-    public static var attributeType: AttributeType { Wrapped.attributeType }
+    /// The wrapped type's.
+    public static var storedValueType: StoredValueType { Wrapped.storedValueType }
+    /// `true`.
     public static var isOptionalType: Bool { true }
-    public init?(attributeValue: AttributeValue) {
-        if case .null = attributeValue {
+    /// `nil` for ``StoredValue/null``, else the wrapped type's value.
+    @inlinable public init?(storedValue: StoredValue) {
+        if case .null = storedValue {
             self = .none
             return
         }
-        guard let wrapped = Wrapped(attributeValue: attributeValue) else { return nil }
+        guard let wrapped = Wrapped(storedValue: storedValue) else { return nil }
         self = .some(wrapped)
     }
-    public var attributeValue: AttributeValue {
+    /// ``StoredValue/null`` for `nil`, else the wrapped value's.
+    @inlinable public var storedValue: StoredValue {
         switch self {
         case .none: .null
-        case .some(let wrapped): wrapped.attributeValue
+        case .some(let wrapped): wrapped.storedValue
         }
     }
+}
+
+// The log's forms, for the library's model building and predicate translation (not per property access).
+extension PersistentValue {
+    /// The attribute type as the schema records it.
+    static var attributeType: AttributeType { storedValueType.attributeType }
+    /// The value as the log stores it.
+    var attributeValue: AttributeValue { storedValue.attributeValue }
 }
 
 extension UUID {

@@ -1,5 +1,3 @@
-public import LogFormat
-
 /// An attribute of an entity, as the model describes it.
 public struct AttributeDescription: Hashable, Sendable {
     /// The attribute's name.
@@ -7,14 +5,14 @@ public struct AttributeDescription: Hashable, Sendable {
     /// Its index in the entity's property list.
     public var index: Int
     /// The stored type.
-    public var type: AttributeType
+    public var type: StoredValueType
     /// Whether the attribute may be null.
     public var isOptional: Bool
     /// Whether the value is kept only in memory and never written to the log.
     public var isTransient: Bool
     /// The value of a new object when none is set; `.null` when the declaration computes a new value for every
     /// object (for example `Date()`), whose objects then record their own values.
-    public var defaultValue: AttributeValue
+    public var defaultValue: StoredValue
     /// Binary and transformable values of at least this many bytes are stored externally (read on demand).
     public var externalStorageThreshold: Int?
     /// The transformer of a transformable attribute.
@@ -51,7 +49,7 @@ public struct RelationshipDescription: Hashable, Sendable {
     public var isOrdered: Bool
     /// Whether a to-one relationship may be empty when saved.
     public var isOptional: Bool
-    public var deleteRule: DeleteRule
+    public var deleteRule: RelationshipDeleteRule
     /// Fewest and most targets of a to-many relationship when saved (0: no bound).
     public var minimumCount: Int
     public var maximumCount: Int

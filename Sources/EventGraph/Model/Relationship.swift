@@ -1,4 +1,4 @@
-public import LogFormat
+import LogFormat
 
 /// Declares a relationship of a ``ManagedObject`` subclass: to-one (`Target?`), ordered to-many (`[Target]`)
 /// or unordered to-many (`Set<Target>`).
@@ -16,7 +16,7 @@ public import LogFormat
 @propertyWrapper
 public struct Relationship<Value: RelationshipValue> {
     let inverseName: String?
-    let deleteRule: DeleteRule
+    let deleteRule: RelationshipDeleteRule
     let minimumCount: Int
     let maximumCount: Int
     let isOptional: Bool
@@ -33,8 +33,8 @@ public struct Relationship<Value: RelationshipValue> {
     ///   - originalName: the relationship's name in the previous model version, when it was renamed (migration
     ///     carries its targets over).
     public init(
-        inverse: String? = nil, deleteRule: DeleteRule = .nullify, minimumCount: Int = 0, maximumCount: Int = 0,
-        isOptional: Bool = true, originalName: String? = nil
+        inverse: String? = nil, deleteRule: RelationshipDeleteRule = .nullify, minimumCount: Int = 0,
+        maximumCount: Int = 0, isOptional: Bool = true, originalName: String? = nil
     ) {
         precondition(minimumCount >= 0 && maximumCount >= 0, "relationship counts cannot be negative")
         self.inverseName = inverse
@@ -47,8 +47,8 @@ public struct Relationship<Value: RelationshipValue> {
 
     /// Declares a relationship; the initial value must be empty (`nil` or `[]`).
     public init(
-        wrappedValue: Value, inverse: String? = nil, deleteRule: DeleteRule = .nullify, minimumCount: Int = 0,
-        maximumCount: Int = 0, isOptional: Bool = true, originalName: String? = nil
+        wrappedValue: Value, inverse: String? = nil, deleteRule: RelationshipDeleteRule = .nullify,
+        minimumCount: Int = 0, maximumCount: Int = 0, isOptional: Bool = true, originalName: String? = nil
     ) {
         precondition(wrappedValue.relationshipTargets.isEmpty, "a relationship's initial value must be empty")
         self.init(
@@ -84,7 +84,7 @@ extension Relationship: PropertyIntrospection {
         .relationship(
             RelationshipSeed(
                 name: name, destination: Value.destinationType, isToMany: Value.isToMany, isOrdered: Value.isOrdered,
-                inverseName: inverseName, deleteRule: deleteRule, minimumCount: minimumCount,
+                inverseName: inverseName, deleteRule: deleteRule.deleteRule, minimumCount: minimumCount,
                 maximumCount: maximumCount, isOptional: isOptional, originalName: originalName))
     }
 }

@@ -8,7 +8,7 @@ extension ManagedObject {
         let index = propertyIndex(forKey: key)
         switch entity.properties[index] {
         case .attribute:
-            return .attribute(storedAttributeValue(at: index) ?? defaultAttributeValue(at: index))
+            return .attribute(StoredValue(storedAttributeValue(at: index) ?? defaultAttributeValue(at: index)))
         case .relationship(let relationship):
             let references = (currentValue(at: index) ?? entity.defaultValues[index]).references
             let ids = requireContext(index).objectIDs(of: references)
@@ -23,9 +23,10 @@ extension ManagedObject {
     public func setValue(_ value: ObjectValue, forKey key: String) {
         let index = propertyIndex(forKey: key)
         switch (entity.properties[index], value) {
-        case (.attribute(let attribute), .attribute(let attributeValue)):
+        case (.attribute(let attribute), .attribute(let storedValue)):
+            let attributeValue = storedValue.attributeValue
             precondition(
-                attributeValue == .null || attributeValue.fits(attribute.type),
+                attributeValue == .null || attributeValue.fits(attribute.type.attributeType),
                 "\(entity.name).\(key) is \(attribute.type); cannot store \(attributeValue.displayText)")
             setStoredAttributeValue(attributeValue, at: index)
         case (.relationship(let relationship), .toOne(let id)) where !relationship.isToMany:

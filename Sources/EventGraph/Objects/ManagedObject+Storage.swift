@@ -18,8 +18,20 @@ extension ManagedObject {
         return row?.values[index]
     }
 
+    /// The current attribute value in its public form, for ``Attribute``'s inlined accessor.
+    @usableFromInline
+    final func storedValue(at index: Int) -> StoredValue? {
+        storedAttributeValue(at: index).map(StoredValue.init)
+    }
+
+    /// Sets an attribute value given in its public form as an unsaved change, for ``Attribute``'s inlined accessor.
+    @usableFromInline
+    final func setStoredValue(_ value: StoredValue, at index: Int) {
+        setPendingValue(.attribute(value.attributeValue), at: index)
+    }
+
     /// The current attribute value, with externally stored bytes read on demand.
-    @usableFromInline @inline(__always)
+    @inline(__always)
     final func storedAttributeValue(at index: Int) -> AttributeValue? {
         guard case .attribute(let value) = currentValue(at: index) else { return nil }
         if case .blob(let reference) = value { return externalValue(reference, at: index) }
@@ -27,7 +39,6 @@ extension ManagedObject {
     }
 
     /// Sets an attribute value as an unsaved change.
-    @usableFromInline
     final func setStoredAttributeValue(_ value: AttributeValue, at index: Int) {
         setPendingValue(.attribute(value), at: index)
     }

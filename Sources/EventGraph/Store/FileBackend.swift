@@ -36,7 +36,7 @@ final class FileBackend: LogBackend {
         replay: (ReplayRecord) throws(EventGraphError) -> Void
     ) throws(EventGraphError) -> FileBackend {
         var options = LogWriter.Options(
-            durability: configuration.durability, createIfMissing: configuration.createIfMissing)
+            durability: configuration.durability.durability, createIfMissing: configuration.createIfMissing)
         options.storeUUID = nil
         options.faultInjector = configuration.faultInjector
         options.filePermissions = configuration.filePermissions
