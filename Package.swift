@@ -78,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventGraphTests",
-            dependencies: ["EventGraph", "EventGraphExamples", "StoreProbe", "TestSupport"],
+            dependencies: ["EventGraph", "EventGraphExamples", "LogFormat", "StoreProbe", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         // End-to-end tests of the built `egctl` and `StoreProbe` (the dependencies make SwiftPM build them first).

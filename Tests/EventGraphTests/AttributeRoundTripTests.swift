@@ -80,11 +80,13 @@ struct AttributeRoundTripTests {
     }
 
     @Test(arguments: [
-        ("int16", AttributeValue.int16(7)), ("int32", .int32(-7)), ("int64", .int64(1 << 40)), ("double", .double(0.1)),
-        ("float", .float(0.25)), ("bool", .bool(true)), ("string", .string("dynamic")), ("date", .date(99.5)),
+        ("int16", StoredValue.int16(7)), ("int32", .int32(-7)), ("int64", .int64(1 << 40)), ("double", .double(0.1)),
+        ("float", .float(0.25)), ("bool", .bool(true)), ("string", .string("dynamic")),
+        ("date", .date(Date(timeIntervalSinceReferenceDate: 99.5))),
+        ("uuid", .uuid(UUID(uuidString: "0123C0DE-4567-89AB-CDEF-0123456789AB")!)),
         ("url", .url("file:///tmp/x")), ("decimal", .decimal("1.5")), ("data", .binary([9, 8, 7])),
     ])
-    func dynamicAPIRoundTripsEachType(name: String, value: AttributeValue) throws {
+    func dynamicAPIRoundTripsEachType(name: String, value: StoredValue) throws {
         let directory = TemporaryDirectory()
         do {
             let container = try ModelContainer(path: directory.file(), model: TestModels.samples)

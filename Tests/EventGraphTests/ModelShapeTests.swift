@@ -1,5 +1,6 @@
 import EventGraph
 import Foundation
+import LogFormat
 import Testing
 
 @Suite("A store reopens in a new process")

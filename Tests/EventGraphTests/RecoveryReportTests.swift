@@ -1,5 +1,6 @@
 import EventGraph
 import Foundation
+import LogFormat
 import Synchronization
 import Testing
 
