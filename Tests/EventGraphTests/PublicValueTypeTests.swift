@@ -41,7 +41,8 @@ struct PublicValueTypeTests {
 
     @Test func theDynamicAPIReadsFoundationValues() throws {
         try withSamples { context in
-            let sample = try #require(try context.fetch(FetchDescriptor<Sample>(filter: .equal("int64", .int64(1)))).first)
+            let sample = try #require(
+                try context.fetch(FetchDescriptor<Sample>(filter: .equal("int64", .int64(1)))).first)
             #expect(sample.value(forKey: "uuid") == .attribute(.uuid(Self.identifier)))
             #expect(sample.value(forKey: "date").storedValue == .date(Self.moment))
         }
