@@ -206,7 +206,7 @@ public final class EventGraphEngine: StoreEngine {
         try query(dates) { value in
             let date = Date(timeIntervalSinceReferenceDate: value)
             return self.usesRuntimeFilters
-                ? FetchDescriptor<Post>(filter: .equal("date", .date(value)))
+                ? FetchDescriptor<Post>(filter: .equal("date", .date(date)))
                 : FetchDescriptor<Post>(predicate: #Predicate { $0.date == date })
         }
     }
@@ -218,8 +218,8 @@ public final class EventGraphEngine: StoreEngine {
             return self.usesRuntimeFilters
                 ? FetchDescriptor<Post>(
                     filter: .and([
-                        .compare("date", .greaterOrEqual, .date(range.lowerBound)),
-                        .compare("date", .lessOrEqual, .date(range.upperBound)),
+                        .compare("date", .greaterOrEqual, .date(lower)),
+                        .compare("date", .lessOrEqual, .date(upper)),
                     ]))
                 : FetchDescriptor<Post>(predicate: #Predicate { $0.date >= lower && $0.date <= upper })
         }
