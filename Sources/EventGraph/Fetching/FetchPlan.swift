@@ -1,4 +1,5 @@
 import Foundation
+import LogFormat
 
 /// How one fetch runs: the entity family it reads, the filter on committed rows (a run-time filter and the parts of
 /// a predicate that translate), what is left of the predicate for objects, and when a scan may stop.
