@@ -1,4 +1,4 @@
-import LogFormat
+package import LogFormat
 
 extension MigrationMapping {
     /// Infers the mapping from the model recorded in the store at `path` to `model`; see
@@ -206,15 +206,15 @@ private struct Inference {
         var mapped = MigrationMapping.PropertyTarget(index: UInt32(new.relationship?.index ?? new.attribute!.index))
         switch (old, new) {
         case (.attribute(let before), .attribute(let after)):
-            if before.type != after.type {
-                guard Self.widens(before.type, to: after.type) else {
+            if before.type != after.type.attributeType {
+                guard Self.widens(before.type, to: after.type.attributeType) else {
                     throw EventGraphError(
                         .modelMismatch,
                         "\(entity.name).\(after.name) changes type from \(before.type) to \(after.type), which cannot "
                             + "be inferred (only Int16 → Int32 → Int64 and Float → Double are): a migration plan must "
                             + "provide a custom stage that computes the new \(after.type) value from the old one")
                 }
-                mapped.widenedType = after.type
+                mapped.widenedType = after.type.attributeType
                 note(.numberWidened, entity, after.name, "widened from \(before.type) to \(after.type)")
             }
             if before.isOptional && !after.isOptional {
@@ -224,7 +224,7 @@ private struct Inference {
                         "\(entity.name).\(after.name) becomes required but has no default value: give it a default, "
                             + "or a migration plan must provide a custom stage that sets it where it is empty")
                 }
-                mapped.nullReplacement = after.defaultValue
+                mapped.nullReplacement = after.defaultValue.attributeValue
                 note(.madeRequired, entity, after.name, "required now; empty values become \(after.defaultValue)")
             } else if !before.isOptional && after.isOptional {
                 note(.madeOptional, entity, after.name, "optional now")

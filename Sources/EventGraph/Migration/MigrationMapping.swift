@@ -1,4 +1,4 @@
-import LogFormat
+package import LogFormat
 
 /// How the entities and properties of a store's recorded model become those of a new model: the mapping a
 /// migration replays every changeset of the old log through.
