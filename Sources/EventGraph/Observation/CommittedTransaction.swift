@@ -124,7 +124,7 @@ struct ChangeValues {
     func objectValue(_ value: PropertyValue) -> ObjectValue? {
         switch value {
         case .attribute(.blob): return nil
-        case .attribute(let attribute): return .attribute(attribute)
+        case .attribute(let attribute): return .attribute(StoredValue(attribute))
         case .toOne(nil): return .toOne(nil)
         case .toOne(let reference?): return objectID(reference).map { .toOne($0) }
         case .toMany(let references):
