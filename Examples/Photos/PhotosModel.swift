@@ -44,7 +44,9 @@ public struct ImageToDataTransformer: AttributeTransformer {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(8 + image.pixels.count)
         for value in [UInt32(image.width), UInt32(image.height)] {
-            for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+            for shift in stride(from: 24, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+            }
         }
         return bytes + image.pixels
     }

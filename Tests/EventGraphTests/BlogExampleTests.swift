@@ -13,15 +13,18 @@ struct BlogExampleTests {
             let container = try BlogLibrary.open(path: directory.file())
             let context = container.newBackgroundContext()
             BlogLibrary.post(
-                with: PostRecord(identity: 1, title: "Hello", author: Self.author, tags: ["swift", "linux"], categories: ["news"]),
+                with: PostRecord(
+                    identity: 1, title: "Hello", author: Self.author, tags: ["swift", "linux"], categories: ["news"]),
                 in: context)
             BlogLibrary.post(
-                with: PostRecord(identity: 2, title: "Logs", author: Self.author, tags: ["swift"], categories: ["tech"]),
+                with: PostRecord(
+                    identity: 2, title: "Logs", author: Self.author, tags: ["swift"], categories: ["tech"]),
                 in: context)
             try context.save()
             // The same identity again updates the existing post instead of inserting a second one.
             BlogLibrary.post(
-                with: PostRecord(identity: 1, title: "Hello again", author: Self.author, tags: ["swift"], categories: ["news"]),
+                with: PostRecord(
+                    identity: 1, title: "Hello again", author: Self.author, tags: ["swift"], categories: ["news"]),
                 in: context)
             try context.save()
             try container.close()
@@ -33,7 +36,9 @@ struct BlogExampleTests {
             #expect(posts.map(\.title) == ["Logs", "Hello again"])
             let author = try #require(posts.first?.authoredBy)
             #expect(author.posts.count == 2)
-            let swift = try #require(try context.fetch(FetchDescriptor<EventGraphExamples.Tag>(filter: .equal("name", .string("swift")))).first)
+            let swift = try #require(
+                try context.fetch(FetchDescriptor<EventGraphExamples.Tag>(filter: .equal("name", .string("swift"))))
+                    .first)
             #expect(swift.posts.count == 2)
             #expect(try context.fetchCount(FetchDescriptor<EventGraphExamples.Tag>()) == 2)
             #expect(try BlogLibrary.deletePost(identity: 1, in: context))
@@ -61,7 +66,8 @@ struct PhotoLocationsExampleTests {
             let container = try PhotoLocations.open(path: directory.file())
             let context = container.newBackgroundContext()
             let date = Date(timeIntervalSinceReferenceDate: 1000)
-            PhotoLocations.addEvent(latitude: 1, longitude: 2, image: .filled(width: 64, height: 48, level: 9), at: date, in: context)
+            PhotoLocations.addEvent(
+                latitude: 1, longitude: 2, image: .filled(width: 64, height: 48, level: 9), at: date, in: context)
             PhotoLocations.addEvent(latitude: 3, longitude: 4, image: nil, at: date.addingTimeInterval(60), in: context)
             try context.save()
             try container.close()

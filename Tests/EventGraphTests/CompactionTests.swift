@@ -27,7 +27,8 @@ struct CompactionTests {
             #expect(report.objectCount == 20)
             #expect(directory.byteCount() < before)
             // Saves continue after the rewrite, and external values still read.
-            PhotoLocations.addEvent(latitude: 80, longitude: 0, image: .filled(width: 40, height: 40, level: 1), in: context)
+            PhotoLocations.addEvent(
+                latitude: 80, longitude: 0, image: .filled(width: 40, height: 40, level: 1), in: context)
             try context.save()
             let freshContext = container.newBackgroundContext()
             let fresh = try PhotoLocations.events(in: freshContext)

@@ -23,8 +23,14 @@ struct FetchFilterParsingTests {
             ("a CONTAINS \"b\"", .compare("a", .contains, .string("b"))),
             ("a beginswith \"b\"", .compare("a", .beginsWith, .string("b"))),
             ("a endsWith \"b\"", .compare("a", .endsWith, .string("b"))),
-            ("a == date(\"2001-01-01T00:01:00Z\")", .compare("a", .equal, .date(Date(timeIntervalSinceReferenceDate: 60)))),
-            ("a == date(\"2001-01-01T00:00:00.250Z\")", .compare("a", .equal, .date(Date(timeIntervalSinceReferenceDate: 0.25)))),
+            (
+                "a == date(\"2001-01-01T00:01:00Z\")",
+                .compare("a", .equal, .date(Date(timeIntervalSinceReferenceDate: 60)))
+            ),
+            (
+                "a == date(\"2001-01-01T00:00:00.250Z\")",
+                .compare("a", .equal, .date(Date(timeIntervalSinceReferenceDate: 0.25)))
+            ),
             (
                 "a == 1 or b == 2 and not c == 3",
                 .or([

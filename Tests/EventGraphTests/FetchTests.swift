@@ -29,7 +29,8 @@ struct FetchTests {
     @Test func predicatesSortsAndWindows() throws {
         let (_, context) = try makeStore()
         var descriptor = FetchDescriptor<Course>(
-            predicate: #Predicate { $0.credits >= 3 && $0.code != "C5" }, sortBy: [SortDescriptor(\.credits, order: .reverse)])
+            predicate: #Predicate { $0.credits >= 3 && $0.code != "C5" },
+            sortBy: [SortDescriptor(\.credits, order: .reverse)])
         #expect(try context.fetch(descriptor).map(\.credits) == [9, 8, 7, 6, 4, 3])
         descriptor.fetchOffset = 1
         descriptor.fetchLimit = 2
@@ -44,8 +45,12 @@ struct FetchTests {
         descriptor.sortKeys = [SortKey("credits")]
         #expect(try context.fetch(descriptor).map(\.code) == ["C0", "C1", "C9"])
         #expect(try context.fetch(FetchDescriptor<Course>(filter: .equal("code", .string("C4")))).map(\.credits) == [4])
-        #expect(try context.fetch(FetchDescriptor<Course>(filter: .not(.compare("code", .beginsWith, .string("C"))))).isEmpty)
-        #expect(throws: EventGraphError.self) { try context.fetch(FetchDescriptor<Course>(filter: .equal("nope", .null))) }
+        #expect(
+            try context.fetch(FetchDescriptor<Course>(filter: .not(.compare("code", .beginsWith, .string("C")))))
+                .isEmpty)
+        #expect(throws: EventGraphError.self) {
+            try context.fetch(FetchDescriptor<Course>(filter: .equal("nope", .null)))
+        }
     }
 
     @Test func subentitiesAreIncludedUnlessExcluded() throws {
@@ -55,7 +60,8 @@ struct FetchTests {
         studentsOnly.entityName = "Student"
         #expect(try context.fetch(studentsOnly).count == 2)
         #expect(try context.fetch(FetchDescriptor<Teacher>()).map(\.name) == ["Alan"])
-        #expect(try context.fetch(FetchDescriptor<Person>(predicate: #Predicate { $0.name == "Alan" })).first is Teacher)
+        #expect(
+            try context.fetch(FetchDescriptor<Person>(predicate: #Predicate { $0.name == "Alan" })).first is Teacher)
     }
 
     @Test func resultsIncludeUnsavedInsertsAndChangesAndExcludeDeletes() throws {
@@ -74,7 +80,9 @@ struct FetchTests {
         var committedOnly = FetchDescriptor<Course>(filter: .compare("credits", .greaterOrEqual, .int32(50)))
         committedOnly.includesPendingChanges = false
         #expect(try context.fetch(committedOnly).isEmpty)
-        #expect(try context.fetch(FetchDescriptor<Course>(filter: .compare("credits", .greaterOrEqual, .int32(50)))).count == 2)
+        #expect(
+            try context.fetch(FetchDescriptor<Course>(filter: .compare("credits", .greaterOrEqual, .int32(50)))).count
+                == 2)
     }
 
     @Test func fetchByIDAndUniquing() throws {
@@ -106,7 +114,9 @@ struct ModelTests {
         #expect(person.isAbstract)
         #expect(person.familyIndices.count == 3)
         let course = try #require(TestModels.school.entity(named: "Course"))
-        #expect(course.relationship(named: "members")?.inverseName == "courses", "an inverse named on one side is recorded on both")
+        #expect(
+            course.relationship(named: "members")?.inverseName == "courses",
+            "an inverse named on one side is recorded on both")
         #expect(course.attribute(named: "code")?.isUnique == true)
         #expect(course.uniquenessConstraints == [["code"]])
     }

@@ -31,7 +31,8 @@ struct ReadmeExampleTests {
             post.title = "Hello, Linux"
             post.authoredBy = context.fetchOrInsert(ReadmeAuthor.self, unique: \.identity, equals: 1)
             try context.save()
-            let recent = try context.fetch(FetchDescriptor<ReadmePost>(predicate: #Predicate<ReadmePost> { $0.identity > 10 }))
+            let recent = try context.fetch(
+                FetchDescriptor<ReadmePost>(predicate: #Predicate<ReadmePost> { $0.identity > 10 }))
             #expect(recent.map(\.title) == ["Hello, Linux"])
             try container.close()
         }

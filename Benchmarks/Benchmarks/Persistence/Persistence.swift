@@ -42,7 +42,8 @@ let benchmarks: @Sendable () -> Void = {
             let batch = Array(posts.prefix(100))
             for _ in benchmark.scaledIterations {
                 engine.removeStore(at: path)
-                blackHole(try engine.singleSaves(path: path, posts: batch, world: generator.world, durability: .relaxed))
+                blackHole(
+                    try engine.singleSaves(path: path, posts: batch, world: generator.world, durability: .relaxed))
             }
         }
 
@@ -79,7 +80,9 @@ let benchmarks: @Sendable () -> Void = {
         readBenchmark("fetch 1,000 random posts by ID") { try $0.fetchByID(identities) }
         let dates = (0..<10).map { PostGenerator.date(ofPostAt: $0 * 500) }
         readBenchmark("10 queries date == value (indexed)") { try $0.fetchEqual(dates: dates) }
-        let ranges = (0..<10).map { PostGenerator.date(ofPostAt: $0 * 900)...PostGenerator.date(ofPostAt: $0 * 900 + 99) }
+        let ranges = (0..<10).map {
+            PostGenerator.date(ofPostAt: $0 * 900)...PostGenerator.date(ofPostAt: $0 * 900 + 99)
+        }
         readBenchmark("10 queries date in range (indexed, 100 posts each)") { try $0.fetchRange(ranges) }
         let words = Array(PostGenerator.substringQueryWords.prefix(2))
         readBenchmark("2 queries title contains word (not indexed)") { try $0.fetchContaining(words) }

@@ -27,10 +27,13 @@ enum ChildProcess {
     }
 
     /// Runs in the parent: starts the child and decodes its result.
-    static func measureOpen(engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool) throws -> OpenResult {
+    static func measureOpen(engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool) throws
+        -> OpenResult
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["open-store", "--engine", engine.name, "--path", path, "--identity", String(identity)]
+        process.arguments =
+            ["open-store", "--engine", engine.name, "--path", path, "--identity", String(identity)]
             + (cold ? ["--cold"] : [])
         let output = Pipe()
         process.standardOutput = output

@@ -53,7 +53,9 @@ final class Comparison {
         try readScenarios()
         try largeStoreScenarios()
         results.sort { a, b in
-            Scenario.all.firstIndex { $0.key == a.scenario.key }! < Scenario.all.firstIndex { $0.key == b.scenario.key }!
+            Scenario.all.firstIndex { $0.key == a.scenario.key }! < Scenario.all.firstIndex {
+                $0.key == b.scenario.key
+            }!
         }
     }
 
@@ -63,24 +65,28 @@ final class Comparison {
         let generator = PostGenerator(postCount: sizes.posts)
         let posts = generator.posts(0..<sizes.posts)
         log("bulk-insert: \(sizes.posts) posts in one save, durable")
-        record("bulk-insert", try alternate("bulk-insert") { engine in
-            let path = freshPath(engine, "bulk")
-            defer { engine.removeStore(at: path) }
-            return Double(posts.count) / (try engine.bulkInsert(path: path, posts: posts, world: generator.world))
-        })
+        record(
+            "bulk-insert",
+            try alternate("bulk-insert") { engine in
+                let path = freshPath(engine, "bulk")
+                defer { engine.removeStore(at: path) }
+                return Double(posts.count) / (try engine.bulkInsert(path: path, posts: posts, world: generator.world))
+            })
 
         let singleGenerator = PostGenerator(postCount: sizes.singleSaves)
         let singlePosts = singleGenerator.posts(0..<sizes.singleSaves)
         for durability in [DurabilityMode.durable, .relaxed] {
             let key = "single-save-\(durability.rawValue)"
             log("\(key): \(sizes.singleSaves) saves of one post")
-            record(key, try alternate(key) { engine in
-                let path = freshPath(engine, "single")
-                defer { engine.removeStore(at: path) }
-                let seconds = try engine.singleSaves(
-                    path: path, posts: singlePosts, world: singleGenerator.world, durability: durability)
-                return Double(singlePosts.count) / seconds
-            })
+            record(
+                key,
+                try alternate(key) { engine in
+                    let path = freshPath(engine, "single")
+                    defer { engine.removeStore(at: path) }
+                    let seconds = try engine.singleSaves(
+                        path: path, posts: singlePosts, world: singleGenerator.world, durability: durability)
+                    return Double(singlePosts.count) / seconds
+                })
         }
 
         let total = sizes.writers * sizes.savesPerWriter
@@ -89,11 +95,14 @@ final class Comparison {
             writerGenerator.posts(writer * sizes.savesPerWriter..<(writer + 1) * sizes.savesPerWriter)
         }
         log("concurrent-writers: \(sizes.writers) writers × \(sizes.savesPerWriter) saves, durable")
-        record("concurrent-writers", try alternate("concurrent-writers") { engine in
-            let path = freshPath(engine, "writers")
-            defer { engine.removeStore(at: path) }
-            return Double(total) / (try engine.concurrentWriters(path: path, batches: batches, world: writerGenerator.world))
-        })
+        record(
+            "concurrent-writers",
+            try alternate("concurrent-writers") { engine in
+                let path = freshPath(engine, "writers")
+                defer { engine.removeStore(at: path) }
+                return Double(total)
+                    / (try engine.concurrentWriters(path: path, batches: batches, world: writerGenerator.world))
+            })
     }
 
     // MARK: - Scenarios 4–6
@@ -140,7 +149,9 @@ final class Comparison {
                 return Double(count) / result.seconds
             }
             if checksums[0] != checksums[1] || checksums[0]!.count != 1 {
-                notes.append("WARNING: \(key): the engines read different values (checksums \(checksums[0]!) vs \(checksums[1]!))")
+                notes.append(
+                    "WARNING: \(key): the engines read different values (checksums \(checksums[0]!) vs \(checksums[1]!))"
+                )
             }
             record(key, values)
         }
@@ -148,7 +159,9 @@ final class Comparison {
         try read("fetch-all", perSecond: sizes.posts) { try $0.fetchAll() }
         log("fetch-by-id: \(sizes.fetchesByID) random posts")
         try read("fetch-by-id", perSecond: sizes.fetchesByID) { try $0.fetchByID(identities) }
-        log("predicates: \(dates.count) equality, \(ranges.count) range (\(sizes.rangePostCount) posts each), \(words.count) substring")
+        log(
+            "predicates: \(dates.count) equality, \(ranges.count) range (\(sizes.rangePostCount) posts each), \(words.count) substring"
+        )
         try read("predicate-indexed-eq", perSecond: dates.count) { try $0.fetchEqual(dates: dates) }
         try read("predicate-indexed-range", perSecond: ranges.count) { try $0.fetchRange(ranges) }
         try read("predicate-substring", perSecond: words.count) { try $0.fetchContaining(words) }
@@ -194,10 +207,12 @@ final class Comparison {
         for index in 0..<count {
             let post = generator.post(at: index)
             attributeBytes += post.attributeByteCount
-            updatedAttributeBytes += post.attributeByteCount - post.title.utf8.count
+            updatedAttributeBytes +=
+                post.attributeByteCount - post.title.utf8.count
                 + generator.updatedTitle(ofPostAt: index, generation: 1).utf8.count
         }
-        let worldBytes = generator.world.authors.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.email.utf8.count }
+        let worldBytes =
+            generator.world.authors.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.email.utf8.count }
             + generator.world.tags.reduce(0) { $0 + $1.utf8.count }
         attributeBytes += worldBytes
         updatedAttributeBytes += worldBytes
@@ -211,49 +226,59 @@ final class Comparison {
         var titles: [String: Set<String>] = [:]
         var peaks: [String: [Double]] = [:]
         log("open-1m / memory-1m: open \(count) posts and fetch one, in a child process")
-        record("open-1m", try alternate("open-1m") { engine in
-            let result = try ChildProcess.measureOpen(engine: engine, path: path(engine), identity: identity, cold: false)
-            titles[engine.name, default: []].insert(result.title)
-            peaks[engine.name, default: []].append(Double(result.peakResidentBytes) / megabyte)
-            return result.seconds
-        })
+        record(
+            "open-1m",
+            try alternate("open-1m") { engine in
+                let result = try ChildProcess.measureOpen(
+                    engine: engine, path: path(engine), identity: identity, cold: false)
+                titles[engine.name, default: []].insert(result.title)
+                peaks[engine.name, default: []].append(Double(result.peakResidentBytes) / megabyte)
+                return result.seconds
+            })
         record("memory-1m", (median(peaks[EventGraphEngine.name]!), median(peaks[GRDBEngine.name]!)))
-        if titles[EventGraphEngine.name] != titles[GRDBEngine.name] || titles.values.contains(where: { $0.count != 1 }) {
+        if titles[EventGraphEngine.name] != titles[GRDBEngine.name] || titles.values.contains(where: { $0.count != 1 })
+        {
             notes.append("WARNING: open-1m: the engines fetched different titles \(titles)")
         }
         var coldCached: [Int] = []
         let cold = try alternate("open-1m cold") { engine in
-            let result = try ChildProcess.measureOpen(engine: engine, path: path(engine), identity: identity, cold: true)
+            let result = try ChildProcess.measureOpen(
+                engine: engine, path: path(engine), identity: identity, cold: true)
             coldCached.append(result.totalPages == 0 ? 0 : 100 * result.cachedPages / result.totalPages)
             return result.seconds
         }
         notes.append(
             "open-1m with a cold page cache (posix_fadvise DONTNEED on the store's files; at most "
-                + "\(coldCached.max() ?? 0)% of their pages still cached): EventGraph \(format(cold.0)) s, GRDB \(format(cold.1)) s")
+                + "\(coldCached.max() ?? 0)% of their pages still cached): EventGraph \(format(cold.0)) s, GRDB \(format(cold.1)) s"
+        )
         notes.append(
             "memory-1m: the posts' attribute bytes are \(format(Double(attributeBytes) / megabyte)) MB; EventGraph's peak RSS is "
                 + "\(format(median(peaks[EventGraphEngine.name]!) / (Double(attributeBytes) / megabyte)))× that")
 
         for engine in engines {
             log("compact-1m: updating \(count) titles for \(engine.name)")
-            try engine.updateTitles(path: path(engine), generator: generator, count: count, batchSize: self.sizes.batchSize)
+            try engine.updateTitles(
+                path: path(engine), generator: generator, count: count, batchSize: self.sizes.batchSize)
             try engine.settle(path: path(engine))
         }
         var compactedSizes: [String: Double] = [:]
         let liveMegabytes = Double(updatedAttributeBytes) / megabyte
-        record("compact-1m", try alternate("compact-1m") { engine in
-            // Each run compacts a copy of the updated store (the copy is not measured).
-            let copy = freshPath(engine, "compact")
-            defer { engine.removeStore(at: copy) }
-            for file in engine.storeFiles(at: path(engine)) where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
-                try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
-            }
-            let before = Double(engine.byteCount(at: copy)) / megabyte
-            let seconds = try engine.compact(path: copy)
-            compactedSizes[engine.name] = Double(engine.byteCount(at: copy)) / megabyte
-            log("    \(engine.name): \(format(before)) MB → \(format(compactedSizes[engine.name]!)) MB")
-            return liveMegabytes / seconds
-        })
+        record(
+            "compact-1m",
+            try alternate("compact-1m") { engine in
+                // Each run compacts a copy of the updated store (the copy is not measured).
+                let copy = freshPath(engine, "compact")
+                defer { engine.removeStore(at: copy) }
+                for file in engine.storeFiles(at: path(engine))
+                where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
+                    try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
+                }
+                let before = Double(engine.byteCount(at: copy)) / megabyte
+                let seconds = try engine.compact(path: copy)
+                compactedSizes[engine.name] = Double(engine.byteCount(at: copy)) / megabyte
+                log("    \(engine.name): \(format(before)) MB → \(format(compactedSizes[engine.name]!)) MB")
+                return liveMegabytes / seconds
+            })
         notes.append(
             "compact-1m: MB/s of live attribute data (\(format(liveMegabytes)) MB after \(count) title updates); "
                 + "compacted size EventGraph \(format(compactedSizes[EventGraphEngine.name] ?? 0)) MB, "
@@ -264,7 +289,8 @@ final class Comparison {
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return 0 }
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Three significant digits, with thousands separators for large values.

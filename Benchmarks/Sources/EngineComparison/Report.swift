@@ -5,8 +5,10 @@ enum Report {
     static func table(_ results: [ScenarioResult]) -> String {
         let header = ["scenario", "EventGraph", "GRDB", "unit", "ratio"]
         let rows = results.map { result in
-            [result.scenario.key, format(result.eventGraph), format(result.grdb), result.scenario.unit,
-             ratioText(result.ratio)]
+            [
+                result.scenario.key, format(result.eventGraph), format(result.grdb), result.scenario.unit,
+                ratioText(result.ratio),
+            ]
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
         func line(_ cells: [String]) -> String {
@@ -40,7 +42,9 @@ enum Report {
             var ratio: Double
         }
         let entries = results.map {
-            Entry(scenario: $0.scenario.key, unit: $0.scenario.unit, eventgraph: $0.eventGraph, grdb: $0.grdb, ratio: $0.ratio)
+            Entry(
+                scenario: $0.scenario.key, unit: $0.scenario.unit, eventgraph: $0.eventGraph, grdb: $0.grdb,
+                ratio: $0.ratio)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -9,15 +9,31 @@ struct Scenario: Sendable {
 
     /// The scenarios in the order.
     static let all: [Scenario] = [
-        Scenario(key: "bulk-insert", title: "bulk insert, one save", unit: "posts/s", isHigherBetter: true, goalRatio: 5),
-        Scenario(key: "single-save-durable", title: "one post per save, durable", unit: "saves/s", isHigherBetter: true, goalRatio: 1),
-        Scenario(key: "single-save-relaxed", title: "one post per save, relaxed", unit: "saves/s", isHigherBetter: true, goalRatio: nil),
-        Scenario(key: "concurrent-writers", title: "8 writers, one post per save", unit: "saves/s", isHigherBetter: true, goalRatio: 5),
-        Scenario(key: "fetch-all", title: "fetch all, read every attribute", unit: "posts/s", isHigherBetter: true, goalRatio: 10),
-        Scenario(key: "fetch-by-id", title: "random fetch by ID", unit: "fetches/s", isHigherBetter: true, goalRatio: 10),
-        Scenario(key: "predicate-indexed-eq", title: "date == value (indexed)", unit: "queries/s", isHigherBetter: true, goalRatio: 2),
-        Scenario(key: "predicate-indexed-range", title: "date in range (indexed)", unit: "queries/s", isHigherBetter: true, goalRatio: 2),
-        Scenario(key: "predicate-substring", title: "title contains word (not indexed)", unit: "queries/s", isHigherBetter: true, goalRatio: 2),
+        Scenario(
+            key: "bulk-insert", title: "bulk insert, one save", unit: "posts/s", isHigherBetter: true, goalRatio: 5),
+        Scenario(
+            key: "single-save-durable", title: "one post per save, durable", unit: "saves/s", isHigherBetter: true,
+            goalRatio: 1),
+        Scenario(
+            key: "single-save-relaxed", title: "one post per save, relaxed", unit: "saves/s", isHigherBetter: true,
+            goalRatio: nil),
+        Scenario(
+            key: "concurrent-writers", title: "8 writers, one post per save", unit: "saves/s", isHigherBetter: true,
+            goalRatio: 5),
+        Scenario(
+            key: "fetch-all", title: "fetch all, read every attribute", unit: "posts/s", isHigherBetter: true,
+            goalRatio: 10),
+        Scenario(
+            key: "fetch-by-id", title: "random fetch by ID", unit: "fetches/s", isHigherBetter: true, goalRatio: 10),
+        Scenario(
+            key: "predicate-indexed-eq", title: "date == value (indexed)", unit: "queries/s", isHigherBetter: true,
+            goalRatio: 2),
+        Scenario(
+            key: "predicate-indexed-range", title: "date in range (indexed)", unit: "queries/s", isHigherBetter: true,
+            goalRatio: 2),
+        Scenario(
+            key: "predicate-substring", title: "title contains word (not indexed)", unit: "queries/s",
+            isHigherBetter: true, goalRatio: 2),
         Scenario(key: "open-1m", title: "open + first fetch (warm)", unit: "s", isHigherBetter: false, goalRatio: nil),
         Scenario(key: "compact-1m", title: "compact after updates", unit: "MB/s", isHigherBetter: true, goalRatio: nil),
         Scenario(key: "size-1m", title: "bytes on disk", unit: "MB", isHigherBetter: false, goalRatio: 1 / 0.6),

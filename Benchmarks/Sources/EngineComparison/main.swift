@@ -48,7 +48,8 @@ if arguments.first == "sample-posts" {
 }
 
 if flag("--help") || flag("-h") {
-    print("""
+    print(
+        """
         usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
@@ -84,7 +85,8 @@ try? FileManager.default.removeItem(atPath: directory)
 let elapsed = Date().timeIntervalSince(started)
 
 let mode = quick ? "quick" : "full"
-let subtitle = "\(mode) run: \(sizes.posts) posts, \(sizes.largePosts) for the -1m rows; median of \(sizes.runs) runs; "
+let subtitle =
+    "\(mode) run: \(sizes.posts) posts, \(sizes.largePosts) for the -1m rows; median of \(sizes.runs) runs; "
     + "\(ISO8601DateFormatter().string(from: started).prefix(10)); SQLite \(GRDBEngine.sqliteVersion)"
 print("")
 print("EventGraph vs SQLite (GRDB), \(subtitle)")
@@ -98,10 +100,12 @@ print(String(format: "- total time %.0f s", elapsed))
 do {
     if let jsonPath { try Report.json(comparison.results).write(to: URL(fileURLWithPath: jsonPath)) }
     if let chartPath {
-        try Report.svg(comparison.results, subtitle: subtitle).write(toFile: chartPath, atomically: true, encoding: .utf8)
+        try Report.svg(comparison.results, subtitle: subtitle).write(
+            toFile: chartPath, atomically: true, encoding: .utf8)
     }
     if let markdownPath {
-        let text = Report.markdown(comparison.results) + "\n\n" + comparison.notes.map { "- \($0)" }.joined(separator: "\n")
+        let text =
+            Report.markdown(comparison.results) + "\n\n" + comparison.notes.map { "- \($0)" }.joined(separator: "\n")
             + "\n"
         try text.write(toFile: markdownPath, atomically: true, encoding: .utf8)
     }

@@ -55,7 +55,8 @@ public final class EventGraphEngine: StoreEngine {
     static func createWorld(path: String, world: World, durability: DurabilityMode) throws
         -> (ModelContainer, authors: [ObjectID], tags: [ObjectID])
     {
-        let container = try ModelContainer(path: path, model: BlogLibrary.model, configuration: configuration(durability))
+        let container = try ModelContainer(
+            path: path, model: BlogLibrary.model, configuration: configuration(durability))
         let context = container.newBackgroundContext()
         let (authors, tags) = insertWorld(world, into: context)
         try context.save()
@@ -132,7 +133,9 @@ public final class EventGraphEngine: StoreEngine {
             let context = container.newBackgroundContext()
             let range = start..<min(count, start + batchSize)
             let posts = context.fetch(Post.self, ids: range.map { ids[Int64($0 + 1)]! })
-            for (index, post) in zip(range, posts) { post.title = generator.updatedTitle(ofPostAt: index, generation: 1) }
+            for (index, post) in zip(range, posts) {
+                post.title = generator.updatedTitle(ofPostAt: index, generation: 1)
+            }
             try context.save()
         }
     }
@@ -170,7 +173,8 @@ public final class EventGraphEngine: StoreEngine {
     public var usesRuntimeFilters = false
 
     public init(readingStoreAt path: String) throws {
-        container = try ModelContainer(path: path, model: BlogLibrary.model, configuration: Self.configuration(.relaxed))
+        container = try ModelContainer(
+            path: path, model: BlogLibrary.model, configuration: Self.configuration(.relaxed))
         var ids: [Int64: ObjectID] = [:]
         let context = container.newBackgroundContext()
         for post in try context.fetch(FetchDescriptor<Post>()) { ids[post.identity] = post.objectID }

@@ -106,7 +106,9 @@ public final class GRDBEngine: StoreEngine {
             try pool.write { db in
                 let statement = try db.cachedStatement(sql: "UPDATE post SET title = ? WHERE id = ?")
                 for index in start..<min(count, start + batchSize) {
-                    try statement.execute(arguments: [generator.updatedTitle(ofPostAt: index, generation: 1), index + 1])
+                    try statement.execute(arguments: [
+                        generator.updatedTitle(ofPostAt: index, generation: 1), index + 1,
+                    ])
                 }
             }
         }

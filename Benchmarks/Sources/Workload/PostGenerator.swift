@@ -37,7 +37,8 @@ public struct World: Sendable {
     public init(postCount: Int) {
         let count = max(10, postCount / 100)
         authors = (0..<count).map { index in
-            let name = "\(PostGenerator.firstNames[index % PostGenerator.firstNames.count]) "
+            let name =
+                "\(PostGenerator.firstNames[index % PostGenerator.firstNames.count]) "
                 + "\(PostGenerator.lastNames[(index / PostGenerator.firstNames.count) % PostGenerator.lastNames.count]) \(index)"
             return AuthorData(identity: Int64(index + 1), name: name, email: "author\(index)@blog.example.com")
         }
@@ -89,7 +90,8 @@ public struct PostGenerator: Sendable {
     /// An independent random stream per post: the seed is scrambled, because SplitMix64 streams started at
     /// seeds that differ by multiples of its increment are the same stream shifted (posts would share text).
     private func stream(_ index: Int, salt: UInt64) -> SplitMix64 {
-        var scrambler = SplitMix64(seed: seed ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03) ^ (salt &* 0xA24B_AED4_963E_E407))
+        var scrambler = SplitMix64(
+            seed: seed ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03) ^ (salt &* 0xA24B_AED4_963E_E407))
         return SplitMix64(seed: scrambler.next())
     }
 
@@ -121,8 +123,10 @@ public struct PostGenerator: Sendable {
 
     /// The vocabulary: 8,192 distinct words of one to four syllables, from a fixed seed.
     static let words: [String] = {
-        let consonants = ["b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "br",
-            "ch", "st", "th", "tr", "pl", "gr"]
+        let consonants = [
+            "b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "br",
+            "ch", "st", "th", "tr", "pl", "gr",
+        ]
         let vowels = ["a", "e", "i", "o", "u", "ai", "ea", "ou", "io", "y"]
         let endings = ["n", "r", "s", "t", "l", "d", "ng", "ck"]
         var random = SplitMix64(seed: 000)
@@ -140,8 +144,12 @@ public struct PostGenerator: Sendable {
         return words
     }()
 
-    static let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "John", "Leslie", "Niklaus"]
-    static let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Backus", "Lamport", "Wirth"]
+    static let firstNames = [
+        "Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "John", "Leslie", "Niklaus",
+    ]
+    static let lastNames = [
+        "Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Backus", "Lamport", "Wirth",
+    ]
 
     /// The words that substring queries look for: frequent-ish words (ranks 16 and up) of at least six letters,
     /// each in a few percent of titles.

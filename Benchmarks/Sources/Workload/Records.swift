@@ -1,5 +1,5 @@
-public import GRDB
 import Foundation
+public import GRDB
 
 // GRDB records for the same model (the example blog app's `Author`, `Post`, `Tag` and `Category`, column for
 // attribute and type for type), written the way GRDB's documentation recommends for speed: `FetchableRecord`

@@ -17,7 +17,8 @@ extension ObjectContext {
             precondition(!target.isDeleted, "\(target) is deleted and cannot be related to \(object)")
             precondition(
                 target.entity.isKindOf(destination),
-                "\(object.entity.name).\(relationship.name) takes \(destination.name) objects, not \(target.entity.name)")
+                "\(object.entity.name).\(relationship.name) takes \(destination.name) objects, not \(target.entity.name)"
+            )
             if seen.insert(target.identity).inserted { newReferences.append(reference(to: target)) }
         }
         let oldReferences = object.currentValue(at: index)?.references ?? []

@@ -26,7 +26,8 @@ public struct AttributeOption: Sendable, Hashable {
     /// The value lives only in memory, in the object; it is never written to the log.
     public static let transient = AttributeOption(kind: .transient)
     /// Binary values of at least ``defaultExternalStorageThreshold`` bytes are kept in the log and read on demand.
-    public static let externalStorage = AttributeOption(kind: .externalStorage(threshold: defaultExternalStorageThreshold))
+    public static let externalStorage = AttributeOption(
+        kind: .externalStorage(threshold: defaultExternalStorageThreshold))
     /// The threshold that ``externalStorage`` uses: 4 KiB.
     public static let defaultExternalStorageThreshold = 4096
 

@@ -63,7 +63,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         self.propertyIndexByName = byName
         self.defaultValues = properties.map { property in
             switch property {
-            case .attribute(let attribute): .attribute(attribute.isTransient ? .null : attribute.defaultValue.attributeValue)
+            case .attribute(let attribute):
+                .attribute(attribute.isTransient ? .null : attribute.defaultValue.attributeValue)
             case .relationship(let relationship): relationship.isToMany ? .toMany([]) : .toOne(nil)
             }
         }
@@ -77,7 +78,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             case .relationship: true
             }
         }
-        self.externalStoragePropertyIndices = properties.indices.filter { properties[$0].attribute?.externalStorageThreshold != nil }
+        self.externalStoragePropertyIndices = properties.indices.filter {
+            properties[$0].attribute?.externalStorageThreshold != nil
+        }
     }
 
     /// The property with this name.

@@ -54,7 +54,8 @@ struct ModelResolver {
                 guard let destination = indexByName[relationship.destinationName] else {
                     throw EventGraphError(
                         .invalidModel,
-                        "\(owner).\(relationship.name)'s destination '\(relationship.destinationName)' is not part of the model")
+                        "\(owner).\(relationship.name)'s destination '\(relationship.destinationName)' is not part of the model"
+                    )
                 }
                 guard
                     let (inversePosition, inverse) = drafts[destination].relationships.first(where: {
@@ -63,17 +64,20 @@ struct ModelResolver {
                 else {
                     throw EventGraphError(
                         .invalidModel,
-                        "\(owner).\(relationship.name)'s inverse '\(inverseName)' is not a relationship of \(relationship.destinationName)")
+                        "\(owner).\(relationship.name)'s inverse '\(inverseName)' is not a relationship of \(relationship.destinationName)"
+                    )
                 }
                 if let back = inverse.inverseName, back != relationship.name {
                     throw EventGraphError(
                         .invalidModel,
-                        "\(owner).\(relationship.name) names '\(inverseName)' as inverse, but \(relationship.destinationName).\(inverseName) names '\(back)'")
+                        "\(owner).\(relationship.name) names '\(inverseName)' as inverse, but \(relationship.destinationName).\(inverseName) names '\(back)'"
+                    )
                 }
                 guard indexByName[inverse.destinationName].map({ isAncestor($0, of: entityIndex) }) ?? false else {
                     throw EventGraphError(
                         .invalidModel,
-                        "\(relationship.destinationName).\(inverseName) points to \(inverse.destinationName), not to \(owner)")
+                        "\(relationship.destinationName).\(inverseName) points to \(inverse.destinationName), not to \(owner)"
+                    )
                 }
                 // Record the inverse in every entity of the destination's family that inherits the relationship.
                 for familyMember in drafts.indices where isAncestor(destination, of: familyMember) {
@@ -98,7 +102,8 @@ struct ModelResolver {
     {
         guard let destination = indexByName[draft.destinationName] else {
             throw EventGraphError(
-                .invalidModel, "\(entity.name).\(draft.name)'s destination '\(draft.destinationName)' is not part of the model")
+                .invalidModel,
+                "\(entity.name).\(draft.name)'s destination '\(draft.destinationName)' is not part of the model")
         }
         var inverseIndex: Int?
         if let inverseName = draft.inverseName {
@@ -128,16 +133,19 @@ struct ModelResolver {
                     guard let index = entity.propertyIndexByName[name], entity.properties[index].attribute != nil
                     else {
                         throw EventGraphError(
-                            .invalidModel, "\(entity.name)'s uniqueness constraint names '\(name)', which is not an attribute")
+                            .invalidModel,
+                            "\(entity.name)'s uniqueness constraint names '\(name)', which is not an attribute")
                     }
                     indices.append(index)
                 }
                 ordinals[entity.index].append(
-                    UniqueConstraint(entityIndex: entity.index, ordinal: ordinal, propertyIndices: indices, propertyNames: names))
+                    UniqueConstraint(
+                        entityIndex: entity.index, ordinal: ordinal, propertyIndices: indices, propertyNames: names))
             }
             for names in entity.indexes {
                 for name in names where entity.attribute(named: name) == nil {
-                    throw EventGraphError(.invalidModel, "\(entity.name)'s index names '\(name)', which is not an attribute")
+                    throw EventGraphError(
+                        .invalidModel, "\(entity.name)'s index names '\(name)', which is not an attribute")
                 }
             }
         }
@@ -159,7 +167,9 @@ struct ModelResolver {
             current = entity.index
             while let index = current {
                 for names in entities[index].indexes {
-                    if let first = names.first, let position = entity.propertyIndexByName[first] { indexed.append(position) }
+                    if let first = names.first, let position = entity.propertyIndexByName[first] {
+                        indexed.append(position)
+                    }
                 }
                 current = entities[index].superentityIndex
             }

@@ -39,8 +39,10 @@ struct AttributeIndex: Sendable {
     @inline(__always)
     static func order(_ a: AttributeValue, _ b: AttributeValue) -> ValueOrder {
         switch (a, b) {
-        case (.int64(let x), .int64(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
-        case (.string(let x), .string(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.int64(let x), .int64(let y)):
+            return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.string(let x), .string(let y)):
+            return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         default: return a.compare(to: b) ?? .orderedSame
         }
     }
@@ -265,7 +267,8 @@ struct IndexRange: Sendable {
             if let current = lower {
                 switch AttributeIndex.order(bound.value, current.value) {
                 case .orderedDescending: lower = bound
-                case .orderedSame: lower = Bound(value: current.value, isInclusive: current.isInclusive && bound.isInclusive)
+                case .orderedSame:
+                    lower = Bound(value: current.value, isInclusive: current.isInclusive && bound.isInclusive)
                 case .orderedAscending: break
                 }
             } else {
@@ -276,7 +279,8 @@ struct IndexRange: Sendable {
             if let current = upper {
                 switch AttributeIndex.order(bound.value, current.value) {
                 case .orderedAscending: upper = bound
-                case .orderedSame: upper = Bound(value: current.value, isInclusive: current.isInclusive && bound.isInclusive)
+                case .orderedSame:
+                    upper = Bound(value: current.value, isInclusive: current.isInclusive && bound.isInclusive)
                 case .orderedDescending: break
                 }
             } else {

@@ -84,7 +84,8 @@ package struct CheckpointSink: ~Copyable {
 
     /// Appends the bytes of an externally stored value that live objects reference; returns where it landed.
     @discardableResult
-    package mutating func appendBlob(_ reference: BlobReference, bytes: [UInt8]) throws(LogFormatError) -> BlobLocation {
+    package mutating func appendBlob(_ reference: BlobReference, bytes: [UInt8]) throws(LogFormatError) -> BlobLocation
+    {
         let offset = try writer.append(
             OutgoingFrame(
                 type: .blob, transactionID: reference.transactionID, partIndex: reference.index, payload: bytes))
