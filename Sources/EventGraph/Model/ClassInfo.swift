@@ -1,5 +1,4 @@
 import LogFormat
-import Synchronization
 
 /// What a ``ManagedObject`` subclass declares, learned once from prototype instances through `Mirror`.
 ///
@@ -70,7 +69,7 @@ final class ClassInfo: @unchecked Sendable {
 
 /// The process-wide cache of ``ClassInfo`` by class.
 enum ClassRegistry {
-    private static let infos = Mutex<[ObjectIdentifier: ClassInfo]>([:])
+    private static let infos = LockedValue<[ObjectIdentifier: ClassInfo]>([:])
 
     static func info(for type: ManagedObject.Type) -> ClassInfo {
         if let info = infos.withLock({ $0[ObjectIdentifier(type)] }) { return info }

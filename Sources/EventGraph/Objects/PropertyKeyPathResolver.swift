@@ -1,9 +1,9 @@
-import Synchronization
+import LogFormat
 
 /// Resolves a key path to a persistent property (`\Post.title` → the index of `title`) by reading it on a probe
 /// instance that records which property its accessor asked for. Results are cached by key path.
 enum PropertyKeyPathResolver {
-    private static let cache = Mutex<[ObjectIdentifier: Int]>([:])
+    private static let cache = LockedValue<[ObjectIdentifier: Int]>([:])
 
     /// The property index that `keyPath` reads, or `nil` when it reads no persistent attribute directly.
     static func attributeIndex<Root: ManagedObject, Value>(of keyPath: KeyPath<Root, Value>) -> Int? {
@@ -19,7 +19,7 @@ enum PropertyKeyPathResolver {
         return index
     }
 
-    private static let directCache = Mutex<[ObjectIdentifier: Int]>([:])
+    private static let directCache = LockedValue<[ObjectIdentifier: Int]>([:])
 
     /// The index of the ``Attribute`` that `keyPath` *is* (`\Post.title`, not a computed property that reads
     /// `title`), or `nil`.

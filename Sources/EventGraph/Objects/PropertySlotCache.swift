@@ -1,3 +1,4 @@
+import LogFormat
 import Synchronization
 
 /// Maps the storage key path that a property wrapper's accessor receives to the property's index.
@@ -17,7 +18,7 @@ enum PropertySlotCache {
     }
 
     private static let table = SlotTable(capacity: 1 << 13)
-    private static let writer = Mutex<Void>(())
+    private static let writer = LockedValue<Void>(())
 
     @inline(never)
     private static func resolve(_ keyPath: AnyKeyPath, id: UInt, declaredIn type: ManagedObject.Type) -> Int {

@@ -1,5 +1,4 @@
 import LogFormat
-import Synchronization
 
 /// A store's log in a file: LogFormat's writer for appends (exclusive lock, group commit, recovery) and a
 /// reader for lazy blob reads and re-scans.
@@ -13,9 +12,9 @@ final class FileBackend: LogBackend {
     private let volume: MemoryVolume?
     private let writer: LogWriter?
     /// Replaced after a rewrite, with the next generation (the old reader still reads the replaced file).
-    private let current: Mutex<(reader: LogReader, generation: UInt64)>
+    private let current: LockedValue<(reader: LogReader, generation: UInt64)>
     /// What the writer's recovery truncated, or what the last read-only replay did not read.
-    private let recovery: Mutex<StoreRecoveryReport?>
+    private let recovery: LockedValue<StoreRecoveryReport?>
 
     var isReadOnly: Bool { writer == nil }
     var recoveryReport: StoreRecoveryReport? { recovery.withLock { $0 } }
@@ -25,8 +24,8 @@ final class FileBackend: LogBackend {
         self.volume = volume
         self.writer = writer
         self.storeUUID = reader.header.storeUUID
-        self.current = Mutex((reader, 0))
-        self.recovery = Mutex(writer.flatMap { StoreRecoveryReport(path: path, recovery: $0.recoveryReport) })
+        self.current = LockedValue((reader, 0))
+        self.recovery = LockedValue(writer.flatMap { StoreRecoveryReport(path: path, recovery: $0.recoveryReport) })
     }
 
     /// Opens (or creates) the log for writing, delivering every committed record to `replay` during the one

@@ -21,7 +21,7 @@ package final class MemoryVolume: Sendable {
     /// The volume's directory: files in it are `path/<name>`.
     package let path: String
 
-    private let files = Mutex<[String: MemoryFile]>([:])
+    private let files = LockedValue<[String: MemoryFile]>([:])
 
     /// Creates an empty volume; it lives as long as a reference to it does.
     package init() {
@@ -44,10 +44,10 @@ package final class MemoryVolume: Sendable {
     }
 
     /// The live volumes by path, so that ``SystemCalls`` can route a path; entries go with their volume.
-    private static let volumes = Mutex<[String: WeakVolume]>([:])
+    private static let volumes = LockedValue<[String: WeakVolume]>([:])
 
     /// The open descriptors of every volume's files.
-    private static let descriptors = Mutex<(next: Int32, open: [Int32: OpenMemoryFile])>((-2, [:]))
+    private static let descriptors = LockedValue<(next: Int32, open: [Int32: OpenMemoryFile])>((-2, [:]))
 
     /// The volume `path` lies in (or is), when it names a live one.
     static func containing(_ path: String) -> MemoryVolume? {
@@ -149,13 +149,13 @@ final class MemoryFile: Sendable {
     }
 
     let identity: FileIdentity
-    let contents: Mutex<Contents>
+    let contents: LockedValue<Contents>
 
     init(permissions: UInt32) {
         // No device has number 2⁶⁴−1, so a memory file's identity never equals a file's on disk.
         identity = FileIdentity(
             device: UInt64.max, inode: Self.nextInode.wrappingAdd(1, ordering: .relaxed).oldValue)
-        contents = Mutex(Contents(permissions: permissions))
+        contents = LockedValue(Contents(permissions: permissions))
     }
 
     var status: FileStatus {
