@@ -37,11 +37,15 @@ struct ChildContextRandomTests {
         try run(seed: seed)
     }
 
-    /// An open bug, found by CI with a fresh random seed: at step 140 the root context sees an update (credits 13 of
-    /// course C12) that the model says a rollback or push should have undone (expected 1). Recorded as a known
-    /// issue so that it is not lost; when it is fixed, this test reports that the known issue no longer occurs.
+    /// An open bug, found by CI with a fresh random seed. Traced: at step 123 child 1 sets course C12's credits to
+    /// 1, the value it already had; at step 124 the root sets them to 13; at step 140 the child saves. The child went
+    /// on showing its own 1 (its object is dirty), but its push compares with the snapshot it read (1), finds no
+    /// change and sends nothing, so the root keeps 13 while the model expects the child's 1 (merge policy
+    /// `objectWins`). What a child shows and what its save pushes must agree: decide the rule (push a touched
+    /// property, or show the parent's later value), then fix it; this test then reports that the known issue no
+    /// longer occurs.
     @Test func knownIssueSeed6082081789264758438() throws {
-        withKnownIssue("child contexts: root sees a stale update (seed 6082081789264758438, step 140), not yet fixed") {
+        withKnownIssue("a child's no-op update shows but is not pushed (seed 6082081789264758438, step 140)") {
             try run(seed: 6_082_081_789_264_758_438)
         }
     }
