@@ -9,15 +9,6 @@ import Testing
 /// resumable after a restart; a clear error, never a gap, once a compaction dropped the history asked for.
 @Suite("Persistent change feed")
 struct ChangeFeedTests {
-    /// Inserts a student named `name` and saves.
-    private static func insertStudent(_ name: String, in context: ObjectContext) throws -> Student {
-        let student = Student()
-        context.insert(student)
-        student.name = name
-        try context.save()
-        return student
-    }
-
     /// The transaction without its old values: what a notification of it says.
     private static func withoutOldValues(_ transaction: CommittedTransaction) -> CommittedTransaction {
         var copy = transaction
@@ -32,7 +23,7 @@ struct ChangeFeedTests {
         let course = Course()
         context.insert(course)
         course.code = "MATH"
-        let student = try Self.insertStudent("Ada", in: context)
+        let student = try Student.insertSaved("Ada", in: context)
         student.name = "Grace"
         student.courses = [course]
         try context.save()
@@ -69,7 +60,7 @@ struct ChangeFeedTests {
             var mine: [Student] = []
             for save in 0..<15 {
                 do {
-                    mine.append(try Self.insertStudent("t\(thread)-\(save)", in: context))
+                    mine.append(try Student.insertSaved("t\(thread)-\(save)", in: context))
                     if Bool.random(using: &random) {
                         mine[Int.random(in: 0..<mine.count, using: &random)].year += 1
                     }
@@ -112,8 +103,8 @@ struct ChangeFeedTests {
                 received.withLock { $0.append(transaction) }
             }
             let context = container.newBackgroundContext(name: "app")
-            let student = try Self.insertStudent("Ada", in: context)
-            _ = try Self.insertStudent("Alan", in: context)
+            let student = try Student.insertSaved("Ada", in: context)
+            _ = try Student.insertSaved("Alan", in: context)
             student.name = "Grace"
             try context.save()
             withExtendedLifetime(observation) {}
@@ -143,8 +134,8 @@ struct ChangeFeedTests {
     func compactedHistoryIsAnError() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
         let context = container.newBackgroundContext()
-        let student = try Self.insertStudent("Ada", in: context)
-        _ = try Self.insertStudent("Alan", in: context)
+        let student = try Student.insertSaved("Ada", in: context)
+        _ = try Student.insertSaved("Alan", in: context)
         try container.compact()
         for token: UInt64 in [0, 1] {
             let error = #expect(throws: EventGraphError.self) { try container.changes(after: token) }
@@ -163,7 +154,7 @@ struct ChangeFeedTests {
     @Test("a token later than the last transaction is refused")
     func tokenFromTheFutureIsRefused() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
-        _ = try Self.insertStudent("Ada", in: container.newBackgroundContext())
+        _ = try Student.insertSaved("Ada", in: container.newBackgroundContext())
         let error = #expect(throws: EventGraphError.self) { try container.changes(after: 2) }
         #expect(error?.code == .invalidArgument)
     }

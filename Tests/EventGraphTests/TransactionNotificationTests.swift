@@ -9,15 +9,6 @@ import Testing
 /// values (IDs, keys, new values), through a callback and through an `AsyncSequence`.
 @Suite("Container change notifications")
 struct TransactionNotificationTests {
-    /// Inserts a student named `name` and saves.
-    private static func insertStudent(_ name: String, in context: ObjectContext) throws -> Student {
-        let student = Student()
-        context.insert(student)
-        student.name = name
-        try context.save()
-        return student
-    }
-
     @Test("concurrent saves reach the handler once each, in transaction order, with the values they saved")
     func concurrentSavesAreNotifiedInOrder() throws {
         let seed = TestSeed.make()
@@ -33,7 +24,7 @@ struct TransactionNotificationTests {
             for save in 0..<12 {
                 let name = "t\(thread)-\(save)-\(UInt16.random(in: 0...UInt16.max, using: &random))"
                 do {
-                    let student = try Self.insertStudent(name, in: context)
+                    let student = try Student.insertSaved(name, in: context)
                     savedNames.withLock { $0[student.objectID] = name }
                 } catch {
                     Issue.record("save \(save) of thread \(thread) failed: \(error)")
@@ -61,7 +52,7 @@ struct TransactionNotificationTests {
         let course = Course()
         context.insert(course)
         course.code = "MATH"
-        let student = try Self.insertStudent("Ada", in: context)
+        let student = try Student.insertSaved("Ada", in: context)
         student.year = 3
         student.courses = [course]
         try context.save()
@@ -94,10 +85,10 @@ struct TransactionNotificationTests {
         var released: TransactionObservation? = container.observeTransactions { _ in
             releasedCount.withLock { $0 += 1 }
         }
-        _ = try Self.insertStudent("one", in: context)
+        _ = try Student.insertSaved("one", in: context)
         cancelled.cancel()
         released = nil
-        _ = try Self.insertStudent("two", in: context)
+        _ = try Student.insertSaved("two", in: context)
         #expect(released == nil)
         #expect(cancelledCount.withLock { $0 } == 1)
         #expect(releasedCount.withLock { $0 } == 1)
@@ -107,12 +98,12 @@ struct TransactionNotificationTests {
     func asyncSequenceYieldsInOrder() async throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
         let context = container.newBackgroundContext(name: "before")
-        _ = try Self.insertStudent("before", in: context)
+        _ = try Student.insertSaved("before", in: context)
         let stream = container.transactions
         let names = ["a", "b", "c", "d"]
         let saver = Thread {
             let context = container.newBackgroundContext(name: "saver")
-            for name in names { _ = try? Self.insertStudent(name, in: context) }
+            for name in names { _ = try? Student.insertSaved(name, in: context) }
         }
         saver.start()
         var received: [CommittedTransaction] = []
