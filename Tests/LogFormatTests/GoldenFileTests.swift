@@ -291,14 +291,7 @@ struct GoldenFileTests {
     func writeGoldenFiles() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("golden.eglog")
-        var options = LogWriter.Options(durability: .full, storeUUID: Self.storeUUID)
-        options.fragmentByteCount = 1024
-        let writer = try LogWriter(path: path, options: options)
-        try writer.append(schema: Self.schema)
-        for id in 1...4 as ClosedRange<UInt64> {
-            try writer.appendTransaction(
-                id: id, payload: try Self.changeset(id).encoded(), blobs: id == 3 ? [Self.cover] : [])
-        }
+        let (writer, options) = try writeTransactionsOneToFour(at: path)
         try writer.close()
         try save(path, as: .transactions)
 
@@ -323,14 +316,7 @@ struct GoldenFileTests {
     func writeFragmentedChunkGoldenFile() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("golden.eglog")
-        var options = LogWriter.Options(durability: .full, storeUUID: Self.storeUUID)
-        options.fragmentByteCount = 1024
-        let writer = try LogWriter(path: path, options: options)
-        try writer.append(schema: Self.schema)
-        for id in 1...4 as ClosedRange<UInt64> {
-            try writer.appendTransaction(
-                id: id, payload: try Self.changeset(id).encoded(), blobs: id == 3 ? [Self.cover] : [])
-        }
+        let (writer, _) = try writeTransactionsOneToFour(at: path)
         _ = try writer.rewrite(schema: Self.schema, begin: Self.checkpointBegin, end: Self.checkpointEnd) { sink in
             sink.wholeChunkByteLimit = 512
             try sink.append(Self.fragmentedChunks[0])
@@ -341,6 +327,20 @@ struct GoldenFileTests {
         }
         try writer.close()
         try save(path, as: .fragmentedChunk)
+    }
+
+    /// The golden files' common start: the schema and transactions 1–4 (transaction 3 with a blob), fragments of
+    /// 1,024 bytes; returns the open writer and its options.
+    private func writeTransactionsOneToFour(at path: String) throws -> (LogWriter, LogWriter.Options) {
+        var options = LogWriter.Options(durability: .full, storeUUID: Self.storeUUID)
+        options.fragmentByteCount = 1024
+        let writer = try LogWriter(path: path, options: options)
+        try writer.append(schema: Self.schema)
+        for id in 1...4 as ClosedRange<UInt64> {
+            try writer.appendTransaction(
+                id: id, payload: try Self.changeset(id).encoded(), blobs: id == 3 ? [Self.cover] : [])
+        }
+        return (writer, options)
     }
 
     private func save(_ path: String, as golden: Golden) throws {
