@@ -1,13 +1,15 @@
 import Foundation
 
 /// `KillNine save --store PATH --writers N --seed S` saves until killed; `KillNine drive [OPTIONS]` kills it in a
-/// loop and checks the store after every kill. See `Docs/Testing.md`.
+/// loop and checks the store after every kill; `KillNine migrate [OPTIONS]` kills `egctl migrate` the same way.
+/// See `Docs/Testing.md`.
 @main
 enum KillNine {
     static let usage = """
         usage: KillNine drive [--cycles N] [--seed S] [--writers N] [--cycles-per-store N] [--power-loss]
                               [--directory DIR] [--egctl PATH]
                KillNine save --store PATH --writers N --seed S
+               KillNine migrate [--cycles N] [--seed S] [--entries N] [--directory DIR] [--egctl PATH]
         """
 
     static func main() {
@@ -19,6 +21,18 @@ enum KillNine {
                 seed: arguments.uint64("--seed") ?? 1)
             arguments.finish()
             saver.run()
+        case "migrate":
+            let directory =
+                arguments.string("--directory")
+                ?? FileManager.default.temporaryDirectory.path + "/killnine-migrate-\(getpid())"
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let driver = MigrationDriver(
+                cycleCount: arguments.int("--cycles") ?? 50,
+                seed: arguments.uint64("--seed") ?? UInt64.random(in: 1...UInt64.max),
+                entryCount: arguments.int("--entries") ?? 2_000, directory: directory,
+                egctlPath: arguments.string("--egctl") ?? binDirectory() + "/egctl")
+            arguments.finish()
+            driver.run()
         case "drive":
             let executable =
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -40,6 +54,13 @@ enum KillNine {
         default:
             fail()
         }
+    }
+
+    /// The folder of this executable (where `swift build` puts `egctl` too).
+    static func binDirectory() -> String {
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: executable).deletingLastPathComponent().path
     }
 
     static func fail() -> Never {

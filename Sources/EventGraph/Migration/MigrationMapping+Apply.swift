@@ -29,28 +29,35 @@ struct RecordMapper {
         mapped.operations = []
         mapped.operations.reserveCapacity(changeset.operations.count)
         for operation in changeset.operations {
-            switch operation {
-            case .insert(let object, let changes):
-                guard let target = map(object) else { continue }
-                mapped.operations.append(.insert(target, record(object, changes)))
-            case .update(let object, let changes):
-                guard let target = map(object) else { continue }
-                let properties = map(changes, of: object)
-                if !properties.isEmpty { mapped.operations.append(.update(target, properties)) }
-            case .relate(let object, let property, let added, let removed):
-                guard let target = map(object),
-                    let destination = mapping.propertyTargets[Int(object.entityIndex)][Int(property)]
-                else { continue }
-                mapped.operations.append(
-                    .relate(
-                        target, propertyIndex: destination.index, added: added.compactMap(map),
-                        removed: removed.compactMap(map)))
-            case .delete(let object):
-                if let target = map(object) { mapped.operations.append(.delete(target)) }
-            }
+            if let target = map(operation) { mapped.operations.append(target) }
         }
         return mapped
     }
+
+    /// One operation under the new model, or `nil` when nothing of it remains.
+    func map(_ operation: ChangeOperation) -> ChangeOperation? {
+        switch operation {
+        case .insert(let object, let changes):
+            return map(object).map { .insert($0, record(object, changes)) }
+        case .update(let object, let changes):
+            guard let target = map(object) else { return nil }
+            let properties = map(changes, of: object)
+            return properties.isEmpty ? nil : .update(target, properties)
+        case .relate(let object, let property, let added, let removed):
+            guard let target = map(object),
+                let destination = mapping.propertyTargets[Int(object.entityIndex)][Int(property)]
+            else { return nil }
+            return .relate(
+                target, propertyIndex: destination.index, added: added.compactMap(map),
+                removed: removed.compactMap(map))
+        case .delete(let object):
+            return map(object).map { .delete($0) }
+        }
+    }
+
+    /// The values every property of an old entity has when an object does not record one (the defaults of the
+    /// schema frame in force).
+    func defaults(ofOldEntity entity: Int) -> [PropertyValue] { sourceDefaults[entity] }
 
     func map(_ chunk: CheckpointChunk) -> CheckpointChunk {
         var mapped = CheckpointChunk(foreignStores: chunk.foreignStores, records: [])
@@ -79,7 +86,7 @@ struct RecordMapper {
         return properties
     }
 
-    private func map(_ changes: [PropertyChange], of object: ObjectReference) -> [PropertyChange] {
+    func map(_ changes: [PropertyChange], of object: ObjectReference) -> [PropertyChange] {
         let targets = mapping.propertyTargets[Int(object.entityIndex)]
         var mapped: [PropertyChange] = []
         mapped.reserveCapacity(changes.count)
@@ -132,18 +139,48 @@ extension RecordMapper {
     /// The mappers of a plan's consecutive versions, applied one after another in one pass over the log: each step
     /// reads the records the previous one wrote, against the defaults of its own source version.
     struct Chain {
-        private var steps: [RecordMapper]
+        /// An inferred step, or a custom stage's (which runs its code over inference; a class, so that its state is
+        /// never copied).
+        enum Step {
+            case inferred(RecordMapper)
+            case custom(CustomStageMapper)
+        }
+        private var steps: [Step]
 
-        init(_ mappings: [MigrationMapping]) {
-            precondition(!mappings.isEmpty, "a migration has at least one step")
-            steps = mappings.map(RecordMapper.init(mapping:))
+        init(_ steps: [Step]) {
+            precondition(!steps.isEmpty, "a migration has at least one step")
+            self.steps = steps
         }
 
+        init(_ mappings: [MigrationMapping]) { self.init(mappings.map { .inferred(RecordMapper(mapping: $0)) }) }
+
         /// A later schema frame of the old log concerns the first step only.
-        mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) { try steps[0].adopt(schema) }
+        mutating func adopt(_ schema: SchemaPayload) throws(EventGraphError) {
+            switch steps[0] {
+            case .inferred(var mapper):
+                try mapper.adopt(schema)
+                steps[0] = .inferred(mapper)
+            case .custom(let mapper):
+                try mapper.adopt(schema)
+            }
+        }
 
-        func map(_ changeset: Changeset) -> Changeset { steps.reduce(changeset) { $1.map($0) } }
+        func map(_ changeset: Changeset) throws -> Changeset {
+            try steps.reduce(changeset) { mapped, step in
+                switch step {
+                case .inferred(let mapper): mapper.map(mapped)
+                case .custom(let mapper): try mapper.map(mapped)
+                }
+            }
+        }
 
-        func map(_ chunk: CheckpointChunk) -> CheckpointChunk { steps.reduce(chunk) { $1.map($0) } }
+        func map(_ chunk: CheckpointChunk) throws -> CheckpointChunk {
+            try steps.reduce(chunk) { mapped, step in
+                switch step {
+                case .inferred(let mapper): mapper.map(mapped)
+                case .custom(let mapper): try mapper.map(mapped)
+                }
+            }
+        }
     }
 }

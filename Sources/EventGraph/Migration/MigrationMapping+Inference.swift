@@ -25,10 +25,13 @@ extension MigrationMapping {
     ///
     /// - Throws: ``EventGraphError/Code/modelMismatch`` naming the entity and property of the first change that
     ///   cannot be inferred, and what a migration plan must provide for it.
-    package static func inferred(from recorded: SchemaPayload, to model: ObjectModel) throws(EventGraphError)
-        -> MigrationMapping
-    {
-        var inference = Inference(source: recorded, model: model)
+    ///
+    /// - Parameter computed: per old entity name, the properties of the new entity a custom stage's code sets
+    ///   (inference neither maps nor refuses them); a name `Entity.property` names a property of any new entity.
+    package static func inferred(
+        from recorded: SchemaPayload, to model: ObjectModel, computed: [String: Set<String>] = [:]
+    ) throws(EventGraphError) -> MigrationMapping {
+        var inference = Inference(source: recorded, model: model, computed: computed)
         return try inference.run()
     }
 }
@@ -38,13 +41,16 @@ private struct Inference {
     let source: SchemaPayload
     let model: ObjectModel
     let target: SchemaPayload
+    /// Per old entity name, the new properties a custom stage computes.
+    let computed: [String: Set<String>]
     var changes: [MigrationChange] = []
     /// For each new entity, the index of the old entity it continues (`nil`: added).
     var origins: [Int?] = []
 
-    init(source: SchemaPayload, model: ObjectModel) {
+    init(source: SchemaPayload, model: ObjectModel, computed: [String: Set<String>]) {
         self.source = source
         self.model = model
+        self.computed = computed
         self.target = model.schema
     }
 
@@ -79,8 +85,7 @@ private struct Inference {
             source.entities.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         var claimedBy: [Int: String] = [:]
         for entity in model.entities {
-            let original = entity.objectClass == ManagedObject.self ? nil : entity.objectClass.originalEntityName
-            let origin = original.flatMap { oldIndexByName[$0] } ?? oldIndexByName[entity.name]
+            let origin = entity.originalName.flatMap { oldIndexByName[$0] } ?? oldIndexByName[entity.name]
             if let origin {
                 if let other = claimedBy.updateValue(entity.name, forKey: origin) {
                     throw EventGraphError(
@@ -136,7 +141,14 @@ private struct Inference {
             old.properties.enumerated().filter { SchemaCatalog.isPersistent($1) }.map { ($1.name, $0) },
             uniquingKeysWith: { first, _ in first })
         var used: Set<Int> = []
+        let computedNames = computed[old.name] ?? []
         for property in new.properties where property.isPersistent {
+            if computedNames.contains(property.name) {
+                // The code sets it; an old property of the same name is read by the code, not copied.
+                if let position = oldPositions[property.name] { used.insert(position) }
+                note(.computed, new, property.name, "computed by the migration plan's custom stage")
+                continue
+            }
             let original: String? =
                 switch property {
                 case .attribute(let attribute): attribute.originalName
@@ -171,6 +183,10 @@ private struct Inference {
     private mutating func checkAdded(_ property: PropertyDescription, in entity: EntityDescription)
         throws(EventGraphError)
     {
+        if computed.values.contains(where: { $0.contains("\(entity.name).\(property.name)") }) {
+            note(.computed, entity, property.name, "computed by the migration plan's custom stage")
+            return
+        }
         if case .attribute(let attribute) = property, !attribute.isOptional, attribute.defaultValue == .null {
             throw EventGraphError(
                 .modelMismatch,

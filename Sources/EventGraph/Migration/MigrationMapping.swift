@@ -48,6 +48,8 @@ public struct MigrationChange: Hashable, Sendable, CustomStringConvertible {
         case propertyAdded, propertyRemoved, propertyRenamed
         case numberWidened, madeRequired, madeOptional, toOneBecameToMany, orderingChanged
         case uniquenessConstraintAdded, uniquenessConstraintRemoved, indexesChanged
+        /// Set by the code of a custom stage (``EntityMigration``).
+        case computed
     }
 
     /// What kind of change it is.

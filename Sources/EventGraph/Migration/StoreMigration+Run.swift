@@ -12,14 +12,29 @@ struct MigrationRun {
     let path: String
     /// The target model, or the versions of a plan (oldest first; the last is the target).
     let versions: [ObjectModel]
+    /// A plan's stages (`versions[i]` → `versions[i + 1]`); empty when the run infers from the store's model to
+    /// its one version.
+    var stages: [MigrationStage] = []
     var model: ObjectModel { versions.last! }
     let options: StoreMigration.Options
     let isDryRun: Bool
     /// Live objects per checkpoint chunk written.
     static let checkpointChunkObjectCount = 512
 
+    init(path: String, versions: [ObjectModel], options: StoreMigration.Options, isDryRun: Bool) {
+        self.path = path
+        self.versions = versions
+        self.options = options
+        self.isDryRun = isDryRun
+    }
+
+    init(path: String, plan: MigrationPlan, options: StoreMigration.Options, isDryRun: Bool) {
+        self.init(path: path, versions: plan.models, options: options, isDryRun: isDryRun)
+        stages = plan.stages
+    }
+
     mutating func execute() throws -> StoreMigration.Report {
-        let (recorded, mappings) = try inferMappings()
+        let (recorded, mappings, steps) = try inferMappings()
         var report = StoreMigration.Report(
             sourceModel: "\(recorded.modelName) version \(recorded.versionIdentifier)",
             targetModel: "\(model.name) version \(model.versionIdentifier)", changes: mappings.flatMap(\.changes),
@@ -28,7 +43,7 @@ struct MigrationRun {
             targetByteCount: 0)
         if report.isUpToDate { return report }
         if isDryRun {
-            try replay(mappings, into: nil, &report)
+            try replay(mappings, steps, into: nil, &report)
             return report
         }
         var writerOptions = LogWriter.Options(durability: .full, createIfMissing: false)
@@ -44,7 +59,7 @@ struct MigrationRun {
             throw error
         }
         do {
-            try replay(mappings, into: output, &report)
+            try replay(mappings, steps, into: output, &report)
             try output.log.finish()
             try verify(output.log.path, against: report)
             let backup = StoreMigration.backupPath(for: path)
@@ -58,9 +73,9 @@ struct MigrationRun {
         return report
     }
 
-    /// The inferred mappings from the recorded model through the versions after it, refusing a downgrade to an
-    /// older model version.
-    private func inferMappings() throws -> (SchemaPayload, [MigrationMapping]) {
+    /// The mappings from the recorded model through the versions after it (inferred, or a custom stage's over
+    /// inference) and the mapper steps that run them, refusing a downgrade to an older model version.
+    private func inferMappings() throws -> (SchemaPayload, [MigrationMapping], [RecordMapper.Chain.Step]) {
         guard let recorded = try StoreMigration.recordedSchema(path: path) else {
             throw EventGraphError(.modelMismatch, "\(path) records no model yet; there is nothing to migrate")
         }
@@ -77,7 +92,10 @@ struct MigrationRun {
                 "\(path) was written with \(recorded.modelName) version \(recorded.versionIdentifier), newer than "
                     + "this app's version \(model.versionIdentifier); \(hint)")
         }
-        guard versions.count > 1 else { return (recorded, [try MigrationMapping.inferred(from: recorded, to: model)]) }
+        guard versions.count > 1 else {
+            let mapping = try MigrationMapping.inferred(from: recorded, to: model)
+            return (recorded, [mapping], [.inferred(RecordMapper(mapping: mapping))])
+        }
         guard let start = versions.lastIndex(where: { $0.hash == ModelShape.hash(of: recorded.entities) }) else {
             throw EventGraphError(
                 .modelMismatch,
@@ -85,22 +103,33 @@ struct MigrationRun {
                     + "none of the plan's versions (\(versions.map(\.versionIdentifier).joined(separator: ", ")))")
         }
         var mappings: [MigrationMapping] = []
+        var steps: [RecordMapper.Chain.Step] = []
         var source = recorded
-        for version in versions[(start + 1)...] {
-            mappings.append(try MigrationMapping.inferred(from: source, to: version))
-            source = version.schema
+        for index in (start + 1)..<versions.count {
+            let stage = stages.isEmpty ? MigrationStage.inferred(to: versions[index]) : stages[index - 1]
+            let computed = Dictionary(
+                stage.entityMigrations.map { ($0.entityName, $0.computedPropertyNames) },
+                uniquingKeysWith: { $0.union($1) })
+            let mapping = try MigrationMapping.inferred(from: source, to: versions[index], computed: computed)
+            mappings.append(mapping)
+            steps.append(
+                stage.entityMigrations.isEmpty
+                    ? .inferred(RecordMapper(mapping: mapping))
+                    : .custom(CustomStageMapper(mapping: mapping, stage: stage)))
+            source = versions[index].schema
         }
-        return (recorded, mappings)
+        return (recorded, mappings, steps)
     }
 
     /// Streams the old log through the mapping into a graph of the new state and, unless this is a dry run or a
     /// live-state migration, into the new log as it goes.
-    private func replay(_ mappings: [MigrationMapping], into output: NewLog?, _ report: inout StoreMigration.Report)
-        throws
-    {
+    private func replay(
+        _ mappings: [MigrationMapping], _ steps: [RecordMapper.Chain.Step], into output: NewLog?,
+        _ report: inout StoreMigration.Report
+    ) throws {
         let keepsHistory = options.historyMode == .full
         let mapping = mappings.last!
-        var mapper = RecordMapper.Chain(mappings)
+        var mapper = RecordMapper.Chain(steps)
         var graph = LogGraph()
         try graph.apply(.schema(mapping.targetSchema, byteOffset: 0))
         if keepsHistory { try output?.log.append(schema: mapping.targetSchema) }
@@ -116,7 +145,7 @@ struct MigrationRun {
                 sawSchema = true
             case .transaction(let transaction):
                 let changeset = try transaction.changeset()
-                let mapped = mapper.map(changeset)
+                let mapped = try mapper.map(changeset)
                 report.transactionCount += 1
                 if mapped.operations != changeset.operations { report.affectedTransactionCount += 1 }
                 graph.apply(mapped, blobs: transaction.blobs)
@@ -138,7 +167,7 @@ struct MigrationRun {
                 checkpoint = begin
                 checkpointBlobs = []
             case .checkpointChunk(let chunk, let offset):
-                try graph.apply(.checkpointChunk(mapper.map(chunk), byteOffset: offset))
+                try graph.apply(.checkpointChunk(try mapper.map(chunk), byteOffset: offset))
             case .checkpointBlob(let location):
                 try graph.apply(record)
                 checkpointBlobs.append(location)

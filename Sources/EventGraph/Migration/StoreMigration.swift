@@ -110,8 +110,8 @@ public enum StoreMigration {
 
     /// Migrates the store at `path` through a plan: the ordered versions of the model (oldest first). The store's
     /// recorded model must have the shape of one of them; each later version is reached by an inferred step, and
-    /// all steps run in one pass over the log (v1 → v2 → v3 writes one new log). Custom stages are not supported
-    /// yet: a step that cannot be inferred is refused, naming the entity and property.
+    /// all steps run in one pass over the log (v1 → v2 → v3 writes one new log). A step that cannot be inferred is
+    /// refused, naming the entity and property: give a ``MigrationPlan`` with a custom stage for it.
     @discardableResult
     public static func migrate(path: String, through versions: [ObjectModel], options: Options = Options())
         throws(EventGraphError) -> Report
@@ -119,6 +119,32 @@ public enum StoreMigration {
         guard !versions.isEmpty else { throw EventGraphError(.invalidArgument, "a migration plan needs a version") }
         return try EventGraphError.converting(path: path) { () throws -> Report in
             var run = MigrationRun(path: path, versions: versions, options: options, isDryRun: false)
+            return try run.execute()
+        }
+    }
+
+    /// Migrates the store at `path` through a plan of versions and stages, inferred or custom (with code that
+    /// computes what inference cannot: a type change, an entity split). The store's recorded model must have the
+    /// shape of one of the plan's versions; every later stage runs in the same pass over the log, history kept.
+    ///
+    /// - Throws: ``EventGraphError`` as ``migrate(path:to:options:)``, and `modelMismatch` naming the stage, entity
+    ///   and object when a custom stage's code throws (nothing is written; the old store is intact).
+    @discardableResult
+    public static func migrate(path: String, plan: MigrationPlan, options: Options = Options())
+        throws(EventGraphError) -> Report
+    {
+        try EventGraphError.converting(path: path) { () throws -> Report in
+            var run = MigrationRun(path: path, plan: plan, options: options, isDryRun: false)
+            return try run.execute()
+        }
+    }
+
+    /// Reports what ``migrate(path:plan:options:)`` would do, without writing anything (the stages' code runs).
+    public static func dryRun(path: String, plan: MigrationPlan, options: Options = Options())
+        throws(EventGraphError) -> Report
+    {
+        try EventGraphError.converting(path: path) { () throws -> Report in
+            var run = MigrationRun(path: path, plan: plan, options: options, isDryRun: true)
             return try run.execute()
         }
     }
@@ -134,8 +160,9 @@ public enum StoreMigration {
         }
     }
 
-    /// The model recorded in the log at `path`, for tools that take a target model from a store the new app version
-    /// created (original names are not recorded, so such a model infers no renames).
+    /// The model recorded in the log at `path` (its first schema frame), for tools that take a target model from a
+    /// store the new app version created. The schema records the original names the app declared, so a migration to
+    /// such a model infers renames as one to the app's own model does.
     public static func recordedModel(path: String) throws(EventGraphError) -> ObjectModel {
         let schema = try EventGraphError.converting(path: path) { try recordedSchema(path: path) }
         guard let schema else { throw EventGraphError(.invalidArgument, "\(path) records no model") }

@@ -13,6 +13,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public let superentityIndex: Int?
     /// Abstract entities have no instances of their own; fetching them returns their sub-entities' objects.
     public let isAbstract: Bool
+    /// The entity's name in the previous model version, when it was renamed (``ManagedObject/originalEntityName``,
+    /// or as a store's schema records it); a migration matches the old entity by it.
+    public let originalName: String?
     /// Every property, inherited ones first.
     public let properties: [PropertyDescription]
     /// Uniqueness constraints declared on this entity (each a list of attribute names); they cover sub-entities.
@@ -44,9 +47,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     init(
         name: String, index: Int, superentityName: String?, superentityIndex: Int?, isAbstract: Bool,
         properties: [PropertyDescription], uniquenessConstraints: [[String]], indexes: [[String]],
-        objectClass: ManagedObject.Type, hasInstanceDefaults: Bool
+        objectClass: ManagedObject.Type, hasInstanceDefaults: Bool, originalName: String? = nil
     ) {
         self.name = name
+        self.originalName = originalName
         self.index = index
         self.superentityName = superentityName
         self.superentityIndex = superentityIndex

@@ -12,6 +12,8 @@ struct EntityDraft {
     var indexes: [[String]]
     var objectClass: ManagedObject.Type
     var hasInstanceDefaults: Bool
+    /// The entity's name in the previous model version.
+    var originalName: String?
 
     struct RelationshipDraft {
         var name: String
@@ -30,6 +32,7 @@ struct EntityDraft {
     init(type: ManagedObject.Type, isAbstract: Bool) throws(EventGraphError) {
         let info = ClassRegistry.info(for: type)
         name = type.entityName
+        originalName = type.originalEntityName
         superentityName = info.superclassInfo.map { $0.objectClass.entityName }
         self.isAbstract = isAbstract
         propertyCount = info.seeds.count
@@ -67,6 +70,7 @@ struct EntityDraft {
     /// A draft from a recorded schema.
     init(schema: EntitySchema) {
         name = schema.name
+        originalName = schema.originalName
         superentityName = schema.superentityName
         isAbstract = schema.isAbstract
         propertyCount = schema.properties.count
@@ -85,11 +89,12 @@ struct EntityDraft {
                     externalStorageThreshold: a.externalStorageThreshold.map { Int(clamping: $0) },
                     transformerName: a.transformerName, isUnique: singleUnique.contains(a.name),
                     isIndexed: singleIndexed.contains(a.name) || singleUnique.contains(a.name))
+                attributes[index]?.originalName = a.originalName
             case .relationship(let r):
                 relationships[index] = RelationshipDraft(
                     name: r.name, destinationName: r.destinationEntityName, inverseName: r.inverseName,
                     isToMany: r.isToMany, isOrdered: r.isOrdered, isOptional: r.isOptional, deleteRule: r.deleteRule,
-                    minimumCount: Int(r.minCount), maximumCount: Int(r.maxCount))
+                    minimumCount: Int(r.minCount), maximumCount: Int(r.maxCount), originalName: r.originalName)
             }
         }
     }

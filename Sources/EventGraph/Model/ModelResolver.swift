@@ -39,7 +39,8 @@ struct ModelResolver {
                     name: draft.name, index: index, superentityName: draft.superentityName,
                     superentityIndex: superIndex, isAbstract: draft.isAbstract, properties: properties,
                     uniquenessConstraints: draft.uniquenessConstraints, indexes: draft.indexes,
-                    objectClass: draft.objectClass, hasInstanceDefaults: draft.hasInstanceDefaults))
+                    objectClass: draft.objectClass, hasInstanceDefaults: draft.hasInstanceDefaults,
+                    originalName: draft.originalName))
         }
         try linkFamilies(entities)
         return entities
@@ -198,16 +199,16 @@ extension EntityDescription {
                             isTransient: a.isTransient,
                             defaultValue: a.defaultValue == .null ? nil : a.defaultValue.attributeValue,
                             externalStorageThreshold: a.externalStorageThreshold.map { UInt64($0) },
-                            transformerName: a.transformerName))
+                            transformerName: a.transformerName, originalName: a.originalName))
                 case .relationship(let r):
                     .relationship(
                         RelationshipSchema(
                             name: r.name, destinationEntityName: r.destinationEntityName, inverseName: r.inverseName,
                             isToMany: r.isToMany, isOrdered: r.isOrdered, isOptional: r.isOptional,
                             deleteRule: r.deleteRule.deleteRule, minCount: UInt32(clamping: r.minimumCount),
-                            maxCount: UInt32(clamping: r.maximumCount)))
+                            maxCount: UInt32(clamping: r.maximumCount), originalName: r.originalName))
                 }
             },
-            uniquenessConstraints: uniquenessConstraints, indexes: indexes)
+            uniquenessConstraints: uniquenessConstraints, indexes: indexes, originalName: originalName)
     }
 }

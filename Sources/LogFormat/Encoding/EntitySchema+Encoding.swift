@@ -1,5 +1,6 @@
 // An entity, in this order:
 //   name string · flags u8 · superentityName string (only when flag 0x02 is set) ·
+//   originalName string (only when flag 0x04 is set; schema payload version 2) ·
 //   property count varuint, then properties (see `PropertySchema+Encoding.swift`) ·
 //   uniqueness constraint count varuint, then name lists · index count varuint, then name lists.
 // A name list is a count varuint, then that many strings.
@@ -9,7 +10,13 @@ extension EntitySchema {
     enum Flag {
         static let isAbstract: UInt8 = 0x01
         static let hasSuperentity: UInt8 = 0x02
+        static let hasOriginalName: UInt8 = 0x04
         static let known: UInt8 = isAbstract | hasSuperentity
+
+        /// The known bits of a schema payload of a version (original names came with version 2).
+        static func known(allowsOriginalNames: Bool) -> UInt8 {
+            allowsOriginalNames ? known | hasOriginalName : known
+        }
     }
 
     /// The fewest bytes an encoded entity takes: an empty name, flags, and three empty lists.
@@ -21,10 +28,12 @@ extension EntitySchema {
         var flags: UInt8 = 0
         if isAbstract { flags |= Flag.isAbstract }
         if superentityName != nil { flags |= Flag.hasSuperentity }
+        if originalName != nil { flags |= Flag.hasOriginalName }
         writer.writeUInt8(flags)
         if let superentityName {
             try writer.writeString(superentityName, field: "the superentity name of '\(name)'")
         }
+        if let originalName { try writer.writeString(originalName, field: "the original name of '\(name)'") }
         try writer.writeCount(
             properties.count, limit: LogLimits.maxPropertyCount, field: "the properties of '\(name)'")
         for property in properties {
@@ -36,30 +45,33 @@ extension EntitySchema {
     }
 
     /// Reads an entity.
-    init(from reader: inout ByteReader) throws(LogFormatError) {
+    init(from reader: inout ByteReader, allowsOriginalNames: Bool) throws(LogFormatError) {
         let name = try reader.readString("an entity name")
         let flagsOffset = reader.offset
         let flags = try reader.readUInt8("an entity's flags")
-        guard flags & ~Flag.known == 0 else {
+        let known = Flag.known(allowsOriginalNames: allowsOriginalNames)
+        guard flags & ~known == 0 else {
             throw reader.malformed(
-                "entity '\(name)' has unknown flag bits 0x\(String(flags & ~Flag.known, radix: 16))", at: flagsOffset)
+                "entity '\(name)' has unknown flag bits 0x\(String(flags & ~known, radix: 16))", at: flagsOffset)
         }
         let superentityName =
             flags & Flag.hasSuperentity != 0 ? try reader.readString("a superentity name") : nil
+        let originalName = flags & Flag.hasOriginalName != 0 ? try reader.readString("an original name") : nil
         let propertyCount = try reader.readCount(
             "the number of properties", limit: LogLimits.maxPropertyCount,
             minimumElementByteCount: PropertySchema.minimumEncodedByteCount)
         var properties: [PropertySchema] = []
         properties.reserveCapacity(propertyCount)
         for _ in 0..<propertyCount {
-            properties.append(try PropertySchema(from: &reader))
+            properties.append(try PropertySchema(from: &reader, allowsOriginalNames: allowsOriginalNames))
         }
         let uniquenessConstraints = try EntitySchema.decodeNameLists(
             from: &reader, "the number of uniqueness constraints")
         let indexes = try EntitySchema.decodeNameLists(from: &reader, "the number of indexes")
         self.init(
             name: name, superentityName: superentityName, isAbstract: flags & Flag.isAbstract != 0,
-            properties: properties, uniquenessConstraints: uniquenessConstraints, indexes: indexes)
+            properties: properties, uniquenessConstraints: uniquenessConstraints, indexes: indexes,
+            originalName: originalName)
     }
 
     private static func encodeNameLists(

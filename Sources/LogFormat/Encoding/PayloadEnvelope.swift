@@ -8,11 +8,11 @@ enum PayloadEnvelope {
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when the result is larger than `maxByteCount`, and whatever
     ///   `body` throws.
     static func encode(
-        _ payloadName: StaticString, maxByteCount: Int, reservedByteCount: Int = 256,
+        _ payloadName: StaticString, maxByteCount: Int, reservedByteCount: Int = 256, version: UInt8 = currentVersion,
         _ body: (inout ByteWriter) throws(LogFormatError) -> Void
     ) throws(LogFormatError) -> [UInt8] {
         var writer = ByteWriter(reservedByteCount: reservedByteCount)
-        writer.writeUInt8(currentVersion)
+        writer.writeUInt8(version)
         try body(&writer)
         guard writer.byteCount <= maxByteCount else {
             throw LogFormatError(
@@ -38,6 +38,16 @@ enum PayloadEnvelope {
         _ payloadName: StaticString, from reader: inout ByteReader, maxByteCount: Int,
         _ body: (inout ByteReader) throws(LogFormatError) -> Value
     ) throws(LogFormatError) -> Value {
+        try decode(payloadName, from: &reader, maxByteCount: maxByteCount, newestVersion: currentVersion) {
+            (reader, _) throws(LogFormatError) -> Value in try body(&reader)
+        }
+    }
+
+    /// Decodes a payload whose format has versions up to `newestVersion`; `body` gets the version the payload has.
+    static func decode<Value>(
+        _ payloadName: StaticString, from reader: inout ByteReader, maxByteCount: Int, newestVersion: UInt8,
+        _ body: (inout ByteReader, UInt8) throws(LogFormatError) -> Value
+    ) throws(LogFormatError) -> Value {
         guard reader.byteCount <= maxByteCount else {
             throw reader.malformed(
                 "the \(payloadName) payload is \(reader.byteCount) bytes, more than the limit of \(maxByteCount)",
@@ -45,17 +55,17 @@ enum PayloadEnvelope {
         }
         guard reader.byteCount > 0 else { throw reader.malformed("the \(payloadName) payload is empty", at: 0) }
         let version = try reader.readUInt8("the payload format version")
-        guard version == currentVersion else {
-            if version > currentVersion {
+        guard version >= 1, version <= newestVersion else {
+            if version > newestVersion {
                 throw LogFormatError(
                     .unsupportedVersion,
                     "the \(payloadName) payload has format version \(version), but this reader knows only "
-                        + "versions up to \(currentVersion)",
+                        + "versions up to \(newestVersion)",
                     byteOffset: 0)
             }
             throw reader.malformed("the \(payloadName) payload has format version 0, which was never written", at: 0)
         }
-        let value = try body(&reader)
+        let value = try body(&reader, version)
         guard reader.isAtEnd else {
             throw reader.malformed(
                 "\(reader.remainingByteCount) unexpected byte(s) follow the end of the \(payloadName) payload "

@@ -24,12 +24,13 @@ extension PropertySchema {
     }
 
     /// Reads the kind byte and the property it introduces.
-    init(from reader: inout ByteReader) throws(LogFormatError) {
+    init(from reader: inout ByteReader, allowsOriginalNames: Bool) throws(LogFormatError) {
         let tagOffset = reader.offset
         let tag = try reader.readUInt8("a property's kind")
         switch EncodingTag(rawValue: tag) {
-        case .attribute: self = .attribute(try AttributeSchema(from: &reader))
-        case .relationship: self = .relationship(try RelationshipSchema(from: &reader))
+        case .attribute: self = .attribute(try AttributeSchema(from: &reader, allowsOriginalNames: allowsOriginalNames))
+        case .relationship:
+            self = .relationship(try RelationshipSchema(from: &reader, allowsOriginalNames: allowsOriginalNames))
         case nil: throw reader.malformed("unknown property kind 0x\(String(tag, radix: 16))", at: tagOffset)
         }
     }

@@ -1,5 +1,5 @@
 // The schema payload, in this order:
-//   version u8 (1) · modelName string · versionIdentifier string · modelHash u64 LE ·
+//   version u8 (1, or 2 when a name records its original name) · modelName string · versionIdentifier string · modelHash u64 LE ·
 //   entity count varuint, then entities (see `EntitySchema+Encoding.swift`).
 // The model hash is fixed-width because a hash's bits are uniformly random: a varint would take 10 bytes.
 
@@ -12,7 +12,9 @@ extension SchemaPayload {
     ///   destination names no entity of the schema (such a schema could not be decoded).
     public func encoded() throws(LogFormatError) -> [UInt8] {
         if let problem = referenceProblem() { throw LogFormatError(.invalidArgument, problem) }
-        return try PayloadEnvelope.encode("schema", maxByteCount: LogLimits.maxFrameRawByteCount) {
+        // Version 1 while no original name is recorded, so that older readers still read such schemas.
+        let version = recordsOriginalNames ? Self.originalNamesVersion : 1
+        return try PayloadEnvelope.encode("schema", maxByteCount: LogLimits.maxFrameRawByteCount, version: version) {
             (writer) throws(LogFormatError) in
             try writer.writeString(modelName, field: "the model name")
             try writer.writeString(versionIdentifier, field: "the model version identifier")
@@ -31,8 +33,32 @@ extension SchemaPayload {
     ///   or relationship destination names no entity; ``LogFormatError/Code/unsupportedVersion`` when the payload
     ///   was written by a newer format version.
     public init(decoding bytes: [UInt8]) throws(LogFormatError) {
-        self = try PayloadEnvelope.decode("schema", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount) {
-            (reader) throws(LogFormatError) -> SchemaPayload in
+        self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> SchemaPayload in
+            try Self.decode(from: &reader)
+        }
+    }
+
+    /// The schema payload version that added original names (entity, attribute and relationship flags).
+    static let originalNamesVersion: UInt8 = 2
+
+    /// Whether an entity or property records the name it had in the previous model version.
+    private var recordsOriginalNames: Bool {
+        entities.contains { entity in
+            entity.originalName != nil
+                || entity.properties.contains { property in
+                    switch property {
+                    case .attribute(let attribute): attribute.originalName != nil
+                    case .relationship(let relationship): relationship.originalName != nil
+                    }
+                }
+        }
+    }
+
+    private static func decode(from reader: inout ByteReader) throws(LogFormatError) -> SchemaPayload {
+        try PayloadEnvelope.decode(
+            "schema", from: &reader, maxByteCount: LogLimits.maxFrameRawByteCount, newestVersion: originalNamesVersion
+        ) { (reader, version) throws(LogFormatError) -> SchemaPayload in
+            let allowsOriginalNames = version >= originalNamesVersion
             let modelName = try reader.readString("the model name")
             let versionIdentifier = try reader.readString("the model version identifier")
             let modelHash = try reader.readUInt64LE("the model hash")
@@ -42,7 +68,7 @@ extension SchemaPayload {
             var entities: [EntitySchema] = []
             entities.reserveCapacity(entityCount)
             for _ in 0..<entityCount {
-                entities.append(try EntitySchema(from: &reader))
+                entities.append(try EntitySchema(from: &reader, allowsOriginalNames: allowsOriginalNames))
             }
             let schema = SchemaPayload(
                 modelName: modelName, versionIdentifier: versionIdentifier, modelHash: modelHash, entities: entities)

@@ -36,12 +36,16 @@ public struct EntitySchema: Hashable, Sendable {
     public var uniquenessConstraints: [[String]]
     /// Indexes: each is a list of property names.
     public var indexes: [[String]]
+    /// The name in the model version before this one, when it was renamed (metadata a migration reads to infer the
+    /// rename; recorded since schema payload version 2).
+    public var originalName: String?
 
     /// Creates a description.
     public init(
         name: String, superentityName: String? = nil, isAbstract: Bool = false, properties: [PropertySchema],
-        uniquenessConstraints: [[String]] = [], indexes: [[String]] = []
+        uniquenessConstraints: [[String]] = [], indexes: [[String]] = [], originalName: String? = nil
     ) {
+        self.originalName = originalName
         self.name = name
         self.superentityName = superentityName
         self.isAbstract = isAbstract
@@ -82,12 +86,17 @@ public struct AttributeSchema: Hashable, Sendable {
     public var externalStorageThreshold: UInt64?
     /// For transformable attributes: the name of the value transformer that produced the bytes.
     public var transformerName: String?
+    /// The name in the model version before this one, when it was renamed (metadata a migration reads to infer the
+    /// rename; recorded since schema payload version 2).
+    public var originalName: String?
 
     /// Creates a description.
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
-        defaultValue: AttributeValue? = nil, externalStorageThreshold: UInt64? = nil, transformerName: String? = nil
+        defaultValue: AttributeValue? = nil, externalStorageThreshold: UInt64? = nil, transformerName: String? = nil,
+        originalName: String? = nil
     ) {
+        self.originalName = originalName
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -135,12 +144,17 @@ public struct RelationshipSchema: Hashable, Sendable {
     public var minCount: UInt32
     /// Maximum number of targets (to-many), 0 for unbounded.
     public var maxCount: UInt32
+    /// The name in the model version before this one, when it was renamed (metadata a migration reads to infer the
+    /// rename; recorded since schema payload version 2).
+    public var originalName: String?
 
     /// Creates a description.
     public init(
         name: String, destinationEntityName: String, inverseName: String?, isToMany: Bool, isOrdered: Bool = false,
-        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: UInt32 = 0, maxCount: UInt32 = 0
+        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: UInt32 = 0, maxCount: UInt32 = 0,
+        originalName: String? = nil
     ) {
+        self.originalName = originalName
         self.name = name
         self.destinationEntityName = destinationEntityName
         self.inverseName = inverseName

@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventGraph
+import Foundation
 
 /// `egctl migrate STORE --model NEW [--dry-run] [--live-state] [--json]`, `egctl migrate STORE --rollback`
 struct Migrate: ParsableCommand {
@@ -9,7 +10,9 @@ struct Migrate: ParsableCommand {
             Replays every transaction of the store through the mapping from its recorded model to the model \
             recorded in --model (a store created by the new version of the app) into a new log beside it, \
             verifies it, and swaps it in; the old log is kept as <store>.premigration until --rollback restores it. \
-            Transaction IDs, commit times and authors are kept, so history works across the migration.
+            Transaction IDs, commit times and authors are kept, so history works across the migration. Renames \
+            are inferred from the original names the new model's store records. On a terminal, a progress line \
+            shows how much of the old log has been replayed.
 
             Examples:
               egctl migrate photos.eglog --model empty-v2.eglog --dry-run
@@ -54,11 +57,20 @@ struct Migrate: ParsableCommand {
                 return
             }
             let target = try StoreMigration.recordedModel(path: model!)
-            let options = StoreMigration.Options(historyMode: liveState ? .liveState : .full)
-            let report =
-                dryRun
-                ? try StoreMigration.dryRun(path: store.store, to: target, options: options)
-                : try StoreMigration.migrate(path: store.store, to: target, options: options)
+            let size = (try? FileManager.default.attributesOfItem(atPath: store.store)[.size] as? UInt64) ?? 0
+            let progress = Progress(dryRun ? "migrate (dry run)" : "migrate", totalByteCount: size)
+            let options = StoreMigration.Options(historyMode: liveState ? .liveState : .full) {
+                progress.update(byteOffset: $0.byteOffset)
+            }
+            let report: StoreMigration.Report
+            do {
+                // The line is cleared before the report (or the error) is printed.
+                defer { progress.finish() }
+                report =
+                    dryRun
+                    ? try StoreMigration.dryRun(path: store.store, to: target, options: options)
+                    : try StoreMigration.migrate(path: store.store, to: target, options: options)
+            }
             if output.json {
                 var object: [String: Any] = [
                     "path": store.store, "sourceModel": report.sourceModel, "targetModel": report.targetModel,

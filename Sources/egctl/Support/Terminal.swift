@@ -1,3 +1,5 @@
+import LogFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -25,13 +27,15 @@ enum Terminal {
 
 /// A progress line on standard error (`replay  45%  120.3 MB/s`), drawn at most ten times a second, and only when
 /// standard error is a terminal, so pipes and logs stay clean.
-final class Progress {
+///
+/// Sendable, so that a library callback (a migration's progress) can draw it.
+final class Progress: Sendable {
     private let label: String
     private let totalByteCount: UInt64
     private let enabled: Bool
     private let start: UInt64
-    private var lastDraw: UInt64 = 0
-    private var drew = false
+    /// When the line was last drawn (0: never).
+    private let lastDraw = LockedValue<UInt64>(0)
 
     init(_ label: String, totalByteCount: UInt64) {
         self.label = label
@@ -50,19 +54,22 @@ final class Progress {
     func update(byteOffset: UInt64) {
         guard enabled else { return }
         let now = Progress.now()
-        guard now - lastDraw > 100_000_000 else { return }
-        lastDraw = now
+        let due = lastDraw.withLock { last in
+            guard now - last > 100_000_000 else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
         let fraction = Double(min(byteOffset, totalByteCount)) / Double(totalByteCount)
         let elapsed = Double(now - start) / 1e9
         let rate = elapsed > 0 ? Double(byteOffset) / elapsed / 1e6 : 0
         let text = "\r\(label) \(Int(fraction * 100))%  \(Formatting.decimal(rate, digits: 1)) MB/s   "
         Terminal.writeToStandardError(text)
-        drew = true
     }
 
     /// Clears the progress line.
     func finish() {
-        guard enabled, drew else { return }
+        guard enabled, lastDraw.withLock({ $0 }) != 0 else { return }
         Terminal.writeToStandardError("\r\u{1B}[2K")
     }
 }
