@@ -147,15 +147,19 @@ struct MigrationRun {
                 let changeset = try transaction.changeset()
                 let mapped = try mapper.map(changeset)
                 report.transactionCount += 1
-                if mapped.operations != changeset.operations { report.affectedTransactionCount += 1 }
+                let isChanged = mapped.operations != changeset.operations
+                if isChanged { report.affectedTransactionCount += 1 }
                 graph.apply(mapped, blobs: transaction.blobs)
                 if keepsHistory {
-                    let payload = try mapped.encoded()
-                    report.targetByteCount += UInt64(payload.count)
+                    // A transaction the mapping leaves unchanged keeps its payload bytes (they decode to the same
+                    // changeset), so it is not encoded again; the verification replays the new log either way.
+                    let payload = isChanged ? try mapped.encoded() : nil
+                    report.targetByteCount += UInt64(payload?.count ?? transaction.payloadByteCount)
                     report.targetByteCount += transaction.blobs.reduce(0) { $0 + UInt64($1.byteCount) }
                     if let output {
                         let blobs = try transaction.blobs.map { try reader.readBlob(at: $0.byteOffset) }
-                        try output.log.appendTransaction(id: changeset.transactionID, payload: payload, blobs: blobs)
+                        try output.log.appendTransaction(
+                            id: changeset.transactionID, payload: payload ?? transaction.payload, blobs: blobs)
                     }
                 }
                 options.progress?(
