@@ -66,6 +66,14 @@ let package = Package(
             name: "EventGraphExamples",
             dependencies: ["EventGraph"],
             path: "Examples",
+            exclude: ["Contacts/Samples", "ContactsApp"],
+            swiftSettings: swiftSettings
+        ),
+        // Seed 002 as a command: imports XML feeds through worker contexts (`swift run contacts-import`).
+        .executableTarget(
+            name: "contacts-import",
+            dependencies: ["EventGraph", "EventGraphExamples"],
+            path: "Examples/ContactsApp",
             swiftSettings: swiftSettings
         ),
         // A second process for tests that need a fresh launch of an app, a library open that must not trap, or a

@@ -71,7 +71,7 @@ extension ObjectContext {
 
     /// Considers one committed row; returns false once the window is full. The context's own view of an object
     /// with unsaved changes wins over the committed row.
-    private func consider<T>(_ row: Row, inStore storeIndex: UInt32, into collector: inout FetchCollector<T>)
+    func consider<T>(_ row: Row, inStore storeIndex: UInt32, into collector: inout FetchCollector<T>)
         throws(EventGraphError) -> Bool
     {
         if collector.isFull { return false }
@@ -164,7 +164,7 @@ extension ObjectContext {
 
     // MARK: - Helpers
 
-    private func resolveEntity<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError)
+    func resolveEntity<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError)
         -> EntityDescription
     {
         if let name = descriptor.entityName {
@@ -184,7 +184,7 @@ extension ObjectContext {
         return .null
     }
 
-    private func matches(_ filter: ResolvedFilter, _ object: ManagedObject, pending: Bool) -> Bool {
+    func matches(_ filter: ResolvedFilter, _ object: ManagedObject, pending: Bool) -> Bool {
         filter.matches { index in
             if pending, let value = object.storedAttributeValue(at: index) { return value }
             if let row = object.row, case .attribute(let value) = row.values[index] { return value }
