@@ -4,8 +4,8 @@ public import Foundation
 /// Seed 002's stack (`LCoreDataController` with its data sources): a Root context that writes to the store, a
 /// Main context for the UI as its child, and one Worker per data source as Main's child.
 ///
-/// A worker parses its feed into its own context; ``merge(_:)`` pushes it into Main and saves through Root to the
-/// log, ``discard(_:)`` drops it, and either way Main's results controller, sectioned by `lastNameInitial`, shows
+/// A worker parses its feed into its own context; ``merge(_:)`` pushes it into Main, ``discard(_:)`` drops it,
+/// ``save()`` writes Main through Root to the log, and either way Main's results controller, sectioned by `lastNameInitial`, shows
 /// the rows. The whole stack lives in one isolation domain (children stay in their parent's); only IDs and values
 /// would cross to other domains.
 public final class ContactsDataSource {
@@ -48,11 +48,18 @@ public final class ContactsDataSource {
         return worker
     }
 
-    /// Merges a worker into Main and saves Main through Root to the log; returns how Main's contacts changed.
+    /// Merges a worker into Main (nothing reaches the log yet) and returns how Main's contacts changed.
     @discardableResult
     public func merge(_ worker: ObjectContext) throws(EventGraphError) -> FetchedResultsDifference {
         precondition(worker.parentContext === main, "\(worker.name) is not a worker of this data source")
         try worker.save()
+        return try contacts.processPendingChanges()
+    }
+
+    /// Saves Main through Root to the log (the seed's background persistence) and returns how Main's contacts
+    /// changed meanwhile (rows that stay show as updated: their IDs became permanent).
+    @discardableResult
+    public func save() throws(EventGraphError) -> FetchedResultsDifference {
         try main.save()
         try root.save()
         return try contacts.processPendingChanges()

@@ -18,6 +18,7 @@ do {
         do {
             let worker = try source.importFeed(data, source: feed)
             let difference = try source.merge(worker)
+            try source.save()
             print(
                 "\(feed): merged (\(difference.insertedRows.count) new, \(difference.movedRows.count) moved, "
                     + "\(difference.updatedRows.count) updated)")

@@ -34,6 +34,13 @@ struct ContactsExampleTests {
             let sections = source.contacts.fetchedSections
             #expect(sections.map(\.name) == ["B", "D", "H", "L", "T"])
             #expect(sections[3].objects.map(\.lastName) == ["Liskov", "Lovelace"])
+            #expect(source.container.lastTransactionID == 0, "a merge into Main reaches no log")
+            let before = source.contacts.objectIDs
+            let areTemporary = before.joined().allSatisfy { $0.isTemporary }
+            #expect(areTemporary, "Main's merged rows are not saved yet")
+            let saved = try source.save()
+            #expect(saved.insertedRows.isEmpty && saved.movedRows.isEmpty && saved.updatedRows.count == 6)
+            #expect(source.contacts.objectIDs == before.map { $0.map(\.permanentForm) })
             #expect(source.container.lastTransactionID == 1)
             try source.container.close()
         }
@@ -48,6 +55,7 @@ struct ContactsExampleTests {
     @Test func aSecondFeedFindsContactsByEmailAndMovesThemBetweenSections() throws {
         let source = try ContactsDataSource(container: ModelContainer(inMemoryWith: ContactsModel.model))
         try source.merge(try source.importFeed(Self.sample, source: "contacts.xml"))
+        try source.save()
         let before = source.contacts.objectIDs
         let update = Data(
             """
@@ -64,11 +72,14 @@ struct ContactsExampleTests {
         #expect(difference.updatedRows.count == 1)
         #expect(difference.applied(to: before) == source.contacts.objectIDs)
         #expect(try source.main.fetch(FetchDescriptor<Contact>()).count == 6)
+        try source.save()
+        #expect(source.container.lastTransactionID == 2)
     }
 
     @Test func aMalformedFeedIsReportedWithLineAndColumnAndMainIsUntouched() throws {
         let source = try ContactsDataSource(container: ModelContainer(inMemoryWith: ContactsModel.model))
         try source.merge(try source.importFeed(Self.sample, source: "contacts.xml"))
+        try source.save()
         let before = source.contacts.objectIDs
         let malformed = Data("<contacts>\n  <contact><email>x@example.com</email>\n  </contacts>\n".utf8)
         let error = try #require(throws: ContactsFeedError.self) {

@@ -47,6 +47,56 @@ struct FetchedResultsRandomTests {
         #expect(sectionChanges > 0)
     }
 
+    /// A controller on a child context (seed 002's Main) follows its own unsaved changes, pushes of its child (a
+    /// worker), its saves through the root, and commits of an unrelated context. IDs are compared in their
+    /// permanent form, since a root save turns the temporary IDs of rows that stay in place into permanent ones.
+    @Test(arguments: seeds) func aControllerOnAChildContextFollowsItsOwnChangesAndPushes(seed: UInt64) throws {
+        print("aControllerOnAChildContextFollowsItsOwnChangesAndPushes: seed \(seed) (replay with EG_TEST_SEED=\(seed))")
+        var random = SeededGenerator(seed: seed)
+        let container = try ModelContainer(inMemoryWith: TestModels.school)
+        let root = container.newBackgroundContext(name: "root")
+        let viewer = root.makeChildContext(name: "main")
+        let other = container.newBackgroundContext(name: "other")
+        let controller = try FetchedResultsController(Self.descriptor(), in: viewer, sectionedBy: \.year)
+        var reasons: Set<String> = []
+        for step in 0..<150 {
+            let before = controller.objectIDs
+            let action = Int.random(in: 0..<4, using: &random)
+            switch action {
+            case 0:
+                try change(viewer, using: &random)
+                reasons.insert("unsaved")
+            case 1:
+                let worker = viewer.makeChildContext(name: "worker")
+                for _ in 0..<Int.random(in: 1...3, using: &random) { try change(worker, using: &random) }
+                try worker.save()
+                reasons.insert("pushed")
+            case 2:
+                try viewer.save()
+                try root.save()
+                reasons.insert("committed")
+            default:
+                let student = Student()
+                other.insert(student)
+                student.name = "zed"
+                student.year = Int16.random(in: 0...4, using: &random)
+                try other.save()
+                reasons.insert("other")
+            }
+            let difference = try controller.processPendingChanges()
+            let expected = permanent(try freshFetch(in: viewer))
+            #expect(permanent(controller.objectIDs) == expected, "step \(step) (action \(action)): the rows differ")
+            #expect(
+                permanent(difference.applied(to: before)) == expected,
+                "step \(step) (action \(action)): the difference does not apply")
+        }
+        #expect(reasons.count == 4)
+    }
+
+    private func permanent(_ sections: [[ObjectID]]) -> [[ObjectID]] {
+        sections.map { $0.map(\.permanentForm) }
+    }
+
     /// One random change in `context`: insert, rename, change year, or delete.
     private func change(_ context: ObjectContext, using random: inout SeededGenerator) throws {
         let names = ["ann", "bob", "cy", "dee", "eve", "fay", "gus"]

@@ -11,9 +11,10 @@ public struct FetchedResultsSection<T: ManagedObject> {
 /// The results of a fetch on a context, kept current as contexts save, with each change reported as a
 /// ``FetchedResultsDifference`` (what `NSFetchedResultsController` does for a table view).
 ///
-/// The controller lives in its context's isolation domain. Committed transactions (a save of any root context of
-/// the container, from any thread) are queued as they are delivered; ``processPendingChanges()`` applies them in
-/// this domain and returns the difference. A save on the controller's own thread is queued before it returns,
+/// The controller lives in its context's isolation domain. It follows two sources: committed transactions (a save
+/// of any root context of the container, from any thread), queued as they are delivered, and its context's own
+/// reports (``ObjectContext/observeChanges(_:)``: its unsaved changes, a child context's push into it, a rollback).
+/// ``processPendingChanges()`` applies both in this domain and returns the difference. A save on the controller's own thread is queued before it returns,
 /// so calling ``processPendingChanges()`` right after it sees it; saves elsewhere can ask to be told through
 /// ``whenChangesArrive(_:)``.
 ///
@@ -44,6 +45,11 @@ public final class FetchedResultsController<T: ManagedObject> {
     var statistics = FetchedResultsStatistics()
     private let inbox: FetchedResultsInbox
     private let observation: (store: Store, token: CommitObservers.Token)?
+    /// The context's own reports (its unsaved changes, a child's push, a rollback), for objects that change
+    /// before anything is committed.
+    private var contextObservation: ContextChangesObservation?
+    /// Objects the context reported since the last batch, each once, in the order reported.
+    private var contextChanged: (order: [ObjectIdentity], seen: Set<ObjectIdentity>) = ([], [])
 
     /// Called by ``processPendingChanges()`` with each non-empty difference, in the context's domain.
     public var onChange: ((FetchedResultsDifference) -> Void)?
@@ -102,6 +108,9 @@ public final class FetchedResultsController<T: ManagedObject> {
             observation = nil
         }
         try load()
+        // Reports run synchronously in the context's domain, in the middle of a save or a child's push: they are
+        // only noted here and applied by the next `processPendingChanges()`.
+        contextObservation = context.observeChanges { [weak self] changes in self?.note(changes) }
     }
 
     deinit {
@@ -156,17 +165,14 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// unsaved changes count when the descriptor includes them), and moved into or out of its place.
     @discardableResult
     public func processPendingChanges() throws(EventGraphError) -> FetchedResultsDifference {
-        let transactions = inbox.take()
-        var seen: Set<ObjectIdentity> = []
-        var changed: [ObjectIdentity] = []
-        for transaction in transactions {
+        // The context reports the changes made in it directly since its last report (into `note(_:)`).
+        context.processPendingChanges()
+        var (changed, seen) = contextChanged
+        contextChanged = ([], [])
+        for transaction in inbox.take() {
             for change in transaction.changes {
-                guard let entity = context.model.entity(named: change.objectID.entityName),
-                    plan.family.contains(entity.index),
-                    let storeIndex = context.parentStore.storeIndex(of: change.objectID.storeUUID)
-                else { continue }
-                let identity = ObjectIdentity(storeIndex: storeIndex, key: change.objectID.key)
-                if seen.insert(identity).inserted { changed.append(identity) }
+                guard let identity = identity(of: change.objectID), seen.insert(identity).inserted else { continue }
+                changed.append(identity)
             }
         }
         let difference = try apply(changed)
@@ -174,9 +180,27 @@ public final class FetchedResultsController<T: ManagedObject> {
         return difference
     }
 
+    /// Notes the objects of one of the context's reports that may be results.
+    private func note(_ changes: ContextChanges) {
+        for change in changes.changes {
+            guard let identity = identity(of: change.objectID), contextChanged.seen.insert(identity).inserted
+            else { continue }
+            contextChanged.order.append(identity)
+        }
+    }
+
+    /// The identity of an object of the descriptor's entities, in the context's table of stores.
+    private func identity(of objectID: ObjectID) -> ObjectIdentity? {
+        guard let entity = context.model.entity(named: objectID.entityName), plan.family.contains(entity.index),
+            let storeIndex = context.parentStore.storeIndex(of: objectID.storeUUID)
+        else { return nil }
+        return ObjectIdentity(storeIndex: storeIndex, key: objectID.key)
+    }
+
     /// Fetches the results afresh (after ``ObjectContext/reset()``, say) and drops the transactions waiting.
     public func refetch() throws(EventGraphError) {
         _ = inbox.take()
+        contextChanged = ([], [])
         try load()
     }
 
