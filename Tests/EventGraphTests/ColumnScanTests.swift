@@ -1,6 +1,6 @@
 import LogFormat
-import Testing
 import TestSupport
+import Testing
 
 @testable import EventGraph
 

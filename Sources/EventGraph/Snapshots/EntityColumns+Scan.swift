@@ -1,9 +1,10 @@
+import LogFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import LogFormat
 
 /// Filters evaluated on the columns: a chunk at a time, each comparison producing a bitmap of the slots that pass.
 ///

@@ -18,7 +18,8 @@ extension StoreState {
                 var entries: [AttributeIndex.Entry] = []
                 entries.reserveCapacity(tables[entityIndex].count)
                 tables[entityIndex].forEachAttributeValue(property: propertyIndex) { key, value in
-                    if case .attribute(let value)? = value { entries.append(AttributeIndex.Entry(value: value, key: key)) }
+                    guard case .attribute(let value)? = value else { return }
+                    entries.append(AttributeIndex.Entry(value: value, key: key))
                 }
                 var fresh = AttributeIndex(propertyIndex: propertyIndex)
                 fresh.rebuild(removing: [], inserting: entries)
