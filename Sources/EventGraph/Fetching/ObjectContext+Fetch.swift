@@ -53,13 +53,17 @@ extension ObjectContext {
     private func collectCommittedRows<T>(into collector: inout FetchCollector<T>) throws(EventGraphError) {
         let plan = collector.plan
         let ranges = plan.filter?.indexRanges(in: plan.entity) ?? []
+        // Objects changed here may match by unsaved values that the store's index and columns lack.
         let changed =
-            ranges.isEmpty || !plan.includesPending ? [] : changedObjects(in: plan.family).map(\.identity)
+            plan.filter == nil || !plan.includesPending ? [] : changedObjects(in: plan.family).map(\.identity)
         for entityIndex in plan.familyIndices {
             var batches: [StoreRows]?
             if !ranges.isEmpty {
                 batches = parentStore.indexedRows(entityIndex: entityIndex, ranges: ranges, including: changed)
                 if batches != nil { collector.statistics.usedIndex = true }
+            }
+            if batches == nil, let filter = plan.filter {
+                batches = parentStore.filteredRows(entityIndex: entityIndex, filter: filter, including: changed)
             }
             for batch in batches ?? parentStore.rows(of: entityIndex) {
                 for case let row? in batch.rows {

@@ -46,6 +46,9 @@ protocol ObjectStore: AnyObject, Sendable {
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
     ) -> [StoreRows]?
+    /// The committed rows of one entity whose values pass `filter`, plus the rows of `extra`, per store, each
+    /// store's in commit order: a scan that a store can run on its columns instead of on rows.
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows]
     /// The committed object that holds a unique value tuple.
     func identity(holding tuple: UniqueKey) -> ObjectIdentity?
     /// An externally stored value of an object in the store at `storeIndex`; `nil` when that store's log no longer
@@ -69,6 +72,23 @@ struct StoreRows: Sendable {
 
 extension ObjectStore {
     func isUncommitted(_ identity: ObjectIdentity) -> Bool { false }
+
+    /// The rows ``rows(of:)`` returns that pass `filter` on their committed values or are in `extra`.
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {
+        let extra = Set(extra)
+        return rows(of: entityIndex).map { batch in
+            var kept = batch
+            kept.rows = batch.rows.filter { row in
+                guard let row else { return false }
+                return extra.contains(row.identity(inStore: batch.storeIndex))
+                    || filter.matches { index in
+                        if case .attribute(let value) = row.values[index] { return value }
+                        return .null
+                    }
+            }
+            return kept
+        }
+    }
 
     /// The index of a store in the table, if it is beneath.
     func storeIndex(of storeUUID: UUID) -> UInt32? {

@@ -36,6 +36,12 @@ extension Store: ObjectStore {
         return [StoreRows(storeIndex: Self.ownStoreIndex, rows: rows.map(Optional.some))]
     }
 
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {
+        for identity in extra { requireOwn(identity.storeIndex) }
+        let rows = filteredRows(entityIndex: entityIndex, filter: filter, extraKeys: extra.map(\.key))
+        return [StoreRows(storeIndex: Self.ownStoreIndex, rows: rows.map(Optional.some))]
+    }
+
     func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
         holder(of: tuple).map { ObjectIdentity(storeIndex: Self.ownStoreIndex, key: $0) }
     }

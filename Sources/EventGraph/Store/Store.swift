@@ -58,9 +58,30 @@ final class Store: Sendable {
         }
     }
 
-    /// Snapshots of the row arrays of some entities, for scanning without holding the lock.
+    /// The rows of some entities in commit order: the versions are taken under the lock, and the rows are built
+    /// from their columns after it is let go, while commits may install newer versions.
     func rowSnapshots(of entityIndices: [Int]) -> [[Row?]] {
-        state.withLock { state in entityIndices.map { state.rowSnapshot(ofEntity: $0) } }
+        let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
+        return versions.map { $0.liveRows.map(Optional.some) }
+    }
+
+    /// The rows of one entity whose values pass `filter`, plus those of `extraKeys`, in commit order: the filter
+    /// runs on the columns of a version taken under the lock, after the lock is let go.
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, extraKeys: [UInt64]) -> [Row] {
+        let version = state.withLock { $0.version(ofEntity: entityIndex) }
+        var slots = version.slots(matching: filter)
+        if !extraKeys.isEmpty {
+            slots.append(contentsOf: extraKeys.compactMap { version.slot(forKey: $0) })
+            slots.sort()
+        }
+        var rows: [Row] = []
+        rows.reserveCapacity(slots.count)
+        var previous = -1
+        for slot in slots where slot != previous {
+            rows.append(version.row(atSlot: slot))
+            previous = slot
+        }
+        return rows
     }
 
     /// How many committed objects some entities have in all.

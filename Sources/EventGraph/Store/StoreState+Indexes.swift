@@ -17,10 +17,9 @@ extension StoreState {
                 let propertyIndex = indexes[entityIndex][position].propertyIndex
                 var entries: [AttributeIndex.Entry] = []
                 entries.reserveCapacity(tables[entityIndex].count)
-                for row in tables[entityIndex].liveRows {
-                    if case .attribute(let value) = row.values[propertyIndex] {
-                        entries.append(AttributeIndex.Entry(value: value, key: row.key))
-                    }
+                tables[entityIndex].forEachAttributeValue(property: propertyIndex) { key, value in
+                    guard case .attribute(let value)? = value else { return }
+                    entries.append(AttributeIndex.Entry(value: value, key: key))
                 }
                 var fresh = AttributeIndex(propertyIndex: propertyIndex)
                 fresh.rebuild(removing: [], inserting: entries)
@@ -46,19 +45,16 @@ extension StoreState {
         }
         guard var keys = best else { return nil }
         keys.append(contentsOf: extraKeys)
-        var located: [(position: Int, row: Row)] = []
-        located.reserveCapacity(keys.count)
-        for key in keys {
-            guard let position = table.position(forKey: key), let row = table.rows[position] else { continue }
-            located.append((position, row))
-        }
-        located.sort { $0.position < $1.position }
+        var slots: [Int] = []
+        slots.reserveCapacity(keys.count)
+        for key in keys { if let slot = table.slot(forKey: key) { slots.append(slot) } }
+        slots.sort()
         var rows: [Row] = []
-        rows.reserveCapacity(located.count)
+        rows.reserveCapacity(slots.count)
         var previous = -1
-        for entry in located where entry.position != previous {
-            rows.append(entry.row)
-            previous = entry.position
+        for slot in slots where slot != previous {
+            rows.append(table.row(atSlot: slot))
+            previous = slot
         }
         return rows
     }

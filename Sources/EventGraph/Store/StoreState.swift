@@ -8,8 +8,8 @@ import LogFormat
 /// entity and key, rows in commit order, index ranges, unique holders — never through the storage behind them, so
 /// that the storage (rows today, columnar chunks later) can change without touching contexts or fetches.
 struct StoreState: Sendable {
-    /// The rows of each entity; read through the methods below.
-    private(set) var tables: [RowTable]
+    /// The objects of each entity, by column (see ``EntityColumns``); read through the methods below.
+    private(set) var tables: [EntityColumns]
     var lastTransactionID: UInt64 = 0
     var lastCommitTimeMicroseconds: Int64 = 0
     /// The next key the store will allocate (persisted in every changeset and checkpoint).
@@ -34,7 +34,7 @@ struct StoreState: Sendable {
 
     init(model: ObjectModel, isIndexed: Bool = true) {
         self.isIndexed = isIndexed
-        tables = Array(repeating: RowTable(), count: model.entities.count)
+        tables = model.entities.indices.map(EntityColumns.init(entityIndex:))
         indexes = model.entities.map { entity in
             isIndexed ? entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:)) : []
         }
@@ -53,13 +53,14 @@ struct StoreState: Sendable {
     /// The number of live objects.
     var objectCount: Int { tables.reduce(0) { $0 + $1.count } }
 
-    /// The rows of one entity in commit order, with holes where objects were deleted: an immutable snapshot that
-    /// can be scanned without holding the store's lock.
-    func rowSnapshot(ofEntity entityIndex: Int) -> [Row?] { tables[entityIndex].rows }
+    /// The current version of one entity's objects: a value that later commits do not change, to be read after
+    /// the store's lock is let go.
+    func version(ofEntity entityIndex: Int) -> EntityColumns { tables[entityIndex] }
 
-    /// Calls `body` with every live row of one entity, in commit order.
+    /// Calls `body` with every live row of one entity, in commit order (each row is built from the columns).
     func forEachRow(ofEntity entityIndex: Int, _ body: (Row) throws -> Void) rethrows {
-        for row in tables[entityIndex].liveRows { try body(row) }
+        let table = tables[entityIndex]
+        try table.forEachLiveSlot { chunk, position, _ in try body(chunk.row(at: position, entityIndex: entityIndex)) }
     }
 
     /// The holder of a unique value tuple.

@@ -1,0 +1,68 @@
+/// The bytes of one column's strings and small binaries in one chunk: one buffer, and per slot where its bytes
+/// start and how many there are.
+///
+/// A changed value is appended and the old bytes become garbage (so unchanged slots keep their offsets); the arena
+/// is rewritten once the garbage outweighs the live bytes. A substring scan runs over the buffer, not over `String`s.
+struct ByteArena: Sendable {
+    private(set) var bytes: [UInt8] = []
+    private(set) var starts: [UInt32] = []
+    private(set) var byteCounts: [UInt32] = []
+    private var garbageByteCount = 0
+    /// Whether every byte in the buffer is ASCII (garbage included), so a byte search agrees with `String`'s.
+    private(set) var isASCII = true
+
+    /// The most bytes one chunk's arena holds before its offsets would overflow.
+    static let maxByteCount = Int(UInt32.max)
+
+    /// Calls `body` with the bytes of a slot (empty for a slot never written).
+    @inline(__always)
+    func withBytes<R>(at slot: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard slot < starts.count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let start = Int(starts[slot])
+        let count = Int(byteCounts[slot])
+        return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<start + count])) }
+    }
+
+    /// Whether a slot holds exactly these bytes.
+    func holds(_ candidate: UnsafeRawBufferPointer, at slot: Int) -> Bool {
+        withBytes(at: slot) { $0.elementsEqual(candidate) }
+    }
+
+    /// Stores the bytes of a slot.
+    mutating func set(_ value: UnsafeRawBufferPointer, at slot: Int) {
+        if slot >= starts.count {
+            starts.append(contentsOf: repeatElement(0, count: slot + 1 - starts.count))
+            byteCounts.append(contentsOf: repeatElement(0, count: slot + 1 - byteCounts.count))
+        }
+        garbageByteCount += Int(byteCounts[slot])
+        if garbageByteCount > 4096 && garbageByteCount > bytes.count / 2 { compact(excluding: slot) }
+        precondition(bytes.count + value.count <= Self.maxByteCount, "a chunk's byte arena exceeds 4 GiB")
+        starts[slot] = UInt32(bytes.count)
+        byteCounts[slot] = UInt32(value.count)
+        bytes.append(contentsOf: value)
+        if isASCII && !value.allSatisfy({ $0 < 0x80 }) { isASCII = false }
+    }
+
+    /// Forgets the bytes of a slot (its value moved to another storage or the slot was emptied).
+    mutating func clear(at slot: Int) {
+        guard slot < starts.count else { return }
+        garbageByteCount += Int(byteCounts[slot])
+        byteCounts[slot] = 0
+    }
+
+    /// Rewrites the buffer with the live bytes only, in slot order.
+    private mutating func compact(excluding excluded: Int) {
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(bytes.count - garbageByteCount)
+        for slot in starts.indices {
+            if slot == excluded { byteCounts[slot] = 0 }
+            let start = Int(starts[slot])
+            let count = Int(byteCounts[slot])
+            starts[slot] = UInt32(fresh.count)
+            fresh.append(contentsOf: bytes[start..<start + count])
+        }
+        bytes = fresh
+        garbageByteCount = 0
+        isASCII = fresh.allSatisfy { $0 < 0x80 }
+    }
+}

@@ -1,0 +1,151 @@
+import LogFormat
+
+/// The values of one property over the slots of one chunk.
+///
+/// Each slot's ``ValueTag`` says which storage holds its value: fixed-width values as bit patterns in a typed
+/// array, strings and small binaries in a ``ByteArena``, to-one targets in a reference array, to-many targets as a
+/// span of one shared reference array. Storages are allocated when the first value of their kind arrives, and every
+/// one is a Swift array, so a copy of the column shares them until one is written (copy-on-write per storage).
+struct Column: Sendable {
+    private(set) var tags: [ValueTag] = []
+    /// Bit patterns of fixed-width values (see ``AttributeValue/fixedWidthEncoding``).
+    private(set) var words: [UInt64] = []
+    private(set) var arena = ByteArena()
+    /// To-one targets, by slot.
+    private var targets: [ObjectReference] = []
+    /// To-many targets: each slot's span of ``manyTargets``.
+    private var manyStarts: [UInt32] = []
+    private var manyCounts: [UInt32] = []
+    private var manyTargets: [ObjectReference] = []
+    private var manyGarbageCount = 0
+    /// UUIDs and blob references, which are rare enough not to need an array per slot.
+    private var others: [Int: AttributeValue] = [:]
+
+    /// The tag of a slot.
+    @inline(__always)
+    func tag(at slot: Int) -> ValueTag { slot < tags.count ? tags[slot] : .absent }
+
+    /// The value of a slot; `nil` when the slot is absent.
+    func value(at slot: Int) -> PropertyValue? {
+        let tag = tag(at: slot)
+        switch tag {
+        case .absent: return nil
+        case .null: return .attribute(.null)
+        case .int16, .int32, .int64, .double, .float, .bool, .date:
+            return .attribute(AttributeValue(fixedWidth: tag, words[slot]))
+        case .string, .url, .decimal, .binary, .transformable:
+            return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) })
+        case .uuid, .blob: return .attribute(others[slot]!)
+        case .toOneNil: return .toOne(nil)
+        case .toOne: return .toOne(targets[slot])
+        case .toMany:
+            let start = Int(manyStarts[slot])
+            return .toMany(Array(manyTargets[start..<start + Int(manyCounts[slot])]))
+        }
+    }
+
+    /// The attribute value of a slot (`.null` for an absent slot or a relationship), without building a
+    /// ``PropertyValue``.
+    func attributeValue(at slot: Int) -> AttributeValue {
+        guard case .attribute(let value)? = value(at: slot) else { return .null }
+        return value
+    }
+
+    /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
+    /// storages a commit did not change.
+    mutating func set(_ value: PropertyValue?, at slot: Int) {
+        let old = tag(at: slot)
+        guard let value else { return setTag(.absent, at: slot, old: old) }
+        switch value {
+        case .attribute(let attribute):
+            if let (tag, word) = attribute.fixedWidthEncoding {
+                if old == tag && words[slot] == word { return }
+                Self.pad(&words, to: slot, with: 0)
+                words[slot] = word
+                return setTag(tag, at: slot, old: old)
+            }
+            let stored: ValueTag? = attribute.withBytesEncoding { tag, bytes in
+                if old == tag && arena.holds(bytes, at: slot) { return tag }
+                arena.set(bytes, at: slot)
+                return tag
+            }
+            if let stored { return setTag(stored, at: slot, old: old) }
+            switch attribute {
+            case .null: return setTag(.null, at: slot, old: old)
+            case .uuid, .blob:
+                if let current = others[slot], current == attribute, old != .absent { return }
+                others[slot] = attribute
+                return setTag(attribute.isUUID ? .uuid : .blob, at: slot, old: old)
+            default: preconditionFailure("\(attribute) has no column storage")
+            }
+        case .toOne(nil):
+            setTag(.toOneNil, at: slot, old: old)
+        case .toOne(let target?):
+            if old == .toOne && targets[slot] == target { return }
+            Self.pad(&targets, to: slot, with: ObjectReference(entityIndex: 0, key: 0))
+            targets[slot] = target
+            setTag(.toOne, at: slot, old: old)
+        case .toMany(let list):
+            if old == .toMany, manyTargets[spanRange(slot)].elementsEqual(list) { return }
+            setMany(list, at: slot, old: old)
+            setTag(.toMany, at: slot, old: old)
+        }
+    }
+
+    private func spanRange(_ slot: Int) -> Range<Int> {
+        let start = Int(manyStarts[slot])
+        return start..<start + Int(manyCounts[slot])
+    }
+
+    private mutating func setMany(_ list: [ObjectReference], at slot: Int, old: ValueTag) {
+        Self.pad(&manyStarts, to: slot, with: 0)
+        Self.pad(&manyCounts, to: slot, with: 0)
+        if old == .toMany { manyGarbageCount += Int(manyCounts[slot]) }
+        if manyGarbageCount > 1024 && manyGarbageCount > manyTargets.count / 2 { compactMany(excluding: slot) }
+        precondition(manyTargets.count + list.count <= Int(UInt32.max), "a chunk's to-many targets exceed 2^32")
+        manyStarts[slot] = UInt32(manyTargets.count)
+        manyCounts[slot] = UInt32(list.count)
+        manyTargets.append(contentsOf: list)
+    }
+
+    private mutating func compactMany(excluding excluded: Int) {
+        var fresh: [ObjectReference] = []
+        fresh.reserveCapacity(manyTargets.count - manyGarbageCount)
+        for slot in manyStarts.indices {
+            let range = tag(at: slot) == .toMany && slot != excluded ? spanRange(slot) : 0..<0
+            manyStarts[slot] = UInt32(fresh.count)
+            manyCounts[slot] = UInt32(range.count)
+            fresh.append(contentsOf: manyTargets[range])
+        }
+        manyTargets = fresh
+        manyGarbageCount = 0
+    }
+
+    /// Writes a slot's tag and lets go of the storage its old value was in, when that differs.
+    private mutating func setTag(_ tag: ValueTag, at slot: Int, old: ValueTag) {
+        if old != tag {
+            if old.isBytes && !tag.isBytes { arena.clear(at: slot) }
+            if (old == .uuid || old == .blob) && tag != .uuid && tag != .blob { others[slot] = nil }
+            if old == .toMany {
+                manyGarbageCount += Int(manyCounts[slot])
+                manyCounts[slot] = 0
+            }
+        }
+        if slot >= tags.count {
+            if tag == .absent { return }
+            Self.pad(&tags, to: slot, with: .absent)
+        }
+        if tags[slot] != tag { tags[slot] = tag }
+    }
+
+    private static func pad<T>(_ array: inout [T], to slot: Int, with filler: T) {
+        if slot >= array.count { array.append(contentsOf: repeatElement(filler, count: slot + 1 - array.count)) }
+    }
+}
+
+extension AttributeValue {
+    fileprivate var isUUID: Bool {
+        if case .uuid = self { return true }
+        return false
+    }
+}

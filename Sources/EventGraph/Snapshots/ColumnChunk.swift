@@ -1,0 +1,88 @@
+import LogFormat
+
+/// Up to ``slotCapacity`` objects of one entity, stored by column: per slot the key, the version and the number of
+/// properties its row has; a bitmap of the live slots; one ``Column`` per property.
+///
+/// A chunk is a value: a copy shares every array with the original until one of them is written, so a commit
+/// copies only the chunks, and within them only the columns, it changes.
+struct ColumnChunk: Sendable {
+    /// The most slots in one chunk.
+    static let slotCapacity = 4096
+
+    private(set) var keys: [UInt64] = []
+    private(set) var versions: [UInt64] = []
+    /// How many properties each slot's row has (a later schema may have added some).
+    private var valueCounts: [UInt16] = []
+    /// Bit `slot % 64` of word `slot / 64` is set when the slot holds a live object.
+    private(set) var liveBits = [UInt64](repeating: 0, count: slotCapacity / 64)
+    private(set) var columns: [Column] = []
+
+    /// The number of slots used (live or emptied); new objects go after them.
+    var slotCount: Int { keys.count }
+
+    /// Whether no more objects fit.
+    var isFull: Bool { keys.count == Self.slotCapacity }
+
+    @inline(__always)
+    func isLive(_ slot: Int) -> Bool { liveBits[slot >> 6] & (1 << UInt64(slot & 63)) != 0 }
+
+    /// The row of a live slot.
+    func row(at slot: Int, entityIndex: Int) -> Row {
+        precondition(isLive(slot), "slot \(slot) of a chunk of entity #\(entityIndex) is empty")
+        let count = Int(valueCounts[slot])
+        var values: [PropertyValue] = []
+        values.reserveCapacity(count)
+        for property in 0..<count { values.append(columns[property].value(at: slot) ?? .attribute(.null)) }
+        return Row(entityIndex: entityIndex, key: keys[slot], version: versions[slot], values: values)
+    }
+
+    /// The value of one attribute of a live slot (`.null` for a relationship or a property the row lacks).
+    func attributeValue(at slot: Int, property: Int) -> AttributeValue {
+        property < columns.count ? columns[property].attributeValue(at: slot) : .null
+    }
+
+    /// Adds a row after the used slots; returns its slot.
+    mutating func append(_ row: Row) -> Int {
+        precondition(!isFull, "a chunk holds at most \(Self.slotCapacity) objects")
+        let slot = keys.count
+        keys.append(row.key)
+        versions.append(row.version)
+        valueCounts.append(0)
+        write(row, at: slot)
+        return slot
+    }
+
+    /// Replaces the row of a live slot with a row of the same object.
+    mutating func replace(at slot: Int, with row: Row) {
+        precondition(keys[slot] == row.key, "slot \(slot) holds key \(keys[slot]), not \(row.key)")
+        if versions[slot] != row.version { versions[slot] = row.version }
+        write(row, at: slot)
+    }
+
+    /// Empties a slot: its values are let go of and it is never reused (slots stay in commit order).
+    mutating func remove(at slot: Int) {
+        liveBits[slot >> 6] &= ~(1 << UInt64(slot & 63))
+        for property in 0..<Int(valueCounts[slot]) { columns[property].set(nil, at: slot) }
+        valueCounts[slot] = 0
+    }
+
+    private mutating func write(_ row: Row, at slot: Int) {
+        precondition(row.values.count <= Int(UInt16.max), "a row has at most 65,535 properties")
+        let old = Int(valueCounts[slot])
+        if columns.count < row.values.count {
+            columns.append(contentsOf: repeatElement(Column(), count: row.values.count - columns.count))
+        }
+        for (property, value) in row.values.enumerated() { columns[property].set(value, at: slot) }
+        if old > row.values.count { for property in row.values.count..<old { columns[property].set(nil, at: slot) } }
+        if old != row.values.count { valueCounts[slot] = UInt16(row.values.count) }
+        if !isLive(slot) { liveBits[slot >> 6] |= 1 << UInt64(slot & 63) }
+    }
+
+    /// Whether two chunks share their storage (one is an unchanged copy of the other), for tests of sharing.
+    func sharesStorage(with other: ColumnChunk) -> Bool {
+        func same<T>(_ a: [T], _ b: [T]) -> Bool {
+            a.withUnsafeBufferPointer { mine in b.withUnsafeBufferPointer { mine.baseAddress == $0.baseAddress } }
+        }
+        return same(versions, other.versions) && same(liveBits, other.liveBits)
+    }
+}

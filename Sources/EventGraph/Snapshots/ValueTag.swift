@@ -1,0 +1,83 @@
+import LogFormat
+
+/// What one slot of a column holds: the kind of its value, which also says which of the column's storages has it.
+///
+/// A column is not declared with a type: a slot's tag says how to read it, so values that do not match the model's
+/// declared type (a tolerant replay, a schema frame that changed a type) are kept exactly as the log has them.
+enum ValueTag: UInt8, Sendable {
+    /// The slot is empty, or its row has fewer properties than the column's index.
+    case absent = 0
+    case null
+    // Fixed-width values: their bit pattern is in ``Column/words``.
+    case int16, int32, int64, double, float, bool, date
+    // Byte values: in the column's ``ByteArena``.
+    case string, url, decimal, binary, transformable
+    // Rare values, kept whole in ``Column/others``.
+    case uuid, blob
+    // Relationships.
+    case toOneNil, toOne, toMany
+
+    /// Whether the value is in ``Column/words``.
+    var isFixedWidth: Bool { (ValueTag.int16.rawValue...ValueTag.date.rawValue).contains(rawValue) }
+
+    /// Whether the value is in the column's byte arena.
+    var isBytes: Bool { (ValueTag.string.rawValue...ValueTag.transformable.rawValue).contains(rawValue) }
+}
+
+extension AttributeValue {
+    /// The tag and bit pattern of a fixed-width value; `nil` for the others.
+    var fixedWidthEncoding: (ValueTag, UInt64)? {
+        switch self {
+        case .int16(let v): (.int16, UInt64(bitPattern: Int64(v)))
+        case .int32(let v): (.int32, UInt64(bitPattern: Int64(v)))
+        case .int64(let v): (.int64, UInt64(bitPattern: v))
+        case .double(let v): (.double, v.bitPattern)
+        case .float(let v): (.float, UInt64(v.bitPattern))
+        case .bool(let v): (.bool, v ? 1 : 0)
+        case .date(let v): (.date, v.bitPattern)
+        default: nil
+        }
+    }
+
+    /// The value of a fixed-width tag and bit pattern.
+    init(fixedWidth tag: ValueTag, _ word: UInt64) {
+        switch tag {
+        case .int16: self = .int16(Int16(truncatingIfNeeded: Int64(bitPattern: word)))
+        case .int32: self = .int32(Int32(truncatingIfNeeded: Int64(bitPattern: word)))
+        case .int64: self = .int64(Int64(bitPattern: word))
+        case .double: self = .double(Double(bitPattern: word))
+        case .float: self = .float(Float(bitPattern: UInt32(truncatingIfNeeded: word)))
+        case .bool: self = .bool(word != 0)
+        case .date: self = .date(Double(bitPattern: word))
+        default: preconditionFailure("tag \(tag) is not fixed-width")
+        }
+    }
+
+    /// The tag of a byte value, with a call that lends its bytes; `nil` for the others.
+    func withBytesEncoding<R>(_ body: (ValueTag, UnsafeRawBufferPointer) -> R) -> R? {
+        func text(_ tag: ValueTag, _ string: String) -> R {
+            var string = string
+            return string.withUTF8 { body(tag, UnsafeRawBufferPointer($0)) }
+        }
+        switch self {
+        case .string(let s): return text(.string, s)
+        case .url(let s): return text(.url, s)
+        case .decimal(let s): return text(.decimal, s)
+        case .binary(let b): return b.withUnsafeBytes { body(.binary, $0) }
+        case .transformable(let b): return b.withUnsafeBytes { body(.transformable, $0) }
+        default: return nil
+        }
+    }
+
+    /// The value of a byte tag and its bytes.
+    init(bytes tag: ValueTag, _ bytes: UnsafeRawBufferPointer) {
+        switch tag {
+        case .string: self = .string(String(decoding: bytes, as: UTF8.self))
+        case .url: self = .url(String(decoding: bytes, as: UTF8.self))
+        case .decimal: self = .decimal(String(decoding: bytes, as: UTF8.self))
+        case .binary: self = .binary(Array(bytes))
+        case .transformable: self = .transformable(Array(bytes))
+        default: preconditionFailure("tag \(tag) is not a byte value")
+        }
+    }
+}
