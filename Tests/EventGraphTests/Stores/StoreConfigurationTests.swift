@@ -14,7 +14,7 @@ struct StoreConfigurationTests {
 
     @Test func aSubEntityTakesItsSuperEntitysConfiguration() throws {
         let model = try ObjectModel(
-            types: [Pupil.self, Tutor.self, Lecture.self, Session.self], abstractTypes: [Member.self],
+            types: [Pupil.self, Tutor.self, Lecture.self, Session.self, Handout.self], abstractTypes: [Member.self],
             configurations: ["People": [Member.self]])
         #expect(model.configurationName(of: try #require(model.entity(named: "Tutor"))) == "People")
         #expect(model.configurationNames == ["Default", "People"])
@@ -23,7 +23,7 @@ struct StoreConfigurationTests {
     @Test func anEntityInTwoConfigurationsIsRefused() {
         #expect {
             try ObjectModel(
-                types: [Lecture.self, Session.self, Pupil.self, Tutor.self],
+                types: [Lecture.self, Session.self, Handout.self, Pupil.self, Tutor.self],
                 configurations: ["Public": [Lecture.self], "Shared": [Lecture.self]])
         } throws: { error in
             let error = error as! EventGraphError
@@ -34,7 +34,8 @@ struct StoreConfigurationTests {
     @Test func aConfigurationOfAClassOutsideTheModelIsRefused() {
         #expect {
             try ObjectModel(
-                types: [Lecture.self, Session.self, Pupil.self, Tutor.self], configurations: ["X": [Note.self]])
+                types: [Lecture.self, Session.self, Handout.self, Pupil.self, Tutor.self],
+                configurations: ["X": [Note.self]])
         } throws: { error in
             (error as! EventGraphError).message.contains("configuration 'X' lists 'Note', which is not an entity")
         }

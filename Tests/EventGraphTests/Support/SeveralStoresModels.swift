@@ -1,8 +1,10 @@
 import EventGraph
 import Foundation
 
-// Seed 003's shape (iClass) for containers of several stores: members in the default (private) store, tutors in a
-// store of their own (a sub-entity away from its super-entity), lectures and their sessions in a public store.
+// Seed 003's shape (iClass) for containers of several stores: members and handouts in the default (private) store,
+// tutors in a store of their own (a sub-entity away from its super-entity), lectures and their sessions in a public
+// store. Pupils <<->> lectures, tutor <->> lectures (deny from the tutor's side, nullify from the lecture's) and
+// lecture <->> handouts (cascade) cross the stores.
 
 class Member: ManagedObject {
     @Attribute(.indexed) var name: String = ""
@@ -15,7 +17,7 @@ final class Pupil: Member {
 
 final class Tutor: Member {
     @Attribute var office: String = ""
-    @Relationship(inverse: "tutor") var lectures: Set<Lecture>
+    @Relationship(inverse: "tutor", deleteRule: .deny) var lectures: Set<Lecture>
 }
 
 final class Lecture: ManagedObject {
@@ -23,6 +25,13 @@ final class Lecture: ManagedObject {
     @Relationship var pupils: Set<Pupil>
     @Relationship var tutor: Tutor?
     @Relationship(inverse: "lecture", deleteRule: .cascade) var sessions: [Session]
+    @Relationship(inverse: "lecture", deleteRule: .cascade) var handouts: Set<Handout>
+}
+
+/// A lecture's handout, kept in the private store: the lecture's cascade crosses the stores.
+final class Handout: ManagedObject {
+    @Attribute var title: String = ""
+    @Relationship var lecture: Lecture?
 }
 
 final class Session: ManagedObject {
@@ -33,7 +42,7 @@ final class Session: ManagedObject {
 enum SeveralStoresModels {
     /// Members (pupils) in the default configuration, tutors in "Staff", lectures and sessions in "Public".
     static let campus = try! ObjectModel(
-        name: "Campus", version: "1", types: [Pupil.self, Tutor.self, Lecture.self, Session.self],
+        name: "Campus", version: "1", types: [Pupil.self, Tutor.self, Lecture.self, Session.self, Handout.self],
         abstractTypes: [Member.self], configurations: ["Public": [Lecture.self, Session.self], "Staff": [Tutor.self]])
 
     /// The three stores of ``campus`` in a directory.
