@@ -11,6 +11,10 @@ extension ModelContainer {
     /// configuration. The first time stores are opened together, each records the others' UUIDs in its log, so
     /// that a store file later replaced by another store's is refused.
     ///
+    /// A save that touches one store costs what it costs in a container of one store. A save that touches several
+    /// commits one changeset in each, in turn, each durable before the next: it is **not yet atomic** across the
+    /// stores (a failure or a crash between two stores' appends leaves the first store's part committed).
+    ///
     /// Operations of one store (``compact()``, ``stateDigest()``, ``view(asOfTransaction:)``, ``path``, the change
     /// feed and transaction observation) act on the first store given; ``stateDigest(ofConfiguration:)`` takes any.
     ///

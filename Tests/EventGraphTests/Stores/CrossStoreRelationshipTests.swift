@@ -180,4 +180,37 @@ struct CrossStoreRelationshipTests {
             #expect(moved.lectures.first?.pupils.map(\.name) == ["Ada"])
         }
     }
+
+    /// A pupil and a tutor with the same key (each store numbers from the same start) in one lecture's guests.
+    @Test(arguments: ["Pupil", "Tutor"])
+    func aListHoldingObjectsOfTwoStoresWithOneKeyTellsThemApart(removed: String) throws {
+        let directory = TemporaryDirectory()
+        let (pupilID, tutorID, lectureID) = try withContext(in: directory) { context in
+            let pupil = Pupil()
+            context.insert(pupil)
+            pupil.name = "Ada"
+            let tutor = Tutor()
+            context.insert(tutor)
+            tutor.name = "Ben"
+            let lecture = Lecture()
+            context.insert(lecture)
+            lecture.guests = [pupil]
+            try context.save()
+            lecture.guests.insert(tutor)
+            try context.save()
+            return (pupil.objectID, tutor.objectID, lecture.objectID)
+        }
+        try #require(pupilID.key == tutorID.key, "the two stores handed out the same key")
+        try withContext(in: directory) { context in
+            let lecture = try #require(context.object(with: lectureID) as? Lecture)
+            #expect(Set(lecture.guests.map(\.name)) == ["Ada", "Ben"], "adding the tutor kept the pupil of that key")
+            let guest = try #require(context.object(with: removed == "Pupil" ? pupilID : tutorID) as? Member)
+            lecture.guests.remove(guest)
+            try context.save()
+        }
+        try withContext(in: directory) { context in
+            let lecture = try #require(context.object(with: lectureID) as? Lecture)
+            #expect(lecture.guests.map(\.name) == [removed == "Pupil" ? "Ben" : "Ada"], "only the removed one left")
+        }
+    }
 }

@@ -26,6 +26,8 @@ final class Lecture: ManagedObject {
     @Relationship var tutor: Tutor?
     @Relationship(inverse: "lecture", deleteRule: .cascade) var sessions: [Session]
     @Relationship(inverse: "lecture", deleteRule: .cascade) var handouts: Set<Handout>
+    /// Pupils (private store) and tutors (staff store) alike, whose keys repeat across the two stores.
+    @Relationship var guests: Set<Member>
 }
 
 /// A lecture's handout, kept in the private store: the lecture's cascade crosses the stores.
