@@ -40,8 +40,14 @@ public final class ModelContainer: Sendable {
         }
     }
 
+    /// The store of a container of one store; the first of ``stores`` for several (see
+    /// ``init(model:stores:configuration:)``).
     let store: Store
-    /// Where the store's log is, when it is a file.
+    /// Every mounted store, in the order they were given.
+    let stores: [Store]
+    /// What contexts read from and save into: ``store`` itself, or a ``StoreCoordinator`` over ``stores``.
+    let objectStore: any ObjectStore
+    /// Where the store's log is, when it is a file (the first store's, for several).
     public let path: String?
     private let main: MainContextBox
 
@@ -108,7 +114,7 @@ public final class ModelContainer: Sendable {
         return view
     }
 
-    private static func openStore(path: String, model: ObjectModel?, configuration: Configuration)
+    static func openStore(path: String, model: ObjectModel?, configuration: Configuration)
         throws(EventGraphError) -> Store
     {
         var opened: FileBackend?
@@ -138,10 +144,17 @@ public final class ModelContainer: Sendable {
         self.init(store: store, path: nil)
     }
 
-    init(store: Store, path: String?) {
-        self.store = store
+    convenience init(store: Store, path: String?) {
+        self.init(stores: [store], objectStore: store, path: path)
+    }
+
+    init(stores: [Store], objectStore: any ObjectStore, path: String?) {
+        precondition(!stores.isEmpty, "a container has at least one store")
+        self.store = stores[0]
+        self.stores = stores
+        self.objectStore = objectStore
         self.path = path
-        self.main = MainContextBox(store: store)
+        self.main = MainContextBox(store: objectStore)
     }
 
     /// The model.
@@ -162,7 +175,7 @@ public final class ModelContainer: Sendable {
 
     /// A new context for the calling task.
     public func newBackgroundContext(name: String = "background") -> ObjectContext {
-        ObjectContext(parentStore: store, name: name)
+        ObjectContext(parentStore: objectStore, name: name)
     }
 
     /// A view of this store *as of* a transaction (replayed from the log into a separate read-only store).
@@ -194,17 +207,22 @@ public final class ModelContainer: Sendable {
     /// The store file and its writer lock are released even when the close throws because an earlier write failed
     /// (a full disk, say): the store can then be opened again, in this process too, and recovers from the file.
     public func close() throws(EventGraphError) {
-        try store.close()
+        // Every store is closed even when one fails; the first failure is reported.
+        var failure: EventGraphError?
+        for store in stores {
+            do throws(EventGraphError) { try store.close() } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
     }
 }
 
 /// Holds the main context on the main actor.
 @MainActor
 private final class MainContextBox: Sendable {
-    nonisolated let store: Store
+    nonisolated let store: any ObjectStore
     private var created: ObjectContext?
 
-    nonisolated init(store: Store) {
+    nonisolated init(store: any ObjectStore) {
         self.store = store
     }
 

@@ -10,7 +10,7 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case validation, uniqueness, deleteDenied, conflict, invalidModel, modelMismatch, log, readOnly,
-                objectNotFound, invalidArgument, closed, historyCompacted
+                objectNotFound, invalidArgument, closed, historyCompacted, storeMismatch
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -39,6 +39,9 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
         public static let closed = Code(.closed)
         /// The change feed was asked for transactions a compaction has dropped from the log.
         public static let historyCompacted = Code(.historyCompacted)
+        /// The stores given to a container do not belong together: a store file was replaced by another store's,
+        /// or one store was given twice.
+        public static let storeMismatch = Code(.storeMismatch)
 
         public var description: String { base.rawValue }
     }

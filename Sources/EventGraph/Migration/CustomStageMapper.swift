@@ -143,11 +143,3 @@ final class CustomStageMapper {
     }
 }
 
-extension ChangeOperation {
-    /// The object the operation changes.
-    fileprivate var object: ObjectReference {
-        switch self {
-        case .insert(let object, _), .update(let object, _), .relate(let object, _, _, _), .delete(let object): object
-        }
-    }
-}

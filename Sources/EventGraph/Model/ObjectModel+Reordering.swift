@@ -11,7 +11,8 @@ extension ObjectModel {
             "a reordering must name each entity of the model once")
         guard names != entities.map(\.name) else { return self }
         let drafts = names.map { name in EntityDraft(entity: entity(named: name)!) }
-        return try ObjectModel(name: name, version: versionIdentifier, drafts: drafts)
+        return try ObjectModel(
+            name: name, version: versionIdentifier, drafts: drafts, configurations: configurationMembers)
     }
 }
 

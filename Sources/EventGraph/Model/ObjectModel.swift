@@ -22,6 +22,8 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
     public let hash: UInt64
     /// The model as the log records it (for egctl and the tests; apps use ``entities``).
     package let schema: SchemaPayload
+    /// The configuration of each entity, by entity index (see ``configurationName(of:)``).
+    let entityConfigurationNames: [String]
     private let entityIndexByName: [String: Int]
     private let entityIndexByClass: [ObjectIdentifier: Int]
 
@@ -35,10 +37,14 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
     ///   - version: the version identifier, recorded in the log.
     ///   - types: the classes.
     ///   - abstractTypes: classes whose entities are abstract (no instances of their own).
-    /// - Throws: ``EventGraphError/Code/invalidModel`` naming the inconsistent declaration.
+    ///   - configurations: the entities of each named configuration, whose objects a container with several
+    ///     stores keeps in that configuration's store (see ``ModelContainer/init(model:stores:configuration:)``);
+    ///     an entity not listed is in its super-entity's configuration, or in ``defaultConfigurationName``.
+    /// - Throws: ``EventGraphError/Code/invalidModel`` naming the inconsistent declaration (an entity listed in two
+    ///   configurations, say).
     public convenience init(
         name: String = "Model", version: String = "1", types: [ManagedObject.Type],
-        abstractTypes: [ManagedObject.Type] = []
+        abstractTypes: [ManagedObject.Type] = [], configurations: [String: [ManagedObject.Type]] = [:]
     ) throws(EventGraphError) {
         var ordered: [ManagedObject.Type] = []
         var seen: Set<ObjectIdentifier> = []
@@ -54,7 +60,8 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
         for type in ordered {
             drafts.append(try EntityDraft(type: type, isAbstract: abstract.contains(ObjectIdentifier(type))))
         }
-        try self.init(name: name, version: version, drafts: drafts)
+        let configurationMembers = configurations.mapValues { types in types.map(\.entityName) }
+        try self.init(name: name, version: version, drafts: drafts, configurations: configurationMembers)
     }
 
     /// Builds a model from a schema recorded in a log; objects are plain ``ManagedObject``s.
@@ -75,7 +82,9 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
             drafts: schema.entities.map(EntityDraft.init(schema:)))
     }
 
-    init(name: String, version: String, drafts: [EntityDraft]) throws(EventGraphError) {
+    init(name: String, version: String, drafts: [EntityDraft], configurations: [String: [String]] = [:])
+        throws(EventGraphError)
+    {
         self.name = name
         self.versionIdentifier = version
         var indexByName: [String: Int] = [:]
@@ -88,6 +97,8 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
         let entities = try resolver.resolve()
         self.entities = entities
         self.entityIndexByName = indexByName
+        self.entityConfigurationNames = try Self.configurationNames(
+            of: entities, members: configurations, indexByName: indexByName)
         var byClass: [ObjectIdentifier: Int] = [:]
         for entity in entities where entity.objectClass != ManagedObject.self {
             byClass[ObjectIdentifier(entity.objectClass)] = entity.index

@@ -13,6 +13,9 @@ struct CommitRequest: Sendable {
     /// Inserted objects that take over an existing object with the same unique values instead of failing:
     /// identity → index into the entity's ``EntityDescription/uniqueConstraints``.
     var upserts: [ObjectIdentity: Int] = [:]
+    /// The stores that references with a store index above 0 point into, as in a changeset
+    /// (``Changeset/foreignStores``); only a request a coordinator of several stores hands one ``Store`` has any.
+    var foreignStores: [LogUUID] = []
 }
 
 /// What a commit did.

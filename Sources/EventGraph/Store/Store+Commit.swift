@@ -44,10 +44,14 @@ extension Store {
             let changeset = Changeset(
                 transactionID: transactionID,
                 commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
-                author: request.author, nextKey: keyWatermark, operations: operations)
+                author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
+                operations: operations)
             let overlay = queue.overlayRows
             let staged = try state.withLock { state throws(EventGraphError) in
-                try state.stage(changeset, model: model, overlay: overlay)
+                // Rows keep references in the state's own table of foreign stores (unchanged, and not copied,
+                // when the changeset names none).
+                let localized = state.localize(changeset)
+                return try state.stage(localized, model: model, overlay: overlay)
             }
             let failures = state.withLock { uniquenessFailures(staged, in: $0, queue) }
             guard failures.isEmpty else {
@@ -84,15 +88,17 @@ extension Store {
             transactionID: queued.transactionID, rows: rows, permanentIdentities: permanentIdentities)
     }
 
-    /// Checks that a request names only this store's objects: a store commits its own changeset, and a coordinator
-    /// of several stores splits a request per store first (references into other stores are not recorded yet).
+    /// Checks that a request names only this store's objects, and only stores its table of foreign stores has: a
+    /// store commits its own changeset, and a coordinator of several stores splits a request per store first.
     private func requireOwnObjects(_ request: CommitRequest) {
+        let foreignCount = request.foreignStores.count
         func isOwn(_ reference: ObjectReference) -> Bool { reference.storeIndex == Self.ownStoreIndex }
+        func isKnown(_ reference: ObjectReference) -> Bool { Int(reference.storeIndex) <= foreignCount }
         func isOwn(_ change: PropertyChange) -> Bool {
             switch change.value {
             case .attribute: true
-            case .toOne(let target): target.map(isOwn) ?? true
-            case .toMany(let targets): targets.allSatisfy(isOwn)
+            case .toOne(let target): target.map(isKnown) ?? true
+            case .toMany(let targets): targets.allSatisfy(isKnown)
             }
         }
         for operation in request.operations {
@@ -101,7 +107,7 @@ extension Store {
                 case .insert(let reference, let changes), .update(let reference, let changes):
                     isOwn(reference) && changes.allSatisfy(isOwn)
                 case .relate(let reference, _, let added, let removed):
-                    isOwn(reference) && added.allSatisfy(isOwn) && removed.allSatisfy(isOwn)
+                    isOwn(reference) && added.allSatisfy(isKnown) && removed.allSatisfy(isKnown)
                 case .delete(let reference):
                     isOwn(reference)
                 }

@@ -68,7 +68,8 @@ private struct ChangeFootprint {
                 lookups.append(reference)
             }
         }
-        lookups += referenced.filter { !inserted.contains($0.identity) }
+        // A target in another store is not in this store's state (a coordinator of several stores checks it).
+        lookups += referenced.filter { $0.storeIndex == Store.ownStoreIndex && !inserted.contains($0.identity) }
     }
 }
 
@@ -171,8 +172,11 @@ private struct ConflictResolution {
 
     // MARK: - Targets
 
+    /// Whether a target exists after the changeset; one in another store counts as existing here (this store's
+    /// state cannot tell).
     private func exists(_ reference: ObjectReference) -> Bool {
-        inserted.contains(reference.identity) || current[reference.identity] != nil
+        reference.storeIndex != Store.ownStoreIndex || inserted.contains(reference.identity)
+            || current[reference.identity] != nil
     }
 
     private mutating func keepingExistingTargets(_ changes: [PropertyChange], of reference: ObjectReference)

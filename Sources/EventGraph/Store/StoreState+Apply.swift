@@ -126,16 +126,17 @@ extension StoreState {
                     try reject("relates \(name(reference)) through property #\(propertyIndex), which is not to-many")
                     continue
                 }
+                // Targets are told apart by store and key: a list may hold objects of several stores, whose keys repeat.
                 if !removed.isEmpty {
-                    let removedKeys = Set(removed.map(\.key))
-                    targets.removeAll { removedKeys.contains($0.key) }
+                    let removedTargets = Set(removed.map(\.identity))
+                    targets.removeAll { removedTargets.contains($0.identity) }
                 }
                 if !added.isEmpty {
                     // Objects inserted since the list was last written have larger keys than any in it, so the usual
                     // relate is checked against the largest key instead of hashing a list of, say, 100k posts.
                     let largestKey = targets.reduce(0) { Swift.max($0, $1.key) }
-                    var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.key))
-                    for target in added where present.insert(target.key).inserted { targets.append(target) }
+                    var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
+                    for target in added where present.insert(target.identity).inserted { targets.append(target) }
                 }
                 values[Int(propertyIndex)] = .toMany(targets)
                 // A relate changes only a to-many list; the version still moves so readers see a new row.

@@ -1,0 +1,88 @@
+import LogFormat
+
+extension StoreCoordinator {
+    /// Commits a context's changes: one changeset per store the request touches, each in its store's numbering.
+    ///
+    /// A request that touches one store is that store's commit, as with a container of one store (the changeset
+    /// carries a table of foreign stores only when it refers to another store).
+    func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
+        let parts = split(request)
+        var result = CommitResult(transactionID: 0, rows: [:], permanentIdentities: [:])
+        for (storeIndex, part) in parts.sorted(by: { $0.key < $1.key }) {
+            let committed = try stores[Int(storeIndex)].commit(part)
+            merge(committed, fromStoreAt: storeIndex, into: &result)
+        }
+        result.transactionID = lastTransactionID
+        return result
+    }
+
+    /// The request's operations, read rows and upserts grouped by the store of the object each one names, with
+    /// every reference in that store's numbering.
+    private func split(_ request: CommitRequest) -> [UInt32: CommitRequest] {
+        var localizations: [UInt32: StoreLocalization] = [:]
+        var parts: [UInt32: CommitRequest] = [:]
+        func localization(_ storeIndex: UInt32) -> StoreLocalization {
+            if let existing = localizations[storeIndex] { return existing }
+            precondition(
+                Int(storeIndex) < stores.count,
+                "a save names an object of store \(storeUUIDs[Int(storeIndex)]), which is not mounted")
+            return StoreLocalization(
+                ownIndex: storeIndex, storeUUIDs: storeLogUUIDs,
+                knownForeignStores: stores[Int(storeIndex)].state.withLock { $0.foreignStores })
+        }
+        func part(_ storeIndex: UInt32) -> CommitRequest {
+            parts[storeIndex]
+                ?? CommitRequest(
+                    author: request.author, operations: [], readRows: [:], mergePolicy: request.mergePolicy)
+        }
+        for operation in request.operations {
+            let storeIndex = operation.object.storeIndex
+            var localizer = localization(storeIndex)
+            var target = part(storeIndex)
+            target.operations.append(localizer.toLocal(operation))
+            localizations[storeIndex] = localizer
+            parts[storeIndex] = target
+        }
+        for (identity, row) in request.readRows {
+            var localizer = localization(identity.storeIndex)
+            var target = part(identity.storeIndex)
+            target.readRows[ObjectIdentity(storeIndex: Store.ownStoreIndex, key: identity.key)] = localizer.toLocal(row)
+            localizations[identity.storeIndex] = localizer
+            parts[identity.storeIndex] = target
+        }
+        for (identity, ordinal) in request.upserts {
+            parts[identity.storeIndex]?.upserts[ObjectIdentity(storeIndex: Store.ownStoreIndex, key: identity.key)] =
+                ordinal
+        }
+        for (storeIndex, localizer) in localizations where localizer.namesOtherStores {
+            parts[storeIndex]?.foreignStores = localizer.foreignStores
+        }
+        return parts
+    }
+
+    /// Adds one store's commit result to the coordinator's, in the coordinator's numbering.
+    private func merge(_ committed: CommitResult, fromStoreAt storeIndex: UInt32, into result: inout CommitResult) {
+        let numbering = numbering(ofStoreAt: storeIndex)
+        func identity(_ local: ObjectIdentity) -> ObjectIdentity {
+            ObjectIdentity(storeIndex: storeIndex, key: local.key)
+        }
+        for (local, row) in committed.rows {
+            result.rows[identity(local)] = .some(
+                row.map { numbering.toCoordinator($0, hasRelationships: hasRelationships(ofEntity: $0.entityIndex)) })
+        }
+        for (inserted, permanent) in committed.permanentIdentities {
+            result.permanentIdentities[identity(inserted)] = identity(permanent)
+        }
+    }
+}
+
+extension ChangeOperation {
+    /// The object the operation changes.
+    var object: ObjectReference {
+        switch self {
+        case .insert(let reference, _), .update(let reference, _), .relate(let reference, _, _, _),
+            .delete(let reference):
+            reference
+        }
+    }
+}

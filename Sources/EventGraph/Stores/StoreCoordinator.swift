@@ -1,0 +1,168 @@
+import Foundation
+import LogFormat
+
+/// The object store beneath the contexts of a container with several stores: one ``Store`` per configuration of
+/// the model, each with its own log.
+///
+/// Each call goes to the store an identity names (``ObjectIdentity/storeIndex``, the index in ``storeUUIDs``);
+/// scans and counts span every store; a new object's identity comes from the store of its entity's configuration;
+/// a commit is split into one changeset per store. Stores number the stores their references point into by their
+/// own tables, the coordinator by ``storeUUIDs``: ``StoreNumbering`` translates rows on the way up and
+/// ``StoreLocalization`` requests on the way down.
+final class StoreCoordinator: ObjectStore {
+    let model: ObjectModel
+    /// The mounted stores, by index (the first entries of ``storeUUIDs``).
+    let stores: [Store]
+    /// The mounted stores, then every other store their logs refer to (unmounted: nothing resolves there).
+    let storeUUIDs: [UUID]
+    private let logUUIDs: [LogUUID]
+    private let indexByLogUUID: [LogUUID: UInt32]
+    /// For each entity, the index of the store that holds its new objects.
+    let placement: [UInt32]
+    /// For each entity, whether its rows can hold references (rows of others are never translated).
+    private let relationshipFlags: [Bool]
+
+    /// A coordinator over stores opened with `model`; `placement` gives, per entity, the index of its store.
+    init(model: ObjectModel, stores: [Store], placement: [UInt32]) {
+        precondition(placement.count == model.entities.count, "a placement names one store per entity")
+        precondition(placement.allSatisfy { Int($0) < stores.count }, "a placement names a mounted store")
+        self.model = model
+        self.stores = stores
+        self.placement = placement
+        var uuids = stores.map { $0.storeUUID.logUUID }
+        for store in stores {
+            for foreign in store.state.withLock({ $0.foreignStores }) where !uuids.contains(foreign) {
+                uuids.append(foreign)
+            }
+        }
+        logUUIDs = uuids
+        storeUUIDs = uuids.map { UUID(logUUID: $0) }
+        indexByLogUUID = Dictionary(uniqueKeysWithValues: uuids.enumerated().map { ($1, UInt32($0)) })
+        relationshipFlags = model.entities.map { entity in entity.properties.contains { $0.relationship != nil } }
+    }
+
+    /// Whether rows of an entity can hold references (rows of other entities are never translated).
+    func hasRelationships(ofEntity entityIndex: Int) -> Bool { relationshipFlags[entityIndex] }
+
+    var isReadOnly: Bool { stores.contains { $0.isReadOnly } }
+    var lastTransactionID: UInt64 { stores.map(\.lastTransactionID).max() ?? 0 }
+
+    /// The mounted store at a coordinator index; `nil` for a store that is only referred to.
+    private func store(at storeIndex: UInt32) -> Store? {
+        Int(storeIndex) < stores.count ? stores[Int(storeIndex)] : nil
+    }
+
+    /// How the store at `storeIndex` numbers stores, as of now (its table grows when a commit names a new store).
+    func numbering(ofStoreAt storeIndex: UInt32) -> StoreNumbering {
+        numbering(ofStoreAt: storeIndex, foreignStores: stores[Int(storeIndex)].state.withLock { $0.foreignStores })
+    }
+
+    private func numbering(ofStoreAt storeIndex: UInt32, foreignStores: [LogUUID]) -> StoreNumbering {
+        StoreNumbering(ownIndex: storeIndex, foreignStores: foreignStores) { uuid in
+            guard let index = indexByLogUUID[uuid] else {
+                // Only a commit through this coordinator adds to a store's table, and only stores of its table.
+                preconditionFailure("store \(uuid) is not in the table of the coordinator")
+            }
+            return index
+        }
+    }
+
+    /// A store's row, read under its lock together with the table its references use, in the coordinator's
+    /// numbering.
+    private func row(inStoreAt storeIndex: UInt32, _ read: (StoreState) -> Row?) -> Row? {
+        guard let store = store(at: storeIndex) else { return nil }
+        let found = store.state.withLock { state in read(state).map { ($0, state.foreignStores) } }
+        guard let (row, foreignStores) = found else { return nil }
+        return numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
+            .toCoordinator(row, hasRelationships: hasRelationships(ofEntity: row.entityIndex))
+    }
+
+    // MARK: Reading
+
+    func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
+        row(inStoreAt: identity.storeIndex) { $0.row(entityIndex: entityIndex, key: identity.key) }
+    }
+
+    func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
+        row(inStoreAt: identity.storeIndex) { state in
+            for index in entityIndices { if let row = state.row(entityIndex: index, key: identity.key) { return row } }
+            return nil
+        }
+    }
+
+    func rows(of entityIndex: Int) -> [StoreRows] {
+        // Every store is asked, not only the one of the entity's configuration: a store keeps the objects it was
+        // given under an earlier placement.
+        stores.indices.compactMap { position in
+            let storeIndex = UInt32(position)
+            let (rows, foreignStores) = stores[position].state.withLock { state in
+                (state.rowSnapshot(ofEntity: entityIndex), state.foreignStores)
+            }
+            guard !rows.isEmpty else { return nil }
+            let numbering = numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
+            guard hasRelationships(ofEntity: entityIndex), !numbering.isIdentity else {
+                return StoreRows(storeIndex: storeIndex, rows: rows)
+            }
+            return StoreRows(
+                storeIndex: storeIndex,
+                rows: rows.map { $0.map { numbering.toCoordinator($0, hasRelationships: true) } })
+        }
+    }
+
+    func rowCount(of entityIndices: [Int]) -> Int {
+        stores.reduce(0) { $0 + $1.rowCount(of: entityIndices) }
+    }
+
+    func indexedRows(
+        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
+    ) -> [StoreRows]? {
+        var batches: [StoreRows] = []
+        for (position, store) in stores.enumerated() {
+            let storeIndex = UInt32(position)
+            let extraKeys = extra.lazy.filter { $0.storeIndex == storeIndex }.map(\.key)
+            guard let rows = store.indexedRows(entityIndex: entityIndex, ranges: ranges, extraKeys: Array(extraKeys))
+            else { return nil }
+            guard !rows.isEmpty else { continue }
+            let numbering = numbering(ofStoreAt: storeIndex)
+            batches.append(
+                StoreRows(
+                    storeIndex: storeIndex,
+                    rows: rows.map {
+                        numbering.toCoordinator($0, hasRelationships: hasRelationships(ofEntity: entityIndex))
+                    }))
+        }
+        return batches
+    }
+
+    func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
+        for (position, store) in stores.enumerated() {
+            if let key = store.holder(of: tuple) { return ObjectIdentity(storeIndex: UInt32(position), key: key) }
+        }
+        return nil
+    }
+
+    func readBlob(_ reference: BlobReference, inStore storeIndex: UInt32) throws(EventGraphError) -> [UInt8]? {
+        guard let store = store(at: storeIndex) else { return nil }
+        return try store.readBlob(reference)
+    }
+
+    // MARK: Writing
+
+    func reserveIdentity(for entity: EntityDescription) -> ObjectIdentity {
+        let storeIndex = placement[entity.index]
+        return ObjectIdentity(storeIndex: storeIndex, key: stores[Int(storeIndex)].reserveKey())
+    }
+
+    /// The coordinator's table of stores as the logs name them.
+    var storeLogUUIDs: [LogUUID] { logUUIDs }
+}
+
+extension StoreCoordinator {
+    /// The mounted store that holds a configuration's new objects.
+    func store(ofConfiguration name: String) -> Store? {
+        guard let entity = model.entities.first(where: { model.configurationName(of: $0) == name }) else {
+            return nil
+        }
+        return stores[Int(placement[entity.index])]
+    }
+}
