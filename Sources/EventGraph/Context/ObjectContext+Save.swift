@@ -13,6 +13,7 @@ extension ObjectContext {
     /// - Throws: ``EventGraphError`` with code `validation`, `deleteDenied`, `uniqueness`, `conflict`, `readOnly`
     ///   or `log`; ``EventGraphError/failures`` lists every failing object and property.
     public func save() throws(EventGraphError) {
+        processPendingChanges()
         let inserted = insertedList.filter { $0.flags.contains(.isInserted) && !$0.flags.contains(.isDeleted) }
         let deleted = deletedList.filter {
             $0.flags.contains(.isDeleted) && !$0.flags.contains(.isInserted) && !$0.flags.contains(.isDead)
@@ -24,6 +25,7 @@ extension ObjectContext {
         let abandoned = insertedList.filter { $0.flags.contains(.isInserted) && $0.flags.contains(.isDeleted) }
         guard !inserted.isEmpty || !deleted.isEmpty || !updated.isEmpty else {
             finishSave(inserted: [], updated: [], deleted: [], abandoned: abandoned, result: nil)
+            changeTracking.reported.removeAll()
             return
         }
         guard !parentStore.isReadOnly else {
@@ -59,8 +61,15 @@ extension ObjectContext {
             request.operations.append(.delete(reference(to: object)))
             if let row = object.row { request.readRows[object.identity] = row }
         }
+        guard !request.operations.isEmpty else {
+            // Only values equal to those beneath were set: a root logs no empty transaction.
+            finishSave(inserted: [], updated: updated, deleted: [], abandoned: abandoned, result: nil)
+            changeTracking.reported.removeAll()
+            return
+        }
         let result = try parentStore.commit(request)
         finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
+        reportSave(of: request, result: result)
     }
 
     /// Records an updated object's changes: scalar properties as one update, to-many ones as added/removed.
@@ -69,9 +78,14 @@ extension ObjectContext {
         if object.row == nil { object.fireFault() }
         guard let row = object.row else { return }
         var scalar: [PropertyChange] = []
+        // A child pushes every attribute it set, also to the value it read (Core Data's rule): its own value stands
+        // over a later one of the parent, as the child showed it. A root does not log a value the store holds, and
+        // an unchanged relationship is no change of either side, so the inverses beneath stay as they are.
+        let pushesEverySetAttribute = parentStore is ParentContextStore
         for entry in object.pending.sorted(by: { $0.index < $1.index }) where entity.isPersistentProperty[entry.index] {
             let old = row.values[entry.index]
-            guard entry.value != old else { continue }
+            guard entry.value != old || (pushesEverySetAttribute && entity.properties[entry.index].attribute != nil)
+            else { continue }
             if case .toMany(let newTargets) = entry.value, case .toMany(let oldTargets) = old,
                 let relationship = entity.properties[entry.index].relationship
             {

@@ -29,6 +29,8 @@ public final class ObjectContext {
     /// Validation patterns, compiled once per context: compiling costs tens of microseconds, and every save
     /// validates each updated object again. (`Regex` is not `Sendable`, so the shared model cannot hold them.)
     var compiledPatterns: [String: Regex<AnyRegexOutput>] = [:]
+    /// Change observers, what they were told last, and automatic merging (`Observation/ObjectContext+Changes`).
+    let changeTracking = ContextChangeTracking()
 
     init(parentStore: any ObjectStore, name: String) {
         self.parentStore = parentStore
@@ -208,6 +210,7 @@ public final class ObjectContext {
         changedList.removeAll()
         deletedList.removeAll()
         upsertKeys.removeAll()
+        reportRollback()
     }
 
     /// Forgets every object: unsaved changes are discarded and the objects must no longer be used.

@@ -68,14 +68,20 @@ public struct CommittedTransaction: Hashable, Sendable {
         let values = ChangeValues(model: model, storeUUID: storeUUID) { index in
             index <= foreign.count ? foreign[Int(index) - 1] : nil
         }
-        var positions: [UInt64: Int] = [:]
+        changes = Self.changes(of: changeset.operations, model: model, values: values)
+    }
+
+    /// One entry per object the operations touch, in the order they first touch it: the changes of a changeset, or
+    /// of a context's save (``ContextChanges``). `values` names the objects, so it decides their store numbering.
+    static func changes(of operations: [ChangeOperation], model: ObjectModel, values: ChangeValues) -> [Change] {
+        var positions: [ObjectIdentity: Int] = [:]
         var changes: [Change] = []
         func record(_ reference: ObjectReference, _ kind: Change.Kind, _ properties: [PropertyChange]) {
             let entity = model.entities[Int(reference.entityIndex)]
             let named = properties.map { (entity.properties[Int($0.propertyIndex)].name, $0.value) }
-            guard let position = positions[reference.key] else {
-                positions[reference.key] = changes.count
-                let objectID = ObjectID(storeUUID: storeUUID, entityName: entity.name, key: reference.key)
+            guard let position = positions[reference.identity] else {
+                guard let objectID = values.objectID(reference) else { return }
+                positions[reference.identity] = changes.count
                 changes.append(Change(objectID: objectID, kind: kind, changedKeys: Set(named.map(\.0))))
                 values.record(named, into: &changes[changes.count - 1])
                 return
@@ -93,7 +99,7 @@ public struct CommittedTransaction: Hashable, Sendable {
                 values.record(named, into: &changes[position])
             }
         }
-        for operation in changeset.operations {
+        for operation in operations {
             switch operation {
             case .insert(let reference, let properties): record(reference, .inserted, properties)
             case .update(let reference, let properties): record(reference, .updated, properties)
@@ -101,23 +107,43 @@ public struct CommittedTransaction: Hashable, Sendable {
                 // Only the difference is logged: the key changed, its new contents are not stated here.
                 record(reference, .updated, [])
                 let name = model.entities[Int(reference.entityIndex)].properties[Int(index)].name
-                if let position = positions[reference.key], changes[position].kind != .deleted {
+                if let position = positions[reference.identity], changes[position].kind != .deleted {
                     changes[position].changedKeys.insert(name)
                     changes[position].values[name] = nil
                 }
             case .delete(let reference): record(reference, .deleted, [])
             }
         }
-        self.changes = changes
+        return changes
     }
 }
 
-/// Turns logged property values into ``ObjectValue``s: references become ``ObjectID``s of their store.
+/// Turns logged property values into ``ObjectValue``s: references become ``ObjectID``s.
 struct ChangeValues {
-    var model: ObjectModel
-    var storeUUID: UUID
-    /// The store of a reference with a store index above 0, in the payload the values come from.
-    var foreignStore: (UInt32) -> LogUUID?
+    /// The ID of a referenced object; `nil` when its store is not known (a payload that does not name it).
+    let objectID: (ObjectReference) -> ObjectID?
+
+    /// Names references by a context's own numbering of stores, with temporary IDs where the context has them.
+    init(objectID: @escaping (ObjectReference) -> ObjectID?) {
+        self.objectID = objectID
+    }
+
+    /// Names references as a payload of the store with `storeUUID` does: index 0 is that store, a higher index one
+    /// the payload names (`foreignStore`).
+    init(model: ObjectModel, storeUUID: UUID, foreignStore: @escaping (UInt32) -> LogUUID?) {
+        objectID = { reference in
+            let index = Int(reference.entityIndex)
+            guard index < model.entities.count else { return nil }
+            let store: UUID
+            if reference.storeIndex == 0 {
+                store = storeUUID
+            } else {
+                guard let foreign = foreignStore(reference.storeIndex) else { return nil }
+                store = UUID(logUUID: foreign)
+            }
+            return ObjectID(storeUUID: store, entityName: model.entities[index].name, key: reference.key)
+        }
+    }
 
     /// The value as the public API shows it; `nil` for an externally stored value (its bytes are not in the
     /// changeset) or a reference to a store the payload does not name.
@@ -131,19 +157,6 @@ struct ChangeValues {
             let ids = references.compactMap(objectID)
             return ids.count == references.count ? .toMany(ids) : nil
         }
-    }
-
-    func objectID(_ reference: ObjectReference) -> ObjectID? {
-        let index = Int(reference.entityIndex)
-        guard index < model.entities.count else { return nil }
-        let store: UUID
-        if reference.storeIndex == 0 {
-            store = storeUUID
-        } else {
-            guard let foreign = foreignStore(reference.storeIndex) else { return nil }
-            store = UUID(logUUID: foreign)
-        }
-        return ObjectID(storeUUID: store, entityName: model.entities[index].name, key: reference.key)
     }
 
     /// Sets the values of `named` properties in `change`, dropping stale ones that cannot be shown.

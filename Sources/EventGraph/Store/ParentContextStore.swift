@@ -135,10 +135,13 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only (an as-of view)") }
         let kept = try resolveConflicts(request)
+        // The parent's own changes are reported apart from the push, which is reported as the parent's change.
+        parent.reportPendingChanges(.processed)
         var touched: [ObjectIdentity: ObjectReference] = [:]
         for operation in request.operations {
             apply(operation, request: request, keeping: kept, touched: &touched)
         }
+        parent.reportPendingChanges(.pushedByChild, pushedBy: ObjectIdentifier(self))
         var rows: [ObjectIdentity: Row?] = [:]
         for (identity, reference) in touched {
             rows[identity] = row(of: identity, entityIndex: Int(reference.entityIndex))

@@ -1,0 +1,79 @@
+import LogFormat
+
+/// A context's change observers and what it last reported, held by the context (``ObjectContext/changeTracking``).
+///
+/// Not `Sendable`: it lives and is used in its context's isolation domain only. The one thing other threads touch,
+/// the transactions waiting to be merged, is behind a lock (``MergeInbox``).
+final class ContextChangeTracking {
+    /// A registered observer: called with each report and the object store whose push caused it (a child's, for
+    /// ``ContextChanges/Reason/pushedByChild``), so a child can ignore its own push. Returns `false` to be removed
+    /// (an `AsyncStream` whose consumer is gone).
+    typealias Observer = (ContextChanges, _ pushedBy: ObjectIdentifier?) -> Bool
+
+    /// What a report said last about an object with unsaved changes.
+    struct Reported {
+        /// The ID it was reported by (temporary for an inserted object).
+        var objectID: ObjectID
+        var kind: CommittedTransaction.Change.Kind
+        /// The unsaved persistent values it reported.
+        var values: [ManagedObject.PendingValue]
+    }
+
+    private(set) var observers: [(id: Int, observer: Observer)] = []
+    private var nextID = 0
+    /// What has been reported of the context's unsaved changes; empty after a save or rollback. Kept only while
+    /// someone observes: without observers, the context does not pay for the comparison.
+    var reported: [ObjectIdentity: Reported] = [:]
+    /// Whether the context merges changes made elsewhere (``ObjectContext/automaticallyMergesChangesFromParent``).
+    var mergesAutomatically = false
+    /// For a root context that merges: committed transactions waiting for the context's next processing point.
+    var inbox: MergeInbox?
+    /// For a child that merges: its registration with its parent.
+    var parentRegistration: Int?
+    /// Transactions this context committed itself, not to be merged back when they arrive in ``inbox``.
+    var ownTransactions: Set<UInt64> = []
+
+    var hasObservers: Bool { !observers.isEmpty }
+
+    func add(_ observer: @escaping Observer) -> Int {
+        defer { nextID += 1 }
+        observers.append((nextID, observer))
+        return nextID
+    }
+
+    func remove(_ id: Int) {
+        observers.removeAll { $0.id == id }
+    }
+
+    /// Calls every observer registered now, in registration order. An observer may save or process changes of the
+    /// context (a nested report is delivered at once, depth first); one registered meanwhile starts at the next.
+    func deliver(_ changes: ContextChanges, pushedBy: ObjectIdentifier? = nil) {
+        var finished: [Int] = []
+        for (id, observer) in observers where !observer(changes, pushedBy) { finished.append(id) }
+        if !finished.isEmpty { observers.removeAll { finished.contains($0.id) } }
+        if observers.isEmpty { reported.removeAll() }
+    }
+}
+
+/// A registration made by ``ObjectContext/observeChanges(_:)``: the handler is called until ``cancel()`` is called
+/// or the observation is released.
+///
+/// Not `Sendable`: keep and cancel it in the context's isolation domain.
+public final class ContextChangesObservation {
+    private weak var tracking: ContextChangeTracking?
+    private let id: Int
+
+    init(tracking: ContextChangeTracking, id: Int) {
+        self.tracking = tracking
+        self.id = id
+    }
+
+    /// Stops calling the handler.
+    public func cancel() {
+        tracking?.remove(id)
+    }
+
+    deinit {
+        tracking?.remove(id)
+    }
+}

@@ -1,0 +1,132 @@
+import LogFormat
+
+/// Automatic merging: a context keeps its registered objects current with changes made elsewhere.
+extension ObjectContext {
+    /// Whether changes made elsewhere refresh this context's registered objects (off by default).
+    ///
+    /// For a root context (one made by the container), "elsewhere" is every transaction another context commits:
+    /// they are collected as they commit, and merged at this context's next ``processPendingChanges()`` (which
+    /// ``save()`` calls first), in this context's own isolation domain. For a child, it is every change of its
+    /// parent's view — the parent's saves, merges, rollbacks, processed changes, and what a sibling pushes into
+    /// it — merged at once, since a child lives in its parent's isolation domain.
+    ///
+    /// A merge refreshes registered objects only: an object without unsaved changes takes the new values, and one
+    /// deleted elsewhere becomes a deleted fault (``ManagedObject/isDeleted``, reading its defaults), as objects
+    /// deleted by this context's own save do. An object with unsaved changes keeps them, by the ``mergePolicy``:
+    /// - ``MergePolicy/objectWins``: its changes stand over the new values of its other properties;
+    /// - ``MergePolicy/storeWins``: properties changed elsewhere take the new values (its own changes of them are
+    ///   dropped), its other changes stand;
+    /// - ``MergePolicy/error``: the object keeps reading the values it read, so that its save reports the
+    ///   conflict.
+    /// A deleted object with unsaved changes is left for the save to settle. Each merge is reported as
+    /// ``ContextChanges/Reason/merged(transactionID:)``, with every change it brought (also of objects the context
+    /// does not hold, for a view that must add them).
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { changeTracking.mergesAutomatically }
+        set {
+            guard newValue != changeTracking.mergesAutomatically else { return }
+            changeTracking.mergesAutomatically = newValue
+            if let parent = parentContext {
+                if newValue {
+                    changeTracking.parentRegistration = parent.changeTracking.add { [weak self] changes, pushedBy in
+                        guard let self else { return false }
+                        self.mergeParentChanges(changes, pushedBy: pushedBy)
+                        return true
+                    }
+                } else if let registration = changeTracking.parentRegistration {
+                    parent.changeTracking.remove(registration)
+                    changeTracking.parentRegistration = nil
+                }
+            } else if let store = parentStore as? Store {
+                changeTracking.inbox = newValue ? MergeInbox(store: store) : nil
+            }
+        }
+    }
+
+    /// Merges the transactions collected for a root context since its last processing point.
+    func mergeCommittedTransactions() {
+        guard let inbox = changeTracking.inbox else { return }
+        for transaction in inbox.take() {
+            if changeTracking.ownTransactions.remove(transaction.transactionID) != nil { continue }
+            merge(transaction.changes, reason: .merged(transactionID: transaction.transactionID))
+        }
+    }
+
+    /// Merges a change of the parent's view into a child, unless the child's own push caused it.
+    private func mergeParentChanges(_ changes: ContextChanges, pushedBy: ObjectIdentifier?) {
+        guard pushedBy != ObjectIdentifier(parentStore) else { return }
+        var transactionID: UInt64?
+        if case .merged(let merged) = changes.reason { transactionID = merged }
+        merge(changes.changes, reason: .merged(transactionID: transactionID))
+    }
+
+    /// Refreshes the registered objects that `changes` name, then reports the merge.
+    private func merge(_ changes: [CommittedTransaction.Change], reason: ContextChanges.Reason) {
+        for change in changes where change.kind != .inserted {
+            guard let storeIndex = parentStore.storeIndex(of: change.objectID.storeUUID),
+                let object = registered[ObjectIdentity(storeIndex: storeIndex, key: change.objectID.key)],
+                !object.flags.contains(.isInserted), !object.flags.contains(.isDeleted),
+                !object.flags.contains(.isDead)
+            else { continue }
+            refreshMerged(object, changedKeys: change.changedKeys)
+        }
+        guard changeTracking.hasObservers, !changes.isEmpty else { return }
+        changeTracking.deliver(ContextChanges(contextName: name, reason: reason, changes: changes))
+    }
+
+    /// Brings one registered object to the latest values beneath, keeping its unsaved changes by the merge policy.
+    private func refreshMerged(_ object: ManagedObject, changedKeys: Set<String>) {
+        let entity = object.entity
+        if object.hasPersistentChanges {
+            switch mergePolicy {
+            case .error: return
+            case .objectWins: break
+            case .storeWins:
+                object.pending.removeAll { changedKeys.contains(entity.properties[$0.index].name) }
+            }
+        }
+        guard let row = parentStore.row(of: object.identity, entityIndex: entity.index) else {
+            if object.hasPersistentChanges { return }
+            // Deleted elsewhere: a deleted fault, as the objects this context's own save deletes become.
+            object.detach(Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted))
+            registered[object.identity] = nil
+            object.flags = [.isDead]
+            object.pending.removeAll()
+            object.row = nil
+            return
+        }
+        if object.row !== row {
+            object.row = row
+            object.loadedBlobs.removeAll()
+        }
+    }
+}
+
+/// Transactions committed by any context of a store, collected for a root context that merges them at its next
+/// processing point. Delivery happens on the committing thread, so the queue is behind a lock; the context takes
+/// it in its own isolation domain.
+final class MergeInbox: Sendable {
+    private let store: Store
+    private let token: CommitObservers.Token
+    private let queue: LockedValue<[CommittedTransaction]>
+
+    init(store: Store) {
+        let queue = LockedValue<[CommittedTransaction]>([])
+        self.store = store
+        self.queue = queue
+        // The observer holds the queue, not the inbox, so that releasing the inbox unregisters it.
+        (token, _) = store.observeCommits { transaction in queue.withLock { $0.append(transaction) } }
+    }
+
+    deinit {
+        store.removeCommitObserver(token)
+    }
+
+    /// The transactions collected since the last call, in transaction order.
+    func take() -> [CommittedTransaction] {
+        queue.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+    }
+}
