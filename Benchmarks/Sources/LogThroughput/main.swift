@@ -1,6 +1,9 @@
 // Measures LogFormat throughput on this machine: appends of small and 1 MiB changesets per durability mode,
 // 8 concurrent appenders against 1 (group commit), sequential scan (verify + decompress) throughput, and the
 // compression ratio of realistic changesets. Usage: log-throughput [directory]
+//
+// This package cannot see LogFormat's `package` declarations, so it uses only the module's small public API for
+// direct users of the log (writer, reader, changeset values, `LogWriter.syncCount`; see LogFormat's documentation).
 import Foundation
 import LogFormat
 import Synchronization
@@ -87,10 +90,7 @@ print("")
 func concurrentCommits(threads: Int, perThread: Int) throws -> (perSecond: Double, syncs: Int) {
     let path = freshPath("group")
     defer { remove(path) }
-    let faults = FaultInjector()  // armed with nothing: only counts the syncs
-    var options = LogWriter.Options(durability: .full)
-    options.faultInjector = faults
-    let writer = try LogWriter(path: path, options: options)
+    let writer = try LogWriter(path: path, options: .init(durability: .full))
     let nextID = Mutex<UInt64>(0)
     // Real threads: DispatchQueue.concurrentPerform would run only as many as there are cores.
     let elapsed = seconds {
@@ -110,7 +110,7 @@ func concurrentCommits(threads: Int, perThread: Int) throws -> (perSecond: Doubl
         }
         group.wait()
     }
-    let syncs = faults.callCount(.sync)
+    let syncs = writer.syncCount
     try writer.close()
     return (Double(threads * perThread) / elapsed, syncs)
 }
@@ -149,7 +149,7 @@ do {
     var best = Double.infinity
     var report: ScanReport?
     for _ in 0..<5 {
-        let t = try seconds { report = try reader.scan() }
+        let t = try seconds { report = try reader.scanTransactions() }
         best = min(best, t)
     }
     let r = report!
@@ -166,7 +166,7 @@ do {
     var decodeBest = Double.infinity
     for _ in 0..<3 {
         let t = try seconds {
-            try reader.scan { record in if case .transaction(let t) = record { _ = try t.changeset() } }
+            try reader.scanTransactions { transaction in _ = try transaction.changeset() }
         }
         decodeBest = min(decodeBest, t)
     }

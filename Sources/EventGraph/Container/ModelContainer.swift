@@ -7,7 +7,7 @@ import LogFormat
 /// let container = try ModelContainer(path: "/var/lib/blog.eglog", model: model)
 /// let context = container.newBackgroundContext()
 /// ```
-/// The container is `Sendable`; contexts are not — create one per task (``newBackgroundContext()``) or use
+/// The container is `Sendable`; contexts are not — create one per task (``newBackgroundContext(name:)``) or use
 /// ``mainContext`` on the main actor.
 public final class ModelContainer: Sendable {
     /// How a store is opened.
@@ -55,7 +55,7 @@ public final class ModelContainer: Sendable {
     ///
     /// `path` may be reached through symbolic links (compaction replaces the file they point to) or be one of
     /// several hard links; one store file has one writer, whatever its name, so a second container writing the
-    /// same file is refused. Read-only views (``view(path:asOfTransaction:model:)``) take no lock.
+    /// same file is refused. Read-only views (``view(path:asOfTransaction:model:recoveryHandler:)``) take no lock.
     ///
     /// - Throws: ``EventGraphError`` with code `log` when the file cannot be opened (for example another
     ///   process has it open: the message names its pid) and `modelMismatch` when the store was written with

@@ -27,7 +27,7 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
         public static let invalidModel = Code(.invalidModel)
         /// The store was written with a different model.
         public static let modelMismatch = Code(.modelMismatch)
-        /// The log could not be read or written (see ``EventGraphError/underlying``).
+        /// The log could not be read or written (the message says why, with the file and byte offset).
         public static let log = Code(.log)
         /// The store or view is read-only.
         public static let readOnly = Code(.readOnly)

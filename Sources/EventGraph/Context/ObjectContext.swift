@@ -3,7 +3,7 @@ import LogFormat
 /// A scratch pad of objects: insert, change and delete them, then ``save()`` — one changeset, all or nothing.
 ///
 /// A context is not `Sendable`: it and its objects stay in the isolation domain that created them (the main
-/// actor for ``ModelContainer/mainContext``, a task for ``ModelContainer/newBackgroundContext()``). Pass
+/// actor for ``ModelContainer/mainContext``, a task for ``ModelContainer/newBackgroundContext(name:)``). Pass
 /// ``ObjectID`` values between contexts. Each object ID has at most one object in a context (uniquing).
 ///
 /// Other contexts' saves become visible to this one on its next fetch (for objects without unsaved changes)
@@ -232,8 +232,10 @@ public final class ObjectContext {
 
     /// Turns an object back into a fault so its next read sees the store's latest committed values.
     ///
-    /// - Parameter mergeChanges: keep the object's unsaved changes (re-applied over the new values); when
-    ///   `false` (the default) they are discarded. Externally stored values are dropped from memory either way.
+    /// - Parameters:
+    ///   - object: an object of this context.
+    ///   - mergeChanges: keep the object's unsaved changes (re-applied over the new values); when `false` (the
+    ///     default) they are discarded. Externally stored values are dropped from memory either way.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) {
         precondition(object.contextStorage === self, "\(object) does not belong to this context")
         guard !object.flags.contains(.isInserted) else { return }

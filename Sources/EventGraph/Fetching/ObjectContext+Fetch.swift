@@ -135,7 +135,10 @@ extension ObjectContext {
     /// first, this context's save updates that object instead of failing (its values win).
     ///
     /// - Parameters:
+    ///   - type: the class of the object.
     ///   - keyPath: a property declared `@Attribute(.unique)`.
+    ///   - value: the unique value to find, and to give a new object.
+    ///   - configure: sets up a new object (not called when one is found).
     public func fetchOrInsert<T: ManagedObject, Value: PersistentValue>(
         _ type: T.Type, unique keyPath: KeyPath<T, Value>, equals value: Value, configure: (T) -> Void = { _ in }
     ) -> T {

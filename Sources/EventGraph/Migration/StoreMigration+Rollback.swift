@@ -23,8 +23,10 @@ extension StoreMigration {
     /// Brings back the log a migration replaced (kept at ``backupPath(for:)``); the migrated log is kept at
     /// `path + ".migrated"`.
     ///
-    /// - Parameter discardingLaterTransactions: allow dropping transactions committed after the migration (the
-    ///   backup does not have them); without it such a rollback is refused.
+    /// - Parameters:
+    ///   - path: the store that was migrated.
+    ///   - discardingLaterTransactions: allow dropping transactions committed after the migration (the backup does
+    ///     not have them); without it such a rollback is refused.
     /// - Throws: ``EventGraphError`` — `invalidArgument` when no backup exists or later transactions would be lost,
     ///   `log` when the store is in use by another process or the backup is damaged.
     @discardableResult

@@ -5,18 +5,18 @@ public enum CRC32C {
     /// The CRC32C of `bytes`, continuing from `previous` (0 to start).
     ///
     /// `checksum(b, continuing: checksum(a))` equals the checksum of `a` followed by `b`.
-    public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return previous }
         return eg_crc32c_extend(previous, base, bytes.count)
     }
 
     /// The CRC32C of an array of bytes, continuing from `previous`.
-    public static func checksum(_ bytes: [UInt8], continuing previous: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8], continuing previous: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0, continuing: previous) }
     }
 
     /// The same function through the portable table (for tests comparing both paths).
-    public static func portableChecksum(_ bytes: [UInt8], continuing previous: UInt32 = 0) -> UInt32 {
+    package static func portableChecksum(_ bytes: [UInt8], continuing previous: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { return previous }
             return eg_crc32c_extend_portable(previous, base, buffer.count)

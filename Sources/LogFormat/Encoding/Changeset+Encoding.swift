@@ -7,7 +7,7 @@ extension Changeset {
     /// Encodes the changeset in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
     ///
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when a string, byte array, list or index is over its limit
-    ///   in ``LogLimits`` or the payload would exceed ``LogLimits/maxTransactionByteCount``;
+    ///   in `LogLimits` or the payload would exceed `LogLimits.maxTransactionByteCount`;
     ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
     public func encoded() throws(LogFormatError) -> [UInt8] {
         try PayloadEnvelope.encode("changeset", maxByteCount: LogLimits.maxTransactionByteCount) {

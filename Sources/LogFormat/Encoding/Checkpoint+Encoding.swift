@@ -10,7 +10,7 @@
 
 extension CheckpointBegin {
     /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
-    public func encoded() throws(LogFormatError) -> [UInt8] {
+    package func encoded() throws(LogFormatError) -> [UInt8] {
         try PayloadEnvelope.encode("checkpoint begin", maxByteCount: LogLimits.maxFrameRawByteCount) { writer in
             writer.writeVarUInt(lastTransactionID)
             writer.writeVarInt(lastCommitTimeMicroseconds)
@@ -23,7 +23,7 @@ extension CheckpointBegin {
     ///
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
     ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
-    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+    package init(decoding bytes: [UInt8]) throws(LogFormatError) {
         self = try PayloadEnvelope.decode(
             "checkpoint begin", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
         ) { (reader) throws(LogFormatError) -> CheckpointBegin in
@@ -42,7 +42,7 @@ extension CheckpointChunk {
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when a value or list is over its limit or the payload would
     ///   exceed ``LogLimits/maxTransactionByteCount`` (split the records into more chunks);
     ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
-    public func encoded() throws(LogFormatError) -> [UInt8] {
+    package func encoded() throws(LogFormatError) -> [UInt8] {
         try PayloadEnvelope.encode(
             "checkpoint chunk", maxByteCount: LogLimits.maxTransactionByteCount, reservedByteCount: 4096
         ) { (writer) throws(LogFormatError) in
@@ -59,7 +59,7 @@ extension CheckpointChunk {
     ///
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
     ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
-    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+    package init(decoding bytes: [UInt8]) throws(LogFormatError) {
         self = try PayloadEnvelope.decode(
             "checkpoint chunk", from: bytes, maxByteCount: LogLimits.maxTransactionByteCount
         ) { (reader) throws(LogFormatError) -> CheckpointChunk in
@@ -105,7 +105,7 @@ extension CheckpointEnd {
     ///
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when the digest is longer than
     ///   ``LogLimits/maxBinaryByteCount``.
-    public func encoded() throws(LogFormatError) -> [UInt8] {
+    package func encoded() throws(LogFormatError) -> [UInt8] {
         try PayloadEnvelope.encode("checkpoint end", maxByteCount: LogLimits.maxFrameRawByteCount) {
             (writer) throws(LogFormatError) in
             writer.writeVarUInt(objectCount)
@@ -117,7 +117,7 @@ extension CheckpointEnd {
     ///
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
     ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
-    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+    package init(decoding bytes: [UInt8]) throws(LogFormatError) {
         self = try PayloadEnvelope.decode(
             "checkpoint end", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
         ) { (reader) throws(LogFormatError) -> CheckpointEnd in

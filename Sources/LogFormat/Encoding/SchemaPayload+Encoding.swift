@@ -10,7 +10,7 @@ extension SchemaPayload {
     ///   ``LogLimits`` or the payload would exceed ``LogLimits/maxFrameRawByteCount``;
     ///   ``LogFormatError/Code/invalidArgument`` when entity names repeat, or a superentity or relationship
     ///   destination names no entity of the schema (such a schema could not be decoded).
-    public func encoded() throws(LogFormatError) -> [UInt8] {
+    package func encoded() throws(LogFormatError) -> [UInt8] {
         if let problem = referenceProblem() { throw LogFormatError(.invalidArgument, problem) }
         // Version 1 while no original name is recorded, so that older readers still read such schemas.
         let version = recordsOriginalNames ? Self.originalNamesVersion : 1
@@ -32,7 +32,7 @@ extension SchemaPayload {
     ///   truncated, corrupt, over a limit, or followed by extra bytes, or when entity names repeat or a superentity
     ///   or relationship destination names no entity; ``LogFormatError/Code/unsupportedVersion`` when the payload
     ///   was written by a newer format version.
-    public init(decoding bytes: [UInt8]) throws(LogFormatError) {
+    package init(decoding bytes: [UInt8]) throws(LogFormatError) {
         self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> SchemaPayload in
             try Self.decode(from: &reader)
         }

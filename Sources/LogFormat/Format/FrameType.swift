@@ -2,44 +2,44 @@
 ///
 /// Types with the high bit set (0x80–0xFF) are *skippable extensions*: a reader that does not know one skips it.
 /// An unknown type below 0x80 is an error, because ignoring it could change the meaning of the log.
-public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// A whole transaction (its changeset) in one frame; it commits the transaction.
-    public static let transaction = FrameType(rawValue: 0x01)
+    package static let transaction = FrameType(rawValue: 0x01)
     /// The first fragment of a transaction larger than ``LogLimits/maxFrameRawByteCount``.
-    public static let transactionFirst = FrameType(rawValue: 0x02)
+    package static let transactionFirst = FrameType(rawValue: 0x02)
     /// A middle fragment.
-    public static let transactionMiddle = FrameType(rawValue: 0x03)
+    package static let transactionMiddle = FrameType(rawValue: 0x03)
     /// The last fragment; it commits the transaction.
-    public static let transactionLast = FrameType(rawValue: 0x04)
+    package static let transactionLast = FrameType(rawValue: 0x04)
     /// The bytes of one externally stored binary value, part of the transaction that follows it.
-    public static let blob = FrameType(rawValue: 0x05)
+    package static let blob = FrameType(rawValue: 0x05)
     /// The model (``SchemaPayload``); committed on its own.
-    public static let schema = FrameType(rawValue: 0x10)
+    package static let schema = FrameType(rawValue: 0x10)
     /// Starts a checkpoint (``CheckpointBegin``).
-    public static let checkpointBegin = FrameType(rawValue: 0x20)
+    package static let checkpointBegin = FrameType(rawValue: 0x20)
     /// A batch of live objects (``CheckpointChunk``).
-    public static let checkpointChunk = FrameType(rawValue: 0x21)
+    package static let checkpointChunk = FrameType(rawValue: 0x21)
     /// Ends a checkpoint (``CheckpointEnd``); it commits the checkpoint.
-    public static let checkpointEnd = FrameType(rawValue: 0x22)
+    package static let checkpointEnd = FrameType(rawValue: 0x22)
     /// The first fragment of a checkpoint chunk larger than one frame (format 1.2).
-    public static let checkpointChunkFirst = FrameType(rawValue: 0x23)
+    package static let checkpointChunkFirst = FrameType(rawValue: 0x23)
     /// A middle fragment of a checkpoint chunk.
-    public static let checkpointChunkMiddle = FrameType(rawValue: 0x24)
+    package static let checkpointChunkMiddle = FrameType(rawValue: 0x24)
     /// The last fragment of a checkpoint chunk; the fragments concatenated form the chunk's payload.
-    public static let checkpointChunkLast = FrameType(rawValue: 0x25)
+    package static let checkpointChunkLast = FrameType(rawValue: 0x25)
     /// An LZ4 dictionary for the frames after it that use ``FrameCodec/lz4Dictionary``.
-    public static let dictionary = FrameType(rawValue: 0x30)
+    package static let dictionary = FrameType(rawValue: 0x30)
     /// Clean close: everything before it was synced.
-    public static let seal = FrameType(rawValue: 0x40)
+    package static let seal = FrameType(rawValue: 0x40)
 
     /// Whether an older reader may skip a frame of this type.
-    public var isSkippable: Bool { rawValue & 0x80 != 0 }
+    package var isSkippable: Bool { rawValue & 0x80 != 0 }
 
     /// Whether this reader knows the type.
-    public var isKnown: Bool {
+    package var isKnown: Bool {
         switch self {
         case .transaction, .transactionFirst, .transactionMiddle, .transactionLast, .blob, .schema, .checkpointBegin,
             .checkpointChunk, .checkpointEnd, .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast,
@@ -57,12 +57,12 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     }
 
     /// Whether the frame belongs to a transaction (and carries its transaction ID in the frame header).
-    public var isTransactionPart: Bool {
+    package var isTransactionPart: Bool {
         self == .transaction || self == .transactionFirst || self == .transactionMiddle || self == .transactionLast
             || self == .blob
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transaction: "transaction"
         case .transactionFirst: "transaction-first"
@@ -84,7 +84,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
 }
 
 /// How a frame's body is stored.
-public enum FrameCodec: UInt8, Hashable, Sendable {
+package enum FrameCodec: UInt8, Hashable, Sendable {
     /// The body is the payload itself.
     case raw = 0
     /// The body is one LZ4 block; it decompresses to exactly the frame's raw length.

@@ -22,7 +22,7 @@ public struct LogFormatError: Error, Hashable, Sendable, CustomStringConvertible
         public static let unsupportedFeature = Code(.unsupportedFeature)
         /// Data that had already been made durable is damaged (see ``LogFormatError/damage``).
         public static let damaged = Code(.damaged)
-        /// A size exceeds one of the named limits in ``LogLimits``.
+        /// A size exceeds one of the named limits in `LogLimits` (the format's bounds; `Docs/FileFormat.md`).
         public static let limitExceeded = Code(.limitExceeded)
         /// A payload (changeset, schema, checkpoint) does not decode.
         public static let malformedPayload = Code(.malformedPayload)

@@ -2,24 +2,24 @@
 ///
 /// A corrupt length can therefore never cause a huge allocation or a decompression bomb: anything larger
 /// than these is rejected with ``LogFormatError/Code/limitExceeded`` (on write) or reported as damage (on read).
-public enum LogLimits {
+package enum LogLimits {
     /// The largest body (stored bytes after compression) of one frame: 16 MiB.
-    public static let maxFrameBodyByteCount = 16 << 20
+    package static let maxFrameBodyByteCount = 16 << 20
     /// The largest decompressed payload of one frame: 16 MiB. This also bounds one externally stored binary value
     /// (a blob is one frame); transactions are split into fragments of ``LogWriter/Options/fragmentByteCount``.
-    public static let maxFrameRawByteCount = 16 << 20
+    package static let maxFrameRawByteCount = 16 << 20
     /// The largest transaction (sum of its fragments' payloads): 1 GiB.
-    public static let maxTransactionByteCount = 1 << 30
+    package static let maxTransactionByteCount = 1 << 30
     /// The largest single string in a payload (entity, attribute or author names, string values): 64 MiB.
-    public static let maxStringByteCount = 64 << 20
+    package static let maxStringByteCount = 64 << 20
     /// The largest inline binary value in a payload: 256 MiB (larger ones must be stored as blobs).
-    public static let maxBinaryByteCount = 256 << 20
+    package static let maxBinaryByteCount = 256 << 20
     /// The largest number of elements in any list in a payload (operations, values, references): 16 Mi.
-    public static let maxElementCount = 16 << 20
+    package static let maxElementCount = 16 << 20
     /// The largest number of entities in a schema.
-    public static let maxEntityCount = 65_536
+    package static let maxEntityCount = 65_536
     /// The largest number of properties (attributes and relationships) of one entity.
-    public static let maxPropertyCount = 65_536
+    package static let maxPropertyCount = 65_536
     /// The largest dictionary used for LZ4 compression: 64 KiB (LZ4 uses at most 64 KiB of history).
-    public static let maxDictionaryByteCount = 64 << 10
+    package static let maxDictionaryByteCount = 64 << 10
 }

@@ -15,7 +15,7 @@ public enum AttributeType: UInt8, Hashable, Sendable, CaseIterable, CustomString
     /// A decimal number, stored as its canonical string so that no precision is lost.
     case decimal = 11
     case binary = 12
-    /// Bytes produced by a named value transformer (see ``AttributeSchema/transformerName``).
+    /// Bytes produced by a named value transformer (named in the schema the log records).
     case transformable = 13
 
     public var description: String {
@@ -53,7 +53,7 @@ public enum AttributeValue: Hashable, Sendable {
     case url(String)
     case decimal(String)
     case binary([UInt8])
-    /// Bytes of a binary or transformable attribute kept in a separate ``FrameType/blob`` frame.
+    /// Bytes of a binary or transformable attribute kept in a separate blob frame.
     case blob(BlobReference)
     case transformable([UInt8])
 }

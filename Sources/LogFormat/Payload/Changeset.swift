@@ -1,7 +1,7 @@
 /// A reference to an object by its permanent identity: store, entity and key.
 ///
 /// `storeIndex` 0 is the store whose log holds the payload; `k > 0` is `foreignStores[k - 1]` of the enclosing
-/// ``Changeset`` or ``CheckpointChunk`` (cross-store references). `entityIndex` indexes the entities of the schema
+/// ``Changeset`` or checkpoint (cross-store references). `entityIndex` indexes the entities of the schema
 /// in force in this log (a relationship's destination entity is always part of the referencing store's model).
 public struct ObjectReference: Hashable, Sendable, Comparable {
     /// 0 for the store holding the payload; k for the k-th foreign store.
@@ -32,9 +32,9 @@ public enum PropertyValue: Hashable, Sendable {
     case toMany([ObjectReference])
 }
 
-/// One property of an object, by its index in the entity's property list (``EntitySchema/properties``).
+/// One property of an object, by its index in the entity's property list (in the schema the log records).
 public struct PropertyChange: Hashable, Sendable {
-    /// The property's index in ``EntitySchema/properties``.
+    /// The property's index in the entity's property list (in the schema the log records).
     public var propertyIndex: UInt32
     /// The new value.
     public var value: PropertyValue

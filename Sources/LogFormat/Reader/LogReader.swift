@@ -55,6 +55,26 @@ public final class LogReader: Sendable {
         return (decoded.0, decoded.1 || !gapsAreZero)
     }
 
+    /// Scans the whole log, verifying every frame, and calls `body` with each committed transaction in order.
+    ///
+    /// The log's other units (its model, checkpoints, externally stored values) are verified but not delivered:
+    /// they belong to EventGraph, which reads them through the same scan.
+    ///
+    /// - Parameters:
+    ///   - fromTransactionID: transactions before this one are verified but not delivered.
+    ///   - body: called with each delivered transaction, in order.
+    /// - Returns: a summary, including how the committed part ends (clean, torn tail, or damage).
+    /// - Throws: ``LogFormatError`` for I/O errors, unsupported features or undecodable payloads (damage is reported
+    ///   in the result, not thrown), or whatever `body` throws.
+    @discardableResult
+    public func scanTransactions(fromTransactionID: UInt64 = 0, _ body: (TransactionRecord) throws -> Void = { _ in })
+        throws -> ScanReport
+    {
+        try scan(fromTransactionID: fromTransactionID) { record in
+            if case .transaction(let transaction) = record { try body(transaction) }
+        }
+    }
+
     /// Scans the whole log, verifying every frame, and calls `body` with each committed unit in order.
     ///
     /// - Parameter fromTransactionID: transactions before this one are verified but not delivered.
@@ -62,7 +82,7 @@ public final class LogReader: Sendable {
     /// - Throws: ``LogFormatError`` for I/O errors, unsupported features or undecodable payloads (damage is reported
     ///   in the result, not thrown), or whatever `body` throws.
     @discardableResult
-    public func scan(fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws -> Void = { _ in }) throws
+    package func scan(fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws -> Void = { _ in }) throws
         -> ScanReport
     {
         let caller = CallerError()
@@ -183,7 +203,7 @@ public final class LogReader: Sendable {
     }
 
     /// Reads an externally stored binary value from its blob frame.
-    public func readBlob(at byteOffset: UInt64) throws(LogFormatError) -> [UInt8] {
+    package func readBlob(at byteOffset: UInt64) throws(LogFormatError) -> [UInt8] {
         let (frameHeader, payload) = try readFrame(at: byteOffset)
         guard frameHeader.type == .blob else {
             throw LogFormatError(

@@ -1,5 +1,5 @@
 /// A committed unit of the log, as ``LogReader`` delivers it.
-public enum LogRecord: Sendable {
+package enum LogRecord: Sendable {
     /// The model in force from here on.
     case schema(SchemaPayload, byteOffset: UInt64)
     /// A committed transaction.
@@ -30,12 +30,12 @@ public struct TransactionRecord: Sendable {
     /// The encoded ``Changeset``, in memory or in the file.
     let body: SpannedPayload
     /// The transaction's externally stored binary values, in index order.
-    public var blobs: [BlobLocation]
+    package var blobs: [BlobLocation]
     /// Byte offset of the transaction's first frame.
     public var byteOffset: UInt64
 
     /// Creates a record of a payload in memory.
-    public init(transactionID: UInt64, payload: [UInt8], blobs: [BlobLocation], byteOffset: UInt64) {
+    package init(transactionID: UInt64, payload: [UInt8], blobs: [BlobLocation], byteOffset: UInt64) {
         self.init(transactionID: transactionID, body: .whole(payload), blobs: blobs, byteOffset: byteOffset)
     }
 

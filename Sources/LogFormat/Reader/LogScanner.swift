@@ -1,16 +1,16 @@
 /// Where a blob frame is: its logical identity (transaction and index) and its byte offset in this file.
-public struct BlobLocation: Hashable, Sendable {
+package struct BlobLocation: Hashable, Sendable {
     /// The transaction the blob belongs to.
-    public var transactionID: UInt64
+    package var transactionID: UInt64
     /// The blob's index in that transaction.
-    public var index: UInt32
+    package var index: UInt32
     /// The byte offset of the blob's frame in this file.
-    public var byteOffset: UInt64
+    package var byteOffset: UInt64
     /// The value's length in bytes.
-    public var byteCount: UInt32
+    package var byteCount: UInt32
 
     /// Creates a location.
-    public init(transactionID: UInt64, index: UInt32, byteOffset: UInt64, byteCount: UInt32) {
+    package init(transactionID: UInt64, index: UInt32, byteOffset: UInt64, byteCount: UInt32) {
         self.transactionID = transactionID
         self.index = index
         self.byteOffset = byteOffset

@@ -5,23 +5,23 @@
 #endif
 
 /// What a salvage copied and what it could not.
-public struct SalvageReport: Hashable, Sendable {
+package struct SalvageReport: Hashable, Sendable {
     /// A stretch of the damaged file that held nothing verifiable.
-    public struct LostRegion: Hashable, Sendable {
+    package struct LostRegion: Hashable, Sendable {
         /// Where the region starts.
-        public var byteOffset: UInt64
+        package var byteOffset: UInt64
         /// How long it is.
-        public var byteCount: UInt64
+        package var byteCount: UInt64
         /// Why its first frame failed.
-        public var reason: String
+        package var reason: String
         /// The last transaction copied before the region (0 when none).
-        public var afterTransactionID: UInt64
+        package var afterTransactionID: UInt64
         /// The first transaction copied after the region (nil when none was).
-        public var nextTransactionID: UInt64?
+        package var nextTransactionID: UInt64?
 
         /// The transactions that were in the region, bounded by the surviving neighbours; nil when nothing after
         /// the region survived (then every transaction after ``afterTransactionID`` may be lost) or none is missing.
-        public var transactionIDs: ClosedRange<UInt64>? {
+        package var transactionIDs: ClosedRange<UInt64>? {
             // Compared before adding: `afterTransactionID` comes from the file and may be the largest ID.
             guard let next = nextTransactionID, next > afterTransactionID, next - afterTransactionID > 1 else {
                 return nil
@@ -31,24 +31,24 @@ public struct SalvageReport: Hashable, Sendable {
     }
 
     /// Transactions copied into the new file.
-    public var copiedTransactionCount: Int
+    package var copiedTransactionCount: Int
     /// Schema frames copied.
-    public var copiedSchemaCount: Int
+    package var copiedSchemaCount: Int
     /// Whether a complete checkpoint was copied.
-    public var copiedCheckpoint: Bool
+    package var copiedCheckpoint: Bool
     /// The last transaction copied.
-    public var lastTransactionID: UInt64
+    package var lastTransactionID: UInt64
     /// The regions that held nothing verifiable, in file order.
-    public var lostRegions: [LostRegion]
+    package var lostRegions: [LostRegion]
     /// The size of the new file.
-    public var outputByteCount: UInt64
+    package var outputByteCount: UInt64
 
     /// Whether everything verifiable was all there was (no region lost).
-    public var isComplete: Bool { lostRegions.isEmpty }
+    package var isComplete: Bool { lostRegions.isEmpty }
 }
 
 /// Copies every verifiable unit of a damaged log into a new log.
-public enum Salvage {
+package enum Salvage {
     /// Reads `path` (never modifying it), skipping regions that fail their checks, and writes every schema,
     /// checkpoint and transaction that verifies into a new log at `outputPath` (same store UUID, a new file UUID,
     /// the next generation), then syncs and verifies it.
@@ -59,7 +59,7 @@ public enum Salvage {
     ///
     /// - Throws: when `outputPath` exists, when `path` is not a regular file or has no readable header, or on I/O
     ///   errors.
-    public static func salvage(path: String, to outputPath: String) throws(LogFormatError) -> SalvageReport {
+    package static func salvage(path: String, to outputPath: String) throws(LogFormatError) -> SalvageReport {
         // A symlink as the output names the file to create: the new log goes where it points.
         let resolvedOutput = try FilePath.resolvingSymbolicLinks(outputPath)
         guard try SystemCalls.status(atPath: resolvedOutput, followingLinks: false) == nil else {

@@ -5,23 +5,23 @@
 #endif
 
 /// What a rewrite did.
-public struct RewriteReport: Hashable, Sendable {
+package struct RewriteReport: Hashable, Sendable {
     /// Size of the log before the rewrite.
-    public var oldByteCount: UInt64
+    package var oldByteCount: UInt64
     /// Size of the new log.
-    public var newByteCount: UInt64
+    package var newByteCount: UInt64
     /// The new file's generation.
-    public var generation: UInt64
+    package var generation: UInt64
     /// Transactions after the checkpoint copied from the old file.
-    public var copiedTransactionCount: Int
+    package var copiedTransactionCount: Int
     /// Where checkpoint blobs landed in the new file, for lazy reads.
-    public var checkpointBlobs: [BlobLocation]
+    package var checkpointBlobs: [BlobLocation]
     /// Where copied transactions' blobs landed in the new file.
-    public var copiedBlobs: [BlobLocation]
+    package var copiedBlobs: [BlobLocation]
     /// How long the rewrite took, verification included.
-    public var durationNanoseconds: UInt64
+    package var durationNanoseconds: UInt64
     /// Path of the previous file kept by `keepingPreviousAt`, if any.
-    public var previousPath: String?
+    package var previousPath: String?
 }
 
 extension LogWriter {

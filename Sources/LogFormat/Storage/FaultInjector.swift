@@ -2,14 +2,14 @@
 ///
 /// Like TigerBeetle's storage simulator: a test arms a fault ("fail the 3rd sync", "tear the next write in half")
 /// and passes the injector in the writer's options; every file operation asks it first. Production code passes none.
-public final class FaultInjector: Sendable {
+package final class FaultInjector: Sendable {
     /// A file operation that can be made to fail.
-    public enum Operation: Hashable, Sendable, CaseIterable {
+    package enum Operation: Hashable, Sendable, CaseIterable {
         case write, sync, truncate, rename, directorySync
     }
 
     /// What happens when an armed fault fires.
-    public enum Fault: Hashable, Sendable {
+    package enum Fault: Hashable, Sendable {
         /// The operation fails with this `errno` and has no effect.
         case fail(errno: Int32)
         /// (Writes only) the first half of the bytes reach the file, then the write fails with this `errno`.
@@ -30,19 +30,19 @@ public final class FaultInjector: Sendable {
     private let state = LockedValue(State())
 
     /// An injector with no fault armed (it still counts calls).
-    public init() {}
+    package init() {}
 
     /// Makes the `n`th next call (1 = the very next one) of `operation` fail with `fault`.
-    public func arm(_ operation: Operation, onCall n: Int = 1, fault: Fault) {
+    package func arm(_ operation: Operation, onCall n: Int = 1, fault: Fault) {
         precondition(n >= 1, "onCall counts from 1")
         state.withLock { $0.armed[operation] = Armed(remaining: n, fault: fault) }
     }
 
     /// How many times each operation has been attempted.
-    public func callCount(_ operation: Operation) -> Int { state.withLock { $0.counts[operation, default: 0] } }
+    package func callCount(_ operation: Operation) -> Int { state.withLock { $0.counts[operation, default: 0] } }
 
     /// The faults that have fired, in order.
-    public var firedFaults: [Operation] { state.withLock { $0.fired } }
+    package var firedFaults: [Operation] { state.withLock { $0.fired } }
 
     /// Called by the file layer before each operation; returns the fault to apply, if one fires now.
     func check(_ operation: Operation) -> Fault? {

@@ -27,7 +27,7 @@ public struct AppendedTransaction: Hashable, Sendable {
     /// Byte offset just after its last frame.
     public var endByteOffset: UInt64
     /// Where each of its blobs landed, in index order (for lazy reads through ``LogWriter/readBlob(at:)``).
-    public var blobs: [BlobLocation]
+    package var blobs: [BlobLocation]
 }
 
 /// What opening a log for writing found and repaired.

@@ -1,8 +1,8 @@
 import Dispatch
 
 extension LogWriter {
-    /// Appends one transaction: its blobs, then its changeset payload (split into fragments when it is larger than
-    /// ``Options/fragmentByteCount``). Returns when the transaction is as durable as the writer's mode promises.
+    /// Appends one transaction: its blobs, then its changeset payload (split into fragments when it is larger than a
+    /// fragment, 1 MiB by default). Returns when the transaction is as durable as the writer's mode promises.
     ///
     /// Equivalent to ``enqueueTransaction(id:payload:blobs:)`` followed by ``waitUntilDurable(_:)``.
     ///
@@ -64,7 +64,7 @@ extension LogWriter {
     }
 
     /// Appends the model (a schema frame).
-    public func append(schema: SchemaPayload) throws(LogFormatError) {
+    package func append(schema: SchemaPayload) throws(LogFormatError) {
         let payload: [UInt8]
         payload = try encode { try schema.encoded() }
         let placed = try reserve([OutgoingFrame(type: .schema, payload: payload)], transactionID: nil)
@@ -250,7 +250,10 @@ extension LogWriter {
                 throw outcome
             }
             locked.value.writtenEnd = batchEnd
-            if mustSync { locked.value.syncedEnd = batchEnd }
+            if mustSync {
+                locked.value.syncedEnd = batchEnd
+                if mode != .none { locked.value.syncCount += 1 }
+            }
             locked.owner.broadcast()
             if mode == .normal && locked.value.syncedEnd < locked.value.writtenEnd && !locked.value.syncScheduled {
                 locked.value.syncScheduled = true

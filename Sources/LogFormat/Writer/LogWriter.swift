@@ -23,11 +23,11 @@ public final class LogWriter: Sendable {
         /// The store UUID of a new file (random when nil); ignored when the file exists.
         public var storeUUID: LogUUID?
         /// Transactions larger than this are split into first/middle/last fragments.
-        public var fragmentByteCount = 1 << 20
+        package var fragmentByteCount = 1 << 20
         /// The largest transaction a new file accepts (1 byte … ``LogLimits/maxTransactionByteCount``), recorded in
         /// its header so that readers know the bound before they read; ignored when the file exists (its own
         /// recorded limit applies).
-        public var maxTransactionByteCount = LogLimits.maxTransactionByteCount
+        package var maxTransactionByteCount = LogLimits.maxTransactionByteCount
         /// `.normal` durability: sync when this many milliseconds have passed since unsynced data appeared …
         public var normalSyncInterval = 50
         /// … or when this many bytes are unsynced.
@@ -37,7 +37,7 @@ public final class LogWriter: Sendable {
         /// log keeps its own mode, owner and group, also when it is rewritten.
         public var filePermissions: UInt32 = 0o600
         /// Fault injection for tests.
-        public var faultInjector: FaultInjector?
+        package var faultInjector: FaultInjector?
 
         /// Options with the given durability, creation and store UUID.
         public init(durability: Durability = .full, createIfMissing: Bool = true, storeUUID: LogUUID? = nil) {
@@ -69,6 +69,8 @@ public final class LogWriter: Sendable {
         var syncScheduled = false
         var poison: LogFormatError?
         var isClosed = false
+        /// How many times a leader synced appended frames (see ``LogWriter/syncCount``).
+        var syncCount = 0
     }
 
     /// The log's path, as given.
@@ -80,14 +82,27 @@ public final class LogWriter: Sendable {
     /// What opening the log found and repaired.
     public let recoveryReport: RecoveryReport
 
-    /// Opens (or creates) the log at `path` for writing, recovering from a crash, and calls `replay` with every
-    /// committed record in order (so the object layer replays during the one recovery scan).
+    /// Opens (or creates) the log at `path` for writing, recovering from a crash.
     ///
     /// - Throws: ``LogFormatError`` — `.locked` when another process writes the store (naming its pid),
     ///   `.damaged` when data that had already been synced fails its checks (with the byte offset and the
     ///   affected transactions; nothing is truncated), `.notALog`, `.unsupportedVersion`, `.io`.
-    ///   Errors thrown by `replay` are rethrown unchanged (and the writer is not opened).
-    public init(path: String, options: Options = Options(), replay: (LogRecord) throws -> Void = { _ in }) throws {
+    public convenience init(path: String, options: Options = Options()) throws(LogFormatError) {
+        do {
+            try self.init(path: path, options: options, replay: { _ in })
+        } catch let error as LogFormatError {
+            throw error
+        } catch {
+            preconditionFailure("a replay that throws nothing threw \(error)")
+        }
+    }
+
+    /// Opens (or creates) the log at `path` for writing, recovering from a crash, and calls `replay` with every
+    /// committed record in order (so the object layer replays during the one recovery scan).
+    ///
+    /// - Throws: as ``init(path:options:)``; errors thrown by `replay` are rethrown unchanged (and the writer is not
+    ///   opened).
+    package init(path: String, options: Options = Options(), replay: (LogRecord) throws -> Void) throws {
         let resolvedPath = try FilePath.resolvingSymbolicLinks(path)
         let (storeLock, created) = try Self.lock(resolvedPath, displayPath: path, options: options)
         let removed = AtomicRewrite.removeLeftovers(of: resolvedPath)
@@ -200,4 +215,8 @@ public final class LogWriter: Sendable {
 
     /// Bytes in the log, including queued frames.
     public var byteCount: UInt64 { state.withLock { $0.value.reservedEnd } }
+
+    /// How many times this writer has synced appended transactions (`fdatasync`) since it was opened: with
+    /// concurrent appenders under group commit, fewer than the appends it acknowledged.
+    public var syncCount: Int { state.withLock { $0.value.syncCount } }
 }
