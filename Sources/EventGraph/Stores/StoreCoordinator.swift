@@ -95,9 +95,11 @@ final class StoreCoordinator: ObjectStore {
         // given under an earlier placement.
         stores.indices.compactMap { position in
             let storeIndex = UInt32(position)
-            let (rows, foreignStores) = stores[position].state.withLock { state in
-                (state.rowSnapshot(ofEntity: entityIndex), state.foreignStores)
+            // The version is taken under the lock; its rows are built from the columns after the lock is let go.
+            let (version, foreignStores) = stores[position].state.withLock { state in
+                (state.version(ofEntity: entityIndex), state.foreignStores)
             }
+            let rows = version.liveRows.map(Optional.some)
             guard !rows.isEmpty else { return nil }
             let numbering = numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
             guard hasRelationships(ofEntity: entityIndex), !numbering.isIdentity else {
