@@ -142,4 +142,3 @@ final class CustomStageMapper {
         properties.sorted { $0.key < $1.key }.map { PropertyChange(propertyIndex: $0.key, value: $0.value) }
     }
 }
-
