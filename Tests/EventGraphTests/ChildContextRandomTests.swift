@@ -44,15 +44,12 @@ struct ChildContextRandomTests {
         try run(seed: seed)
     }
 
-    /// An open bug, found by `EG_TEST_SEED_COUNT=200` and traced: at step 151 the root deletes course C29 (unsaved);
-    /// at step 156 the grandchild saves its own delete of C29 into child 1, which drops it since its parent's view
-    /// no longer has C29; at step 184 the root rolls back, C29 reappears, and child 1 shows it while the model
-    /// expects the grandchild's delete to stand. Decide whether a pushed delete of an object the parent already
-    /// deleted is kept (as the model says) or dropped (as the push does), then make the two agree.
-    @Test func knownIssueSeed6927930636285583519() throws {
-        withKnownIssue("a pushed delete of an object the parent had deleted is lost when the parent rolls back") {
-            try run(seed: 6_927_930_636_285_583_519)
-        }
+    /// Found by `EG_TEST_SEED_COUNT=200`: at step 151 the root deletes course C29 (unsaved); at step 156 the
+    /// grandchild saves its own delete of C29 into child 1, whose view no longer has C29; at step 184 the root rolls
+    /// back. The push used to drop that delete, so C29 reappeared in child 1. The rule now (as the model says, and
+    /// Core Data does): a pushed delete becomes the parent's own delete, so it survives the root's rollback.
+    @Test func aPushedDeleteOfAnObjectDeletedBeneathSurvivesItsRollback() throws {
+        try run(seed: 6_927_930_636_285_583_519)
     }
 
     private func run(seed: UInt64) throws {

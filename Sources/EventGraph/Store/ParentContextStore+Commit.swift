@@ -83,12 +83,43 @@ extension ParentContextStore {
             }
             touched[reference.identity] = reference
         case .delete(let reference):
-            guard let object = liveObject(reference, kept: kept) else { return }
-            if object.flags.contains(.isFault) { object.fireFault() }
-            object.flags.insert(.isDeleted)
-            parent.deletedList.append(object)
-            touched[reference.identity] = reference
+            if let object = liveObject(reference, kept: kept) {
+                if object.flags.contains(.isFault) { object.fireFault() }
+                markDeleted(object, reference: reference, touched: &touched)
+                return
+            }
+            // The rule, as Core Data's: a child's delete becomes the parent's own unsaved delete even when the
+            // parent's view had already lost the object to an unsaved delete of a context beneath it. That delete
+            // may be rolled back, and the object must then stay deleted for the parent, as the child showed it.
+            // Nothing is needed when the parent deleted the object itself (its rollback undoes the child's push
+            // with the rest of its changes, as Core Data's does) or when the object exists nowhere beneath.
+            let object = parent.object(for: reference)
+            guard !object.flags.contains(.isDeleted), !object.flags.contains(.isDead),
+                existsBeneathParent(reference)
+            else { return }
+            // The object stays a fault: the row beneath is not the one the child read, so recording it as read
+            // would make a conflict of a delete that both sides want.
+            markDeleted(object, reference: reference, touched: &touched)
         }
+    }
+
+    private func markDeleted(
+        _ object: ManagedObject, reference: ObjectReference, touched: inout [ObjectIdentity: ObjectReference]
+    ) {
+        object.flags.insert(.isDeleted)
+        parent.deletedList.append(object)
+        touched[reference.identity] = reference
+    }
+
+    /// Whether an object hidden from the parent's view exists beneath it: inserted by a context further down (its
+    /// insert not yet saved), or committed and not deleted in the store.
+    private func existsBeneathParent(_ reference: ObjectReference) -> Bool {
+        var store = parent.parentStore
+        while let next = store as? ParentContextStore {
+            if next.parent.registered[reference.identity]?.flags.contains(.isInserted) == true { return true }
+            store = next.parent.parentStore
+        }
+        return store.row(of: reference.identity, entityIndex: Int(reference.entityIndex)) != nil
     }
 
     /// The parent's object for a reference, unless the parent deleted it (the child's change of it is dropped).
