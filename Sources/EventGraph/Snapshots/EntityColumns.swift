@@ -35,6 +35,18 @@ struct EntityColumns: Sendable {
         chunks[slot / ColumnChunk.slotCapacity].row(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
     }
 
+    /// The rows of some live slots in commit order (slot order), each once however often it is listed.
+    func rows(atSlots slots: [Int]) -> [Row] {
+        var rows: [Row] = []
+        rows.reserveCapacity(slots.count)
+        var previous = -1
+        for slot in slots.sorted() where slot != previous {
+            rows.append(row(atSlot: slot))
+            previous = slot
+        }
+        return rows
+    }
+
     /// Whether a slot holds a live object.
     func isLive(slot: Int) -> Bool {
         chunks[slot / ColumnChunk.slotCapacity].isLive(slot % ColumnChunk.slotCapacity)

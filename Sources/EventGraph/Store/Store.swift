@@ -69,19 +69,8 @@ final class Store: Sendable {
     /// runs on the columns of a version taken under the lock, after the lock is let go.
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, extraKeys: [UInt64]) -> [Row] {
         let version = state.withLock { $0.version(ofEntity: entityIndex) }
-        var slots = version.slots(matching: filter)
-        if !extraKeys.isEmpty {
-            slots.append(contentsOf: extraKeys.compactMap { version.slot(forKey: $0) })
-            slots.sort()
-        }
-        var rows: [Row] = []
-        rows.reserveCapacity(slots.count)
-        var previous = -1
-        for slot in slots where slot != previous {
-            rows.append(version.row(atSlot: slot))
-            previous = slot
-        }
-        return rows
+        let slots = version.slots(matching: filter) + extraKeys.compactMap { version.slot(forKey: $0) }
+        return version.rows(atSlots: slots)
     }
 
     /// How many committed objects some entities have in all.

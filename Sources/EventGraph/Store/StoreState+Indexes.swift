@@ -45,18 +45,7 @@ extension StoreState {
         }
         guard var keys = best else { return nil }
         keys.append(contentsOf: extraKeys)
-        var slots: [Int] = []
-        slots.reserveCapacity(keys.count)
-        for key in keys { if let slot = table.slot(forKey: key) { slots.append(slot) } }
-        slots.sort()
-        var rows: [Row] = []
-        rows.reserveCapacity(slots.count)
-        var previous = -1
-        for slot in slots where slot != previous {
-            rows.append(table.row(atSlot: slot))
-            previous = slot
-        }
-        return rows
+        return table.rows(atSlots: keys.compactMap { table.slot(forKey: $0) })
     }
 }
 
