@@ -10,7 +10,8 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case validation, uniqueness, deleteDenied, conflict, invalidModel, modelMismatch, log, readOnly,
-                objectNotFound, invalidArgument, closed, historyCompacted, storeMismatch
+                objectNotFound, invalidArgument, closed, historyCompacted, storeMismatch,
+                storeNotMounted
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -42,6 +43,8 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
         /// The stores given to a container do not belong together: a store file was replaced by another store's,
         /// or one store was given twice.
         public static let storeMismatch = Code(.storeMismatch)
+        /// A store the operation needs is not mounted in the container (a fetch into it would be incomplete).
+        public static let storeNotMounted = Code(.storeNotMounted)
 
         public var description: String { base.rawValue }
     }

@@ -242,6 +242,7 @@ public final class ObjectContext {
         if mergeChanges {
             object.row = nil
             object.loadedBlobs.removeAll()
+            object.fetchedPropertyCaches.removeAll()
             object.flags.insert(.isFault)
         } else {
             object.turnIntoFault(keepingTransients: true)

@@ -26,6 +26,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public internal(set) var subentityIndices: [Int]
     /// This entity and all its descendants (indices), this entity first.
     public internal(set) var familyIndices: [Int]
+    /// The fetched properties, inherited ones first (not stored, so not in ``properties``; see ``FetchedProperty``).
+    public internal(set) var fetchedProperties: [FetchedPropertyDescription] = []
 
     /// The class instantiated for objects of the entity (``ManagedObject`` itself for models read from a log).
     public let objectClass: ManagedObject.Type
@@ -100,6 +102,11 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The relationship with this name.
     public func relationship(named name: String) -> RelationshipDescription? {
         property(named: name)?.relationship
+    }
+
+    /// The fetched property with this name.
+    public func fetchedProperty(named name: String) -> FetchedPropertyDescription? {
+        fetchedProperties.first { $0.name == name }
     }
 
     /// Whether `other` is this entity or one of its descendants.

@@ -14,6 +14,8 @@ struct EntityDraft {
     var hasInstanceDefaults: Bool
     /// The entity's name in the previous model version.
     var originalName: String?
+    /// The fetched properties of a typed class (a schema records none).
+    var fetchedProperties: [FetchedPropertySeed] = []
 
     struct RelationshipDraft {
         var name: String
@@ -65,6 +67,7 @@ struct EntityDraft {
         indexes += type.indexes.filter { !inheritedIndexes.contains($0) }
         uniquenessConstraints = unique
         self.indexes = indexes
+        fetchedProperties = ClassInfo.fetchedPropertySeeds(of: type)
     }
 
     /// A draft from a recorded schema.

@@ -27,6 +27,9 @@ extension EntityDraft {
         indexes = entity.indexes
         objectClass = entity.objectClass
         hasInstanceDefaults = entity.hasInstanceDefaults
+        fetchedProperties = entity.fetchedProperties.map {
+            FetchedPropertySeed(name: $0.name, definition: $0.definition)
+        }
         for (index, property) in entity.properties.enumerated() {
             switch property {
             case .attribute(let attribute):

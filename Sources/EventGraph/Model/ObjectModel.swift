@@ -95,6 +95,7 @@ public final class ObjectModel: Sendable, CustomStringConvertible {
         }
         var resolver = ModelResolver(drafts: drafts, indexByName: indexByName)
         let entities = try resolver.resolve()
+        try Self.resolveFetchedProperties(of: drafts, into: entities, indexByName: indexByName)
         self.entities = entities
         self.entityIndexByName = indexByName
         self.entityConfigurationNames = try Self.configurationNames(

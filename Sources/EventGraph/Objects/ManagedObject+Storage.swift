@@ -183,6 +183,7 @@ extension ManagedObject {
             pending.removeAll()
         }
         loadedBlobs.removeAll()
+        fetchedPropertyCaches.removeAll()
         row = nil
         flags.insert(.isFault)
         flags.remove(.isListedAsChanged)

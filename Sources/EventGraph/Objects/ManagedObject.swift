@@ -46,6 +46,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var pending: [PendingValue] = []
     /// Externally stored binary values read from the log, by property index; dropped on refresh.
     final var loadedBlobs: [Int: AttributeValue] = [:]
+    /// The last result of each fetched property, by name (see ``FetchedProperty``); dropped on refresh.
+    final var fetchedPropertyCaches: [String: FetchedPropertyCache] = [:]
     /// For probe instances: the index of the last property read.
     final var probedIndex: Int?
     /// For probe instances: the key path of the last ``Attribute`` read (the property itself, not a computed

@@ -29,6 +29,12 @@ protocol ObjectStore: AnyObject, Sendable {
     /// Whether an object exists beneath only as an unsaved insert (a parent context's), so that its ID is still
     /// temporary; a store holds committed objects only.
     func isUncommitted(_ identity: ObjectIdentity) -> Bool
+    /// The last transaction of each store beneath, in a fixed order: a commit in any of them changes it, so a
+    /// fetched property's cached result made under another stamp may be stale. Defaults to ``lastTransactionID``.
+    var transactionStamp: [UInt64] { get }
+    /// Whether the store that holds a configuration's objects is beneath and mounted (true by default: a store of
+    /// one holds every configuration's objects).
+    func isMounted(configuration name: String) -> Bool
 
     // MARK: Reading
 

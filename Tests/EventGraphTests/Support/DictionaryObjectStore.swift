@@ -22,12 +22,18 @@ final class DictionaryObjectStore: ObjectStore {
     let isReadOnly = false
     /// The store that new objects of an entity go to, by entity name; store 0 for the others.
     private let placement: [String: UInt32]
+    /// Configurations whose store this object store says is not mounted.
+    private let unmountedConfigurations: Set<String>
     private let state: Mutex<State>
 
-    init(model: ObjectModel, storeCount: Int, placement: [String: UInt32] = [:]) {
+    init(
+        model: ObjectModel, storeCount: Int, placement: [String: UInt32] = [:],
+        unmountedConfigurations: Set<String> = []
+    ) {
         self.model = model
         self.storeUUIDs = (0..<storeCount).map { _ in UUID() }
         self.placement = placement
+        self.unmountedConfigurations = unmountedConfigurations
         self.state = Mutex(State(nextKeys: Array(repeating: 1, count: storeCount)))
     }
 
@@ -35,6 +41,8 @@ final class DictionaryObjectStore: ObjectStore {
     var requests: [CommitRequest] { state.withLock { $0.requests } }
 
     var lastTransactionID: UInt64 { state.withLock { $0.lastTransactionID } }
+
+    func isMounted(configuration name: String) -> Bool { !unmountedConfigurations.contains(name) }
 
     /// Puts a committed object in place directly, as if another process had saved it.
     func seed(_ entityName: String, inStore storeIndex: UInt32, key: UInt64, _ values: [String: PropertyValue]) {
