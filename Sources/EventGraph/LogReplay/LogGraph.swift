@@ -80,8 +80,8 @@ package struct LogGraph: Sendable {
         }
     }
 
-    private var state: StoreState? { replayer.state }
-    private var model: ObjectModel? { replayer.model }
+    var state: StoreState? { replayer.state }
+    var model: ObjectModel? { replayer.model }
 
     /// The model the log records (the latest schema frame's metadata).
     package var recordedModel: ObjectModel? { model }

@@ -12,7 +12,8 @@ struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of an entity (sub-entities included) with attributes and relationship targets.",
         discussion: """
-            Relationship targets are printed as object URIs. --where takes comparisons (== != < <= > >= contains \
+            Relationship targets are printed as object URIs, which name their store; a target in another store is \
+            also marked with that store (text) or listed under "foreignReferences" (json). --where takes comparisons (== != < <= > >= contains \
             beginsWith endsWith) joined by and, or, not and parentheses; values are integers (compared exactly), \
             decimal numbers, "quoted strings", true, false, nil and date("2024-05-01T12:00:00Z"). A to-one \
             relationship compares as nil or its target's key, a to-many one as its number of targets.
@@ -75,6 +76,14 @@ struct Dump: ParsableCommand {
                     for (name, value) in values(object) {
                         row[name] = renderer.valueJSON(value, graph, nil)
                     }
+                    let foreign = values(object).flatMap { name, value in
+                        Self.targets(value).compactMap { target -> [String: Any]? in
+                            guard let store = graph.storeUUID(of: target) else { return nil }
+                            let uri = renderer.uri(target, in: graph)
+                            return ["relationship": name, "target": uri, "store": "\(store)"]
+                        }
+                    }
+                    if !foreign.isEmpty { row["foreignReferences"] = foreign }
                     return row
                 }
                 JSONOutput.print(rows)
@@ -96,11 +105,27 @@ struct Dump: ParsableCommand {
                 for object in selected {
                     print(renderer.uri(object, in: graph))
                     for (name, value) in values(object) {
-                        print("  \(name) = \(renderer.valueText(value, graph, nil))")
+                        var stores: [String] = []
+                        for target in Self.targets(value) {
+                            if let store = graph.storeUUID(of: target), !stores.contains("\(store)") {
+                                stores.append("\(store)")
+                            }
+                        }
+                        let marker = stores.isEmpty ? "" : "   (in store \(stores.joined(separator: ", ")))"
+                        print("  \(name) = \(renderer.valueText(value, graph, nil))\(marker)")
                     }
                 }
                 Terminal.warn("\(selected.count) \(entity) objects")
             }
+        }
+    }
+
+    /// The objects a relationship value points at.
+    static func targets(_ value: PropertyValue) -> [ObjectReference] {
+        switch value {
+        case .attribute: []
+        case .toOne(let target): target.map { [$0] } ?? []
+        case .toMany(let targets): targets
         }
     }
 

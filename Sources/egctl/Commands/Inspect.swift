@@ -5,7 +5,9 @@ import LogFormat
 /// `egctl inspect STORE [--dot] [--json]`
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Describe a store: format, identity, model, object counts, transactions, size and compression.",
+        abstract:
+            "Describe a store: format, identity, model, object counts, transactions, size, compression, and the other "
+            + "stores it refers to with how many references point at each.",
         discussion: """
             Reads the model recorded in the log, so it works on any store.
 

@@ -2,73 +2,169 @@ import ArgumentParser
 import EventGraph
 import LogFormat
 
-/// `egctl verify STORE [--json]`
+/// `egctl verify STORE… [--json]`
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check everything: header, checksums, sequence numbers, every payload, and the replayed graph.",
         discussion: """
             Graph checks: inverses agree, references within the store point at live objects, uniqueness constraints \
-            hold, and replay found nothing inconsistent.
+            hold, and replay found nothing inconsistent. Given several stores (the stores of one container), it \
+            also checks the references between them: each must point at a live object of the other store; the \
+            dangling ones are listed with the objects that hold them. References into stores not given are counted, \
+            not checked.
 
             Exit status: 0 when everything committed is intact (a torn, never-synced tail is reported as such, not as \
-            damage); 1 when damage is found (with byte offset and affected transactions); 2 for usage errors or a \
-            file that is not a store.
+            damage); 1 when damage or a dangling reference between the given stores is found (with byte offset and \
+            affected transactions, or the objects); 2 for usage errors or a file that is not a store.
 
             Examples:
               egctl verify blog.eglog
               egctl verify blog.eglog --json || echo "damaged"
+              egctl verify private.eglog public.eglog
             """)
 
-    @OptionGroup var store: StoreArgument
+    @Argument(help: "Paths of store log files (several: the stores of one container).", completion: .file())
+    var stores: [String]
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard !stores.isEmpty else { throw ValidationError("give at least one store") }
+    }
 
     func run() throws {
         try Failure.guarding {
-            let started = Progress.now()
-            let loaded = try StoreLoader.load(store.store, label: "verify")
-            let seconds = Double(Progress.now() - started) / 1e9
-            let issues = loaded.graph.integrityIssues()
-            let report = loaded.report
-            var damaged = !issues.isEmpty
-            if case .damaged = report.tail { damaged = true }
-            if report.headerCopyDamaged { damaged = true }
+            var verified: [StoreVerification] = []
+            for path in stores {
+                let store = try StoreVerification(path: path)
+                if let earlier = verified.first(where: { $0.storeUUID == store.storeUUID }) {
+                    throw ValidationError(
+                        "\(earlier.path) and \(path) are the same store (UUID \(store.storeUUID)); give each store once"
+                    )
+                }
+                verified.append(store)
+            }
+            var damaged = verified.contains { $0.isDamaged }
+            guard verified.count > 1 else {
+                if output.json { JSONOutput.print(verified[0].json) } else { print(verified[0].text) }
+                if damaged { throw ExitStatus.damage }
+                return
+            }
+            let check = LogGraph.checkForeignReferences(among: verified.map { ($0.storeUUID, $0.loaded.graph) })
+            if !check.dangling.isEmpty { damaged = true }
             if output.json {
                 JSONOutput.print([
-                    "path": store.store,
                     "intact": !damaged,
-                    "frames": report.frameCount,
-                    "transactions": report.transactionCount,
-                    "lastTransactionID": report.lastTransactionID,
-                    "objectCount": loaded.graph.objectCount,
-                    "stateDigest": loaded.graph.digest().description,
-                    "headerCopyDamaged": report.headerCopyDamaged,
-                    "tail": TailJSON.json(report.tail),
-                    "missingTransactionIDs": loaded.missingTransactionIDs,
-                    "issues": issues.map { ["kind": $0.kind.rawValue, "message": $0.message] },
-                    "seconds": seconds,
+                    "stores": verified.map(\.json),
+                    "foreignReferences": Self.json(check, verified),
                 ])
             } else {
-                print("frames       \(report.frameCount) verified (\(Formatting.bytes(report.committedByteCount)))")
-                print("transactions \(report.transactionCount), last \(report.lastTransactionID)")
-                print("objects      \(loaded.graph.objectCount)")
-                print(
-                    "header       \(report.headerCopyDamaged ? "one copy DAMAGED (the other copy was used)" : "both copies intact")"
-                )
-                print("tail         \(StoreSummary(loaded).tailText)")
-                if !loaded.missingTransactionIDs.isEmpty {
-                    // Not damage: the transactions a salvage could not read were left out, and the store opens.
-                    print(
-                        "gaps         transaction IDs missing: \(loaded.missingTransactionIDs.joined(separator: ", ")) "
-                            + "(left out by a salvage)")
-                }
-                if issues.isEmpty {
-                    print("graph        intact (inverses, references, uniqueness)")
-                } else {
-                    for issue in issues { print("graph        \(issue)") }
-                }
+                for store in verified { print("store        \(store.path)\n" + store.text + "\n") }
+                print(Self.text(check).joined(separator: "\n"))
                 print(damaged ? "result       DAMAGED" : "result       intact")
             }
             if damaged { throw ExitStatus.damage }
         }
+    }
+
+    private static func text(_ check: ForeignReferenceCheck) -> [String] {
+        var lines = ["references   \(check.checkedCount) between the stores checked, \(check.dangling.count) dangling"]
+        for dangling in check.dangling { lines.append("dangling     \(dangling)") }
+        for unchecked in check.uncheckedCounts {
+            lines.append("unchecked    \(unchecked.referenceCount) into store \(unchecked.store) (not given)")
+        }
+        return lines
+    }
+
+    private static func json(_ check: ForeignReferenceCheck, _ stores: [StoreVerification]) -> [String: Any] {
+        let byUUID = Dictionary(stores.map { ($0.storeUUID, $0) }, uniquingKeysWith: { first, _ in first })
+        return [
+            "checked": check.checkedCount,
+            "dangling": check.dangling.map { dangling -> [String: Any] in
+                let source = byUUID[dangling.sourceStore]!
+                let graph = source.loaded.graph
+                let renderer = ChangesetRenderer(graph: graph, storeUUID: dangling.sourceStore)
+                var target = dangling.reference.target
+                target.storeIndex = UInt32(graph.foreignStores.firstIndex(of: dangling.reference.targetStore)! + 1)
+                return [
+                    "store": "\(dangling.sourceStore)",
+                    "object": renderer.uri(dangling.reference.source, in: graph),
+                    "relationship": graph.propertyName(
+                        dangling.reference.propertyIndex, ofEntity: dangling.reference.source.entityIndex),
+                    "target": renderer.uri(target, in: graph),
+                    "targetStore": "\(dangling.reference.targetStore)",
+                    "message": dangling.message,
+                ]
+            },
+            "unchecked": check.uncheckedCounts.map {
+                ["storeUUID": "\($0.store)", "referenceCount": $0.referenceCount]
+            },
+        ]
+    }
+}
+
+/// One store's own checks: frames, payloads and the replayed graph.
+private struct StoreVerification {
+    let path: String
+    let loaded: StoreLoader.Loaded
+    let issues: [IntegrityIssue]
+    let seconds: Double
+
+    init(path: String) throws {
+        let started = Progress.now()
+        self.path = path
+        loaded = try StoreLoader.load(path, label: "verify")
+        seconds = Double(Progress.now() - started) / 1e9
+        issues = loaded.graph.integrityIssues()
+    }
+
+    var storeUUID: LogUUID { loaded.reader.header.storeUUID }
+
+    var isDamaged: Bool {
+        if !issues.isEmpty || loaded.report.headerCopyDamaged { return true }
+        if case .damaged = loaded.report.tail { return true }
+        return false
+    }
+
+    var json: [String: Any] {
+        let report = loaded.report
+        return [
+            "path": path,
+            "intact": !isDamaged,
+            "frames": report.frameCount,
+            "transactions": report.transactionCount,
+            "lastTransactionID": report.lastTransactionID,
+            "objectCount": loaded.graph.objectCount,
+            "stateDigest": loaded.graph.digest().description,
+            "headerCopyDamaged": report.headerCopyDamaged,
+            "tail": TailJSON.json(report.tail),
+            "missingTransactionIDs": loaded.missingTransactionIDs,
+            "issues": issues.map { ["kind": $0.kind.rawValue, "message": $0.message] },
+            "seconds": seconds,
+        ]
+    }
+
+    var text: String {
+        let report = loaded.report
+        var lines: [String] = []
+        lines.append("frames       \(report.frameCount) verified (\(Formatting.bytes(report.committedByteCount)))")
+        lines.append("transactions \(report.transactionCount), last \(report.lastTransactionID)")
+        lines.append("objects      \(loaded.graph.objectCount)")
+        lines.append(
+            "header       \(report.headerCopyDamaged ? "one copy DAMAGED (the other copy was used)" : "both copies intact")"
+        )
+        lines.append("tail         \(StoreSummary(loaded).tailText)")
+        if !loaded.missingTransactionIDs.isEmpty {
+            // Not damage: the transactions a salvage could not read were left out, and the store opens.
+            lines.append(
+                "gaps         transaction IDs missing: \(loaded.missingTransactionIDs.joined(separator: ", ")) "
+                    + "(left out by a salvage)")
+        }
+        if issues.isEmpty {
+            lines.append("graph        intact (inverses, references, uniqueness)")
+        } else {
+            for issue in issues { lines.append("graph        \(issue)") }
+        }
+        lines.append(isDamaged ? "result       DAMAGED" : "result       intact")
+        return lines.joined(separator: "\n")
     }
 }

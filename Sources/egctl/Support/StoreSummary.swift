@@ -22,6 +22,9 @@ struct StoreSummary {
         return counts.sorted { $0.key < $1.key }
     }
 
+    /// The other stores this store's log names (those it was opened with), with the live references into each.
+    var foreignStoreCounts: [ForeignStoreCount] { loaded.graph.foreignReferenceCounts() }
+
     var compressionRatio: Double {
         report.storedBodyByteCount == 0 ? 1 : Double(report.rawPayloadByteCount) / Double(report.storedBodyByteCount)
     }
@@ -74,6 +77,12 @@ struct StoreSummary {
         lines.append("")
         lines.append("objects      \(loaded.graph.objectCount)")
         for (name, count) in countsByEntity { lines.append("  \(name): \(count)") }
+        lines.append("")
+        let foreign = foreignStoreCounts
+        lines.append("other stores \(foreign.isEmpty ? "none" : "\(foreign.count)")")
+        for count in foreign {
+            lines.append("  \(count.store): \(count.referenceCount) reference\(count.referenceCount == 1 ? "" : "s")")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -96,6 +105,9 @@ struct StoreSummary {
             "tail": TailJSON.json(report.tail),
             "objectCount": loaded.graph.objectCount,
             "objectsByEntity": Dictionary(uniqueKeysWithValues: countsByEntity),
+            "foreignStores": foreignStoreCounts.map {
+                ["storeUUID": "\($0.store)", "referenceCount": $0.referenceCount]
+            },
         ]
         if let first = loaded.firstCommitMicroseconds {
             object["firstCommitAt"] = Date(commitTimeMicroseconds: first).iso8601Text
