@@ -109,6 +109,7 @@ struct EgctlForeignReferenceTests {
         let references = try #require(json["foreignReferences"] as? [String: Any])
         #expect(references["checked"] as? Int == 6, "three patients → clinic, the clinic → three patients")
         #expect((references["dangling"] as? [Any])?.isEmpty == true)
+        #expect((references["inverseMismatches"] as? [Any])?.isEmpty == true)
         let text = try Egctl.run("verify", hospital.privatePath, hospital.publicPath)
         #expect(text.status == 0)
         #expect(text.stdout.contains("references   6 between the stores checked, 0 dangling"), "\(text.stdout)")
@@ -138,6 +139,27 @@ struct EgctlForeignReferenceTests {
         #expect(text.stdout.contains("3 dangling"), "\(text.stdout)")
         #expect(text.stdout.contains("dangling     Patient #"), "\(text.stdout)")
         #expect(text.stdout.contains(".clinic → missing Clinic #"), "\(text.stdout)")
+    }
+
+    /// A copy of the public store from before the clinic was deleted still lists its patients, whose live side no
+    /// longer names the clinic.
+    @Test func verifyReportsReferencesWhoseInverseDoesNotPointBack() throws {
+        let hospital = try Hospital()
+        let stalePublic = hospital.scratch.file("public-before.eglog")
+        try FileManager.default.copyItem(atPath: hospital.publicPath, toPath: stalePublic)
+        _ = try hospital.privateCopyBeforeTheClinicIsDeleted()
+
+        let result = try Egctl.run("verify", hospital.privatePath, stalePublic, "--json")
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let references = try #require(try result.json()["foreignReferences"] as? [String: Any])
+        #expect((references["dangling"] as? [Any])?.isEmpty == true)
+        let mismatches = try #require(references["inverseMismatches"] as? [[String: Any]])
+        #expect(mismatches.count == 3)
+        #expect(mismatches.allSatisfy { $0["relationship"] as? String == "patients" })
+        #expect(mismatches.allSatisfy { $0["store"] as? String == hospital.publicUUID.uuidString })
+        let text = try Egctl.run("verify", hospital.privatePath, stalePublic).stdout
+        #expect(text.contains("inverses     3 do not point back"), "\(text)")
+        #expect(text.contains(", but its clinic does not point back"), "\(text)")
     }
 
     @Test func referencesIntoAStoreNotGivenAreCountedNotChecked() throws {

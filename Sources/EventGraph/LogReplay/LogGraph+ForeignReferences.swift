@@ -18,12 +18,13 @@ package struct ForeignStoreCount: Hashable, Sendable {
     package var referenceCount: Int
 }
 
-/// A reference between two of the stores checked together whose target does not exist.
+/// A reference between two of the stores checked together that is broken: its target does not exist, or the
+/// target's inverse relationship does not point back.
 package struct DanglingForeignReference: Hashable, Sendable, CustomStringConvertible {
     /// The store that holds the reference, and the reference.
     package var sourceStore: LogUUID
     package var reference: ForeignReference
-    /// "Pupil #3.lectures → missing Lecture #7 in store <UUID>".
+    /// "Pupil #3 in store <UUID>.lectures → missing Lecture #7 in store <UUID>".
     package var message: String
     package var description: String { message }
 }
@@ -34,6 +35,8 @@ package struct ForeignReferenceCheck: Sendable {
     package var checkedCount = 0
     /// The references among them whose target is missing.
     package var dangling: [DanglingForeignReference] = []
+    /// The references among them whose target exists but does not point back through the inverse relationship.
+    package var inverseMismatches: [DanglingForeignReference] = []
     /// References into stores that were not given, by store (not checked).
     package var uncheckedCounts: [ForeignStoreCount] = []
 }
@@ -96,14 +99,24 @@ extension LogGraph {
                     continue
                 }
                 check.checkedCount += 1
-                guard !targetGraph.holds(reference.target, namedBy: graph) else { continue }
                 let property = graph.propertyName(reference.propertyIndex, ofEntity: reference.source.entityIndex)
-                check.dangling.append(
+                let source = "\(graph.describe(reference.source)) in store \(uuid).\(property)"
+                let target =
+                    "\(graph.entityName(reference.target)) #\(reference.target.key) in store "
+                    + "\(reference.targetStore)"
+                guard let row = targetGraph.row(of: reference.target, namedBy: graph) else {
+                    check.dangling.append(
+                        DanglingForeignReference(
+                            sourceStore: uuid, reference: reference, message: "\(source) → missing \(target)"))
+                    continue
+                }
+                guard let inverse = graph.inverseName(of: reference),
+                    !targetGraph.points(row, through: inverse, at: reference.source, in: uuid)
+                else { continue }
+                check.inverseMismatches.append(
                     DanglingForeignReference(
                         sourceStore: uuid, reference: reference,
-                        message: "\(graph.describe(reference.source)) in store \(uuid).\(property) → missing "
-                            + "\(graph.entityName(reference.target)) #\(reference.target.key) in store "
-                            + "\(reference.targetStore)"))
+                        message: "\(source) → \(target), but its \(inverse) does not point back"))
             }
             check.uncheckedCounts += unchecked.sorted { "\($0.key)" < "\($1.key)" }.map {
                 ForeignStoreCount(store: $0.key, referenceCount: $0.value)
@@ -112,13 +125,33 @@ extension LogGraph {
         return check
     }
 
-    /// Whether this graph holds a live object with the key of `reference`, of the entity `other` names by the
-    /// reference's entity index, or of one of its sub-entities.
-    private func holds(_ reference: ObjectReference, namedBy other: LogGraph) -> Bool {
+    /// The live row with the key of `reference` in this graph, of the entity `other` names by the reference's
+    /// entity index or of one of its sub-entities.
+    private func row(of reference: ObjectReference, namedBy other: LogGraph) -> Row? {
         guard let state, let catalog, let name = other.catalog?.entityName(reference.entityIndex),
             let entityIndex = catalog.entityIndex(named: name)
+        else { return nil }
+        for index in catalog.familyIndices[entityIndex] {
+            if let row = state.row(entityIndex: index, key: reference.key) { return row }
+        }
+        return nil
+    }
+
+    /// The name of the inverse of the relationship that holds a reference, if it has one.
+    private func inverseName(of reference: ForeignReference) -> String? {
+        guard
+            case .relationship(let relationship)? = catalog?.property(
+                UInt32(reference.propertyIndex), ofEntity: reference.source.entityIndex)
+        else { return nil }
+        return relationship.inverseName
+    }
+
+    /// Whether a row's relationship `name` holds `object` of the store `store`.
+    private func points(_ row: Row, through name: String, at object: ObjectReference, in store: LogUUID) -> Bool {
+        guard let state, let index = catalog?.propertyIndex(name, inEntity: row.entityIndex),
+            index < row.values.count
         else { return false }
-        return catalog.familyIndices[entityIndex].contains { state.row(entityIndex: $0, key: reference.key) != nil }
+        return row.values[index].references.contains { $0.key == object.key && state.storeUUID(of: $0) == store }
     }
 
     private func entityName(_ reference: ObjectReference) -> String {

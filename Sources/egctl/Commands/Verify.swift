@@ -9,12 +9,12 @@ struct Verify: ParsableCommand {
         discussion: """
             Graph checks: inverses agree, references within the store point at live objects, uniqueness constraints \
             hold, and replay found nothing inconsistent. Given several stores (the stores of one container), it \
-            also checks the references between them: each must point at a live object of the other store; the \
-            dangling ones are listed with the objects that hold them. References into stores not given are counted, \
-            not checked.
+            also checks the references between them: each must point at a live object of the other store, whose \
+            inverse relationship points back; the dangling ones and those without their inverse are listed with \
+            the objects that hold them. References into stores not given are counted, not checked.
 
             Exit status: 0 when everything committed is intact (a torn, never-synced tail is reported as such, not as \
-            damage); 1 when damage or a dangling reference between the given stores is found (with byte offset and \
+            damage); 1 when damage or a broken reference between the given stores is found (with byte offset and \
             affected transactions, or the objects); 2 for usage errors or a file that is not a store.
 
             Examples:
@@ -50,7 +50,7 @@ struct Verify: ParsableCommand {
                 return
             }
             let check = LogGraph.checkForeignReferences(among: verified.map { ($0.storeUUID, $0.loaded.graph) })
-            if !check.dangling.isEmpty { damaged = true }
+            if !check.dangling.isEmpty || !check.inverseMismatches.isEmpty { damaged = true }
             if output.json {
                 JSONOutput.print([
                     "intact": !damaged,
@@ -69,6 +69,10 @@ struct Verify: ParsableCommand {
     private static func text(_ check: ForeignReferenceCheck) -> [String] {
         var lines = ["references   \(check.checkedCount) between the stores checked, \(check.dangling.count) dangling"]
         for dangling in check.dangling { lines.append("dangling     \(dangling)") }
+        if !check.inverseMismatches.isEmpty {
+            lines.append("inverses     \(check.inverseMismatches.count) do not point back")
+        }
+        for mismatch in check.inverseMismatches { lines.append("inverse      \(mismatch)") }
         for unchecked in check.uncheckedCounts {
             lines.append("unchecked    \(unchecked.referenceCount) into store \(unchecked.store) (not given)")
         }
@@ -77,24 +81,25 @@ struct Verify: ParsableCommand {
 
     private static func json(_ check: ForeignReferenceCheck, _ stores: [StoreVerification]) -> [String: Any] {
         let byUUID = Dictionary(stores.map { ($0.storeUUID, $0) }, uniquingKeysWith: { first, _ in first })
+        func entry(_ broken: DanglingForeignReference) -> [String: Any] {
+            let graph = byUUID[broken.sourceStore]!.loaded.graph
+            let renderer = ChangesetRenderer(graph: graph, storeUUID: broken.sourceStore)
+            var target = broken.reference.target
+            target.storeIndex = UInt32(graph.foreignStores.firstIndex(of: broken.reference.targetStore)! + 1)
+            return [
+                "store": "\(broken.sourceStore)",
+                "object": renderer.uri(broken.reference.source, in: graph),
+                "relationship": graph.propertyName(
+                    broken.reference.propertyIndex, ofEntity: broken.reference.source.entityIndex),
+                "target": renderer.uri(target, in: graph),
+                "targetStore": "\(broken.reference.targetStore)",
+                "message": broken.message,
+            ]
+        }
         return [
             "checked": check.checkedCount,
-            "dangling": check.dangling.map { dangling -> [String: Any] in
-                let source = byUUID[dangling.sourceStore]!
-                let graph = source.loaded.graph
-                let renderer = ChangesetRenderer(graph: graph, storeUUID: dangling.sourceStore)
-                var target = dangling.reference.target
-                target.storeIndex = UInt32(graph.foreignStores.firstIndex(of: dangling.reference.targetStore)! + 1)
-                return [
-                    "store": "\(dangling.sourceStore)",
-                    "object": renderer.uri(dangling.reference.source, in: graph),
-                    "relationship": graph.propertyName(
-                        dangling.reference.propertyIndex, ofEntity: dangling.reference.source.entityIndex),
-                    "target": renderer.uri(target, in: graph),
-                    "targetStore": "\(dangling.reference.targetStore)",
-                    "message": dangling.message,
-                ]
-            },
+            "dangling": check.dangling.map(entry),
+            "inverseMismatches": check.inverseMismatches.map(entry),
             "unchecked": check.uncheckedCounts.map {
                 ["storeUUID": "\($0.store)", "referenceCount": $0.referenceCount]
             },
