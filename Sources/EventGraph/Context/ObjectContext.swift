@@ -31,6 +31,9 @@ public final class ObjectContext {
     var compiledPatterns: [String: Regex<AnyRegexOutput>] = [:]
     /// Change observers, what they were told last, and automatic merging (`Observation/ObjectContext+Changes`).
     let changeTracking = ContextChangeTracking()
+    /// How many saves of child contexts have been pushed into this one (a fetched property's cached result made
+    /// before one may be stale; see ``FetchedProperty``).
+    var childSaveCount: UInt64 = 0
 
     init(parentStore: any ObjectStore, name: String) {
         self.parentStore = parentStore

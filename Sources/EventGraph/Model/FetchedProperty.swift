@@ -16,8 +16,9 @@ public import Foundation
 /// ```
 /// The fetch runs on the first read, in every store that holds the target entity (possibly another store than the
 /// object's), with the context's unsaved changes taken into account as any fetch does. Its result is kept until the
-/// object is refreshed (``ObjectContext/refresh(_:mergeChanges:)``) or a save commits in a store beneath the
-/// context; nothing of it is saved, and it is not part of the model's hash.
+/// object is refreshed (``ObjectContext/refresh(_:mergeChanges:)``), a save commits in a store beneath the context
+/// (any store's, not only the target's: a coarse rule that never keeps a stale result), or a child context's save
+/// is pushed into it; nothing of it is saved, and it is not part of the model's hash.
 ///
 /// Reading the property stops the program with the reason when the fetch cannot run (the store of the target's
 /// configuration is not mounted); read the projected value, a `Result` (`try teacher.$courses.get()`), where that

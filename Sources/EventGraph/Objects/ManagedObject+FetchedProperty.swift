@@ -1,7 +1,7 @@
 import LogFormat
 
-/// A fetched property's last result: the objects, as references, and the stores' last transactions when it was
-/// fetched (a later commit in any store beneath makes it stale).
+/// A fetched property's last result: the objects, as references, and the stores' last transactions and the context's
+/// child saves when it was fetched (a later commit in any store beneath, or a child's save, makes it stale).
 struct FetchedPropertyCache {
     var transactionStamp: [UInt64]
     var references: [ObjectReference]
@@ -10,8 +10,8 @@ struct FetchedPropertyCache {
 extension ManagedObject {
     /// The objects of a fetched property, by name (the dynamic form of reading a ``FetchedProperty``).
     ///
-    /// The fetch runs on the first read and again after the object is refreshed or a save commits in a store beneath
-    /// the context; in between the same objects are returned.
+    /// The fetch runs on the first read and again after the object is refreshed, a save commits in a store beneath
+    /// the context, or a child context's save is pushed into it; in between the same objects are returned.
     ///
     /// - Throws: ``EventGraphError/Code/storeNotMounted`` when the store of the target entity's configuration (or of
     ///   a sub-entity's) is not mounted in the context's container, and the errors of ``ObjectContext/fetch(_:)``.
@@ -22,7 +22,8 @@ extension ManagedObject {
         guard let property = entityStorage.fetchedProperty(named: name) else {
             preconditionFailure("\(entityStorage.name) has no fetched property named '\(name)'")
         }
-        let stamp = context.parentStore.transactionStamp
+        // A child's save into this context changes what the fetch sees as much as a commit beneath does.
+        let stamp = context.parentStore.transactionStamp + [context.childSaveCount]
         if let cached = fetchedPropertyCaches[name], cached.transactionStamp == stamp {
             return context.objects(for: cached.references)
         }

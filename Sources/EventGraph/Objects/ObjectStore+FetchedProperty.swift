@@ -21,8 +21,9 @@ extension StoreCoordinator {
 }
 
 extension ParentContextStore {
-    /// The stamp of the stores beneath the parent: only a root save commits.
-    var transactionStamp: [UInt64] { parent.parentStore.transactionStamp }
+    /// The stamp of the stores beneath the parent, and how many child saves the parent has taken (a sibling's save
+    /// changes what this child reads through the parent).
+    var transactionStamp: [UInt64] { parent.parentStore.transactionStamp + [parent.childSaveCount] }
 
     func isMounted(configuration name: String) -> Bool { parent.parentStore.isMounted(configuration: name) }
 }

@@ -141,6 +141,7 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         for operation in request.operations {
             apply(operation, request: request, keeping: kept, touched: &touched)
         }
+        parent.childSaveCount &+= 1
         parent.reportPendingChanges(.pushedByChild, pushedBy: ObjectIdentifier(self))
         var rows: [ObjectIdentity: Row?] = [:]
         for (identity, reference) in touched {

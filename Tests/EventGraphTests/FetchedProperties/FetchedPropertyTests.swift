@@ -164,6 +164,22 @@ struct FetchedPropertyTests {
         #expect(try Faculty.professor("Ada", in: child).seminars.map(\.title) == ["Algebra", "Topology"])
     }
 
+    @Test func aChildSavePushedIntoTheContextFetchesAgain() throws {
+        let container = try ModelContainer(inMemoryWith: Faculty.model)
+        let parent = container.newBackgroundContext()
+        try Faculty.populate(parent)
+        let ada = try Faculty.professor("Ada", in: parent)
+        #expect(ada.seminars.count == 2)
+        let child = parent.makeChildContext(name: "child")
+        try Faculty.addSeminar("Logic", by: "Ada", in: child)
+        #expect(ada.seminars.map(\.title) == ["Algebra", "Logic", "Topology"], "the parent's unsaved insert")
+        let sibling = parent.makeChildContext(name: "sibling")
+        let seen = try Faculty.professor("Ada", in: sibling)
+        #expect(seen.seminars.count == 3)
+        try Faculty.addSeminar("Sets", by: "Ada", in: parent.makeChildContext(name: "other"))
+        #expect(seen.seminars.count == 4, "a sibling's save into the parent")
+    }
+
     @Test func anUnmountedTargetStoreIsAClearError() throws {
         let objectStore = DictionaryObjectStore(
             model: Faculty.model, storeCount: 2, placement: ["Seminar": 1], unmountedConfigurations: ["Public"])
