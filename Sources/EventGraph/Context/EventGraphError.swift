@@ -43,7 +43,9 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
         /// The stores given to a container do not belong together: a store file was replaced by another store's,
         /// or one store was given twice.
         public static let storeMismatch = Code(.storeMismatch)
-        /// A store the operation needs is not mounted in the container (a fetch into it would be incomplete).
+        /// A store the operation needs is not mounted in the container: a fetch into it would be incomplete, a
+        /// relationship read asks for objects there, or a save would change an object there (see
+        /// ``ModelContainer/unmountedStores``).
         public static let storeNotMounted = Code(.storeNotMounted)
 
         public var description: String { base.rawValue }

@@ -22,6 +22,12 @@ extension ObjectContext {
             if seen.insert(target.identity).inserted { newReferences.append(reference(to: target)) }
         }
         let oldReferences = object.currentValue(at: index)?.references ?? []
+        if relationship.isToMany {
+            // Targets in unmounted stores were not among those the app read, so they are not among those it set.
+            for kept in oldReferences where unmountedStore(of: kept) != nil && seen.insert(kept.identity).inserted {
+                newReferences.append(kept)
+            }
+        }
         object.setPendingValue(relationship.isToMany ? .toMany(newReferences) : .toOne(newReferences.first), at: index)
         guard let inverseIndex = relationship.inverseIndex else { return }
         let oldIdentities = Set(oldReferences.map(\.identity))
@@ -35,6 +41,7 @@ extension ObjectContext {
 
     /// Removes `source` from `target`'s relationship at `index`.
     func detach(_ source: ManagedObject, from target: ManagedObject, at index: Int) {
+        if noteUnmounted(target, at: index) { return }
         // Decide first, in a scope of its own, so that no copy of the target's list is alive while it is edited.
         let isPresentInToMany: Bool
         do {
@@ -58,6 +65,7 @@ extension ObjectContext {
     /// Adds `source` to `target`'s relationship at `index` (the inverse of `source`'s relationship at
     /// `forwardIndex`); a to-one inverse first releases its previous target.
     func attach(_ source: ManagedObject, to target: ManagedObject, at index: Int, forwardIndex: Int) {
+        if noteUnmounted(target, at: index) { return }
         // Decide first, in a scope of its own, so that no copy of the target's list is alive while it is edited.
         let isToMany: Bool
         do {
@@ -106,7 +114,8 @@ extension ObjectContext {
             guard relationship.deleteRule == .nullify || relationship.deleteRule == .cascade else { continue }
             let targets = objects(for: object.currentValue(at: relationship.index)?.references ?? [])
             if let inverseIndex = relationship.inverseIndex {
-                for target in targets where !target.flags.contains(.isDead) {
+                // An inverse in an unmounted store is cleaned up when the store is mounted again.
+                for target in targets where !target.flags.contains(.isDead) && !isInUnmountedStore(target) {
                     detach(object, from: target, at: inverseIndex)
                 }
             }

@@ -32,6 +32,7 @@ extension ObjectContext {
             throw EventGraphError(.readOnly, "the store is read-only (an as-of view)")
         }
 
+        try refuseChangesInUnmountedStores(updated + deleted)
         var denied: [EventGraphError.Failure] = []
         for object in deleted { denied += denyFailures(of: object) }
         guard denied.isEmpty else {

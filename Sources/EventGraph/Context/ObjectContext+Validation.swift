@@ -89,6 +89,16 @@ extension ObjectContext {
             let targets = objects(for: object.currentValue(at: relationship.index)?.references ?? [])
                 .filter { !$0.isDeleted }
             guard !targets.isEmpty else { continue }
+            if let unmounted = targets.first(where: isInUnmountedStore),
+                let store = unmountedStore(of: reference(to: unmounted))
+            {
+                failures.append(
+                    EventGraphError.Failure(
+                        entityName: object.entity.name, objectID: object.objectID, propertyName: relationship.name,
+                        message: "cannot be deleted: its deny rule finds related object(s) in \(store), such as "
+                            + "\(unmounted.objectID.uriString), which cannot be checked until that store is mounted"))
+                continue
+            }
             failures.append(
                 EventGraphError.Failure(
                     entityName: object.entity.name, objectID: object.objectID, propertyName: relationship.name,

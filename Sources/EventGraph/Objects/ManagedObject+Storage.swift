@@ -158,7 +158,7 @@ extension ManagedObject {
             return []
         }
         guard let value = currentValue(at: index) else { return [] }
-        return context.objects(for: value.references)
+        return context.objects(for: context.mountedReferences(value.references))
     }
 
     /// Sets the targets of a relationship, keeping the inverse consistent.

@@ -35,6 +35,9 @@ protocol ObjectStore: AnyObject, Sendable {
     /// Whether the store that holds a configuration's objects is beneath and mounted (true by default: a store of
     /// one holds every configuration's objects).
     func isMounted(configuration name: String) -> Bool
+    /// The store at `storeIndex` when the table names it but it is not mounted (nothing resolves there, nothing
+    /// can be saved there); `nil` for a mounted store.
+    func unmountedStore(at storeIndex: UInt32) -> UnmountedStore?
 
     // MARK: Reading
 
@@ -78,6 +81,7 @@ struct StoreRows: Sendable {
 
 extension ObjectStore {
     func isUncommitted(_ identity: ObjectIdentity) -> Bool { false }
+    func unmountedStore(at storeIndex: UInt32) -> UnmountedStore? { nil }
 
     /// The rows ``rows(of:)`` returns that pass `filter` on their committed values or are in `extra`.
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {

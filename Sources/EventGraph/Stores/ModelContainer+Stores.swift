@@ -29,9 +29,11 @@ extension ModelContainer {
     {
         let positions = try Self.storePositions(of: descriptions, model: model)
         try Self.requireDistinctFiles(descriptions)
+        let mounted = try Self.mountedDescriptions(descriptions)
         var opened: [Store] = []
+        let coordinator: StoreCoordinator
         do throws(EventGraphError) {
-            for description in descriptions {
+            for description in mounted {
                 let path = description.path
                 opened.append(
                     try Self.openMigratingIfNeeded(path: path, model: model, configuration: configuration) {
@@ -39,18 +41,25 @@ extension ModelContainer {
                         try Self.openStore(path: path, model: model, configuration: configuration)
                     })
             }
-            try Self.requireStoresBelongTogether(opened, descriptions)
+            try Self.requireStoresBelongTogether(opened, mounted)
             try Self.link(opened)
+            let placement = opened[0].model.entities.map { entity in
+                let description = descriptions[positions[model.configurationName(of: entity)]!]
+                return mounted.firstIndex(of: description).map(UInt32.init) ?? StoreCoordinator.unmountedPlacement
+            }
+            let unmounted = descriptions.filter { !mounted.contains($0) }.map(Self.unmountedStore)
+            let cleanup = try StoreCoordinator(
+                model: opened[0].model, stores: opened, placement: placement, unmounted: unmounted
+            ).cleanUpBrokenReferences()
+            coordinator = StoreCoordinator(
+                model: opened[0].model, stores: opened, placement: placement, unmounted: unmounted,
+                referenceCleanup: cleanup)
         } catch {
             for store in opened { try? store.close() }
             throw error
         }
-        let placement = opened[0].model.entities.map { entity in
-            UInt32(positions[model.configurationName(of: entity)]!)
-        }
-        let coordinator = StoreCoordinator(model: opened[0].model, stores: opened, placement: placement)
-        self.init(stores: opened, objectStore: coordinator, path: descriptions[0].path)
-        for (store, description) in zip(opened, descriptions) {
+        self.init(stores: opened, objectStore: coordinator, path: mounted[0].path)
+        for (store, description) in zip(opened, mounted) {
             if let report = store.recoveryReport(path: description.path) { configuration.recoveryHandler?(report) }
         }
     }

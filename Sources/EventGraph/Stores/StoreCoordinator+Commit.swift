@@ -6,6 +6,7 @@ extension StoreCoordinator {
     /// A request that touches one store is that store's commit, as with a container of one store (the changeset
     /// carries a table of foreign stores only when it refers to another store).
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
+        try requireMounted(request)
         let parts = split(request)
         var result = CommitResult(transactionID: 0, rows: [:], permanentIdentities: [:])
         for (storeIndex, part) in parts.sorted(by: { $0.key < $1.key }) {

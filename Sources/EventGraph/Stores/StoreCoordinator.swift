@@ -22,19 +22,35 @@ final class StoreCoordinator: ObjectStore {
     /// For each entity, whether its rows can hold references (rows of others are never translated).
     private let relationshipFlags: [Bool]
 
-    /// A coordinator over stores opened with `model`; `placement` gives, per entity, the index of its store.
-    init(model: ObjectModel, stores: [Store], placement: [UInt32]) {
+    /// The stores the container was given but did not mount, and every other store the mounted logs refer to.
+    let unmountedStores: [UnmountedStore]
+    /// The references that opening cleaned up (see ``ReferenceCleanupReport``).
+    let referenceCleanup: ReferenceCleanupReport
+
+    /// A coordinator over stores opened with `model`; `placement` gives, per entity, the index of its store, or
+    /// ``unmountedPlacement`` for an entity whose configuration's store is not mounted.
+    init(
+        model: ObjectModel, stores: [Store], placement: [UInt32], unmounted: [UnmountedStore] = [],
+        referenceCleanup: ReferenceCleanupReport = ReferenceCleanupReport(cleanedReferences: [])
+    ) {
         precondition(placement.count == model.entities.count, "a placement names one store per entity")
-        precondition(placement.allSatisfy { Int($0) < stores.count }, "a placement names a mounted store")
+        precondition(
+            placement.allSatisfy { Int($0) < stores.count || $0 == Self.unmountedPlacement },
+            "a placement names a mounted store")
         self.model = model
         self.stores = stores
         self.placement = placement
+        self.referenceCleanup = referenceCleanup
         var uuids = stores.map { $0.storeUUID.logUUID }
         for store in stores {
             for foreign in store.state.withLock({ $0.foreignStores }) where !uuids.contains(foreign) {
                 uuids.append(foreign)
             }
         }
+        for case let uuid? in unmounted.map(\.storeUUID) where !uuids.contains(uuid.logUUID) {
+            uuids.append(uuid.logUUID)
+        }
+        unmountedStores = Self.describeUnmounted(uuids.dropFirst(stores.count).map { UUID(logUUID: $0) }, unmounted)
         logUUIDs = uuids
         storeUUIDs = uuids.map { UUID(logUUID: $0) }
         indexByLogUUID = Dictionary(uniqueKeysWithValues: uuids.enumerated().map { ($1, UInt32($0)) })
@@ -152,6 +168,10 @@ final class StoreCoordinator: ObjectStore {
 
     func reserveIdentity(for entity: EntityDescription) -> ObjectIdentity {
         let storeIndex = placement[entity.index]
+        precondition(
+            storeIndex != Self.unmountedPlacement,
+            "\(entity.name) objects go to the store of the configuration '\(model.configurationName(of: entity))', "
+                + "which is not mounted (see ModelContainer.unmountedStores)")
         return ObjectIdentity(storeIndex: storeIndex, key: stores[Int(storeIndex)].reserveKey())
     }
 
@@ -165,6 +185,7 @@ extension StoreCoordinator {
         guard let entity = model.entities.first(where: { model.configurationName(of: $0) == name }) else {
             return nil
         }
-        return stores[Int(placement[entity.index])]
+        let storeIndex = placement[entity.index]
+        return storeIndex == Self.unmountedPlacement ? nil : stores[Int(storeIndex)]
     }
 }
