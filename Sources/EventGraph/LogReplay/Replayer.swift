@@ -71,6 +71,7 @@ struct Replayer {
             fresh.lastTransactionID = begin.lastTransactionID
             fresh.lastCommitTimeMicroseconds = begin.lastCommitTimeMicroseconds
             fresh.nextKey = begin.nextKey
+            fresh.advanceSequences(begin.sequenceReservations)
             checkpoint = (begin, fresh, 0)
         case .checkpointBlob(let transactionID, let index, let handle):
             checkpoint?.state.blobHandles[BlobKey(transactionID: transactionID, index: index)] = handle

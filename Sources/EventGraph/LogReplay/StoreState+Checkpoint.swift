@@ -34,9 +34,10 @@ extension StoreState {
             }
         }
         if !records.isEmpty { chunks.append(CheckpointChunk(foreignStores: foreignStores, records: records)) }
-        let begin = CheckpointBegin(
+        var begin = CheckpointBegin(
             lastTransactionID: lastTransactionID, lastCommitTimeMicroseconds: lastCommitTimeMicroseconds,
             nextKey: nextKey, objectCount: UInt64(objectCount))
+        begin.sequenceReservations = sequenceReservations
         return (begin, chunks)
     }
 

@@ -16,6 +16,8 @@ struct CommitRequest: Sendable {
     /// The stores that references with a store index above 0 point into, as in a changeset
     /// (``Changeset/foreignStores``); only a request a coordinator of several stores hands one ``Store`` has any.
     var foreignStores: [LogUUID] = []
+    /// Named counters the changeset advances (see `Stores/Store+SequenceGenerator.swift`).
+    var sequenceReservations: [SequenceReservation] = []
 }
 
 /// What a commit did.

@@ -127,6 +127,11 @@ final class FileBackend: LogBackend {
         do { try writer.waitUntilDurable(appended) } catch { throw EventGraphError(error) }
     }
 
+    func sync() throws(EventGraphError) {
+        guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
+        do { try writer.sync() } catch { throw EventGraphError(error) }
+    }
+
     func readBlob(_ key: BlobKey, at handle: UInt64, generation: UInt64) throws(EventGraphError) -> [UInt8]? {
         guard let reader = current.withLock({ $0.generation == generation ? $0.reader : nil }) else { return nil }
         let frame: (header: FrameHeader, payload: [UInt8])

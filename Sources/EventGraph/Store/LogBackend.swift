@@ -21,6 +21,9 @@ protocol LogBackend: Sendable {
     /// Returns when a queued transaction (and every one queued before it) is durable; called without the commit
     /// lock, so that concurrent saves share one sync. A failure here poisons the log.
     func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError)
+    /// Waits until everything appended so far is synced, whatever the durability mode (a named counter's
+    /// reservation must survive a crash before its value is handed out).
+    func sync() throws(EventGraphError)
     /// Reads the bytes of the blob `key` by the handle that replay, append or rewrite returned in `generation`;
     /// `nil` when the log was rewritten since (look the handle up again). Throws when the frame at the handle is
     /// not that blob.

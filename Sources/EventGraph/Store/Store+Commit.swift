@@ -45,7 +45,7 @@ extension Store {
                 transactionID: transactionID,
                 commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
                 author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
-                operations: operations)
+                operations: operations, sequenceReservations: request.sequenceReservations)
             let overlay = queue.overlayRows
             let staged = try state.withLock { state throws(EventGraphError) in
                 // Rows keep references in the state's own table of foreign stores (unchanged, and not copied,

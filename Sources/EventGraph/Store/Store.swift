@@ -21,6 +21,8 @@ final class Store: Sendable {
     /// Where installed transactions are published to observers (the one observation point).
     let observers: CommitObservers
     private let keyCounter: Atomic<UInt64>
+    /// Serializes named counters' reservations (see `Stores/Store+SequenceGenerator.swift`).
+    let sequenceLock = LockedValue<Void>(())
     /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
     let hasInverses: Bool
     /// The transaction IDs the replayed log lacks (a salvage's gaps), for the recovery report.

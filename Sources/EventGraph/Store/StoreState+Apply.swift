@@ -180,6 +180,7 @@ extension StoreState {
         lastTransactionID = max(lastTransactionID, id)
         lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
         nextKey = max(nextKey, changeset.nextKey)
+        advanceSequences(changeset.sequenceReservations)
         return gap
     }
 

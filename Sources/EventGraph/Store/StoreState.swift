@@ -14,6 +14,8 @@ struct StoreState: Sendable {
     var lastCommitTimeMicroseconds: Int64 = 0
     /// The next key the store will allocate (persisted in every changeset and checkpoint).
     var nextKey: UInt64 = 1
+    /// The last value of each named counter (see `Stores/Store+SequenceGenerator.swift`).
+    var sequences: [String: UInt64] = [:]
     /// Where each externally stored value is, by its logical reference: only the values the live state references
     /// after a compaction (which drops the others from the log), plus those of later saves.
     var blobHandles: [BlobKey: UInt64] = [:]

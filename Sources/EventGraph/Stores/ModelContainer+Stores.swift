@@ -15,6 +15,11 @@ extension ModelContainer {
     /// commits one changeset in each, in turn, each durable before the next: it is **not yet atomic** across the
     /// stores (a failure or a crash between two stores' appends leaves the first store's part committed).
     ///
+    /// A store given with ``StoreDescription/Mounting/never``, or with ``StoreDescription/Mounting/ifPresent`` and no
+    /// file, is not mounted (``unmountedStores``): references into it stay unresolved until a container mounts it,
+    /// and opening a container that mounts it again removes references to objects deleted meanwhile
+    /// (``referenceCleanup``).
+    ///
     /// Operations of one store (``compact()``, ``stateDigest()``, ``view(asOfTransaction:)``, ``path``, the change
     /// feed and transaction observation) act on the first store given; ``stateDigest(ofConfiguration:)`` takes any.
     ///

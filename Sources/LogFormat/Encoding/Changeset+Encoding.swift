@@ -2,6 +2,8 @@
 //   version u8 (1) · transactionID varuint · commitTimeMicroseconds zigzag varint · author string ·
 //   nextKey varuint · foreign store count varuint, then 16-byte UUIDs · operation count varuint, then operations.
 // The foreign stores come before the operations so that every store index can be checked as it is read.
+// Version 2 (written only when the changeset advances a named counter) adds, after the operations: sequence
+// reservation count varuint, then for each its name string and its last value varuint.
 
 extension Changeset {
     /// Encodes the changeset in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
@@ -10,8 +12,10 @@ extension Changeset {
     ///   in `LogLimits` or the payload would exceed `LogLimits.maxTransactionByteCount`;
     ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
     public func encoded() throws(LogFormatError) -> [UInt8] {
-        try PayloadEnvelope.encode("changeset", maxByteCount: LogLimits.maxTransactionByteCount) {
-            (writer) throws(LogFormatError) in
+        try PayloadEnvelope.encode(
+            "changeset", maxByteCount: LogLimits.maxTransactionByteCount,
+            version: sequenceReservations.isEmpty ? 1 : Self.sequencesVersion
+        ) { (writer) throws(LogFormatError) in
             writer.writeVarUInt(transactionID)
             writer.writeVarInt(commitTimeMicroseconds)
             try writer.writeString(author, field: "the changeset's author")
@@ -21,8 +25,14 @@ extension Changeset {
             for operation in operations {
                 try operation.encode(to: &writer, foreignStoreCount: foreignStores.count)
             }
+            if !sequenceReservations.isEmpty {
+                try SequenceReservation.encodeList(sequenceReservations, to: &writer)
+            }
         }
     }
+
+    /// The payload version that adds ``sequenceReservations``.
+    static let sequencesVersion: UInt8 = 2
 
     /// Decodes a changeset encoded by ``encoded()``.
     ///
@@ -30,9 +40,8 @@ extension Changeset {
     ///   truncated, corrupt, over a limit, or followed by extra bytes; ``LogFormatError/Code/unsupportedVersion``
     ///   when the payload was written by a newer format version.
     public init(decoding bytes: [UInt8]) throws(LogFormatError) {
-        self = try PayloadEnvelope.decode("changeset", from: bytes, maxByteCount: LogLimits.maxTransactionByteCount) {
-            (reader) throws(LogFormatError) -> Changeset in
-            try Changeset(fieldsFrom: &reader)
+        self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> Changeset in
+            try Changeset(envelopeFrom: &reader)
         }
     }
 
@@ -43,17 +52,23 @@ extension Changeset {
             try self.init(decoding: bytes)
         case .fragmented(let fragments):
             self = try fragments.withReader { (reader) throws(LogFormatError) -> Changeset in
-                try PayloadEnvelope.decode(
-                    "changeset", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount
-                ) { (reader) throws(LogFormatError) -> Changeset in
-                    try Changeset(fieldsFrom: &reader)
-                }
+                try Changeset(envelopeFrom: &reader)
             }
         }
     }
 
+    /// Reads a whole payload: the version byte, then the fields of that version.
+    private init(envelopeFrom reader: inout ByteReader) throws(LogFormatError) {
+        self = try PayloadEnvelope.decode(
+            "changeset", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount,
+            newestVersion: Self.sequencesVersion
+        ) { (reader, version) throws(LogFormatError) -> Changeset in
+            try Changeset(fieldsFrom: &reader, version: version)
+        }
+    }
+
     /// Reads the fields that follow the version byte.
-    private init(fieldsFrom reader: inout ByteReader) throws(LogFormatError) {
+    private init(fieldsFrom reader: inout ByteReader, version: UInt8) throws(LogFormatError) {
         let transactionID = try reader.readVarUInt("the transaction ID")
         let commitTime = try reader.readVarInt("the commit time")
         let author = try reader.readString("the author")
@@ -66,8 +81,9 @@ extension Changeset {
         for _ in 0..<operationCount {
             operations.append(try ChangeOperation(from: &reader, foreignStoreCount: foreignStores.count))
         }
+        let reservations = version >= Self.sequencesVersion ? try SequenceReservation.decodeList(from: &reader) : []
         self.init(
             transactionID: transactionID, commitTimeMicroseconds: commitTime, author: author, nextKey: nextKey,
-            foreignStores: foreignStores, operations: operations)
+            foreignStores: foreignStores, operations: operations, sequenceReservations: reservations)
     }
 }

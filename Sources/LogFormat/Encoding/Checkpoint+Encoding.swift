@@ -1,6 +1,7 @@
 // The three checkpoint payloads. Each starts with the format version byte (1):
 //   CheckpointBegin: lastTransactionID varuint · lastCommitTimeMicroseconds zigzag varint · nextKey varuint ·
-//                    objectCount varuint
+//                    objectCount varuint · (version 2, written only when the store has named counters)
+//                    sequence reservation count varuint, then for each its name string and last value varuint
 //   CheckpointChunk: foreign store count varuint, then 16-byte UUIDs · record count varuint, then records
 //                    (object reference, then a property change list, as in a changeset's insert)
 //   CheckpointEnd:   objectCount varuint · stateDigest (varuint length, then bytes)
@@ -11,11 +12,17 @@
 extension CheckpointBegin {
     /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
     package func encoded() throws(LogFormatError) -> [UInt8] {
-        try PayloadEnvelope.encode("checkpoint begin", maxByteCount: LogLimits.maxFrameRawByteCount) { writer in
+        try PayloadEnvelope.encode(
+            "checkpoint begin", maxByteCount: LogLimits.maxFrameRawByteCount,
+            version: sequenceReservations.isEmpty ? 1 : Changeset.sequencesVersion
+        ) { (writer) throws(LogFormatError) in
             writer.writeVarUInt(lastTransactionID)
             writer.writeVarInt(lastCommitTimeMicroseconds)
             writer.writeVarUInt(nextKey)
             writer.writeVarUInt(objectCount)
+            if !sequenceReservations.isEmpty {
+                try SequenceReservation.encodeList(sequenceReservations, to: &writer)
+            }
         }
     }
 
@@ -24,14 +31,21 @@ extension CheckpointBegin {
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
     ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
     package init(decoding bytes: [UInt8]) throws(LogFormatError) {
-        self = try PayloadEnvelope.decode(
-            "checkpoint begin", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
-        ) { (reader) throws(LogFormatError) -> CheckpointBegin in
-            CheckpointBegin(
-                lastTransactionID: try reader.readVarUInt("the last transaction ID"),
-                lastCommitTimeMicroseconds: try reader.readVarInt("the last commit time"),
-                nextKey: try reader.readVarUInt("the next key"),
-                objectCount: try reader.readVarUInt("the object count"))
+        self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> CheckpointBegin in
+            try PayloadEnvelope.decode(
+                "checkpoint begin", from: &reader, maxByteCount: LogLimits.maxFrameRawByteCount,
+                newestVersion: Changeset.sequencesVersion
+            ) { (reader, version) throws(LogFormatError) -> CheckpointBegin in
+                var begin = CheckpointBegin(
+                    lastTransactionID: try reader.readVarUInt("the last transaction ID"),
+                    lastCommitTimeMicroseconds: try reader.readVarInt("the last commit time"),
+                    nextKey: try reader.readVarUInt("the next key"),
+                    objectCount: try reader.readVarUInt("the object count"))
+                if version >= Changeset.sequencesVersion {
+                    begin.sequenceReservations = try SequenceReservation.decodeList(from: &reader)
+                }
+                return begin
+            }
         }
     }
 }

@@ -72,12 +72,15 @@ public struct Changeset: Hashable, Sendable {
     public var foreignStores: [LogUUID]
     /// The save's operations, in order.
     public var operations: [ChangeOperation]
+    /// Named counters advanced by this transaction (payload version 2; empty in every version-1 changeset).
+    public var sequenceReservations: [SequenceReservation]
 
     /// Creates a changeset.
     public init(
         transactionID: UInt64, commitTimeMicroseconds: Int64, author: String, nextKey: UInt64,
-        foreignStores: [LogUUID] = [], operations: [ChangeOperation]
+        foreignStores: [LogUUID] = [], operations: [ChangeOperation], sequenceReservations: [SequenceReservation] = []
     ) {
+        self.sequenceReservations = sequenceReservations
         self.transactionID = transactionID
         self.commitTimeMicroseconds = commitTimeMicroseconds
         self.author = author

@@ -8,6 +8,8 @@ package struct CheckpointBegin: Hashable, Sendable {
     package var nextKey: UInt64
     /// How many objects the checkpoint's chunks hold.
     package var objectCount: UInt64
+    /// The store's named counters (payload version 2; empty in every version-1 payload).
+    package var sequenceReservations: [SequenceReservation] = []
 
     /// Creates the payload.
     package init(lastTransactionID: UInt64, lastCommitTimeMicroseconds: Int64, nextKey: UInt64, objectCount: UInt64) {
