@@ -38,6 +38,8 @@ protocol ObjectStore: AnyObject, Sendable {
     /// The store at `storeIndex` when the table names it but it is not mounted (nothing resolves there, nothing
     /// can be saved there); `nil` for a mounted store.
     func unmountedStore(at storeIndex: UInt32) -> UnmountedStore?
+    /// Whether any store of the table is unmounted: when not, references need no check on the way up.
+    var hasUnmountedStores: Bool { get }
 
     // MARK: Reading
 
@@ -82,6 +84,7 @@ struct StoreRows: Sendable {
 extension ObjectStore {
     func isUncommitted(_ identity: ObjectIdentity) -> Bool { false }
     func unmountedStore(at storeIndex: UInt32) -> UnmountedStore? { nil }
+    var hasUnmountedStores: Bool { false }
 
     /// The rows ``rows(of:)`` returns that pass `filter` on their committed values or are in `extra`.
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {

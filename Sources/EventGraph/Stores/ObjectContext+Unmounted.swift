@@ -51,15 +51,15 @@ extension ObjectContext {
 
     /// The references that resolve: those into mounted stores.
     func mountedReferences(_ references: [ObjectReference]) -> [ObjectReference] {
-        // A container of one store has no unmounted stores; its references are never filtered.
-        guard parentStore.storeUUIDs.count > 1 else { return references }
+        // Relationship reads come here: a container whose stores are all mounted pays one call, no filtering.
+        guard parentStore.hasUnmountedStores else { return references }
         return references.filter { parentStore.unmountedStore(at: $0.storeIndex) == nil }
     }
 
     /// The unmounted store a reference points into, with the configuration of its entity when the store's own is
     /// unknown; `nil` for a reference into a mounted store.
     func unmountedStore(of reference: ObjectReference) -> UnmountedStore? {
-        guard parentStore.storeUUIDs.count > 1, let store = parentStore.unmountedStore(at: reference.storeIndex)
+        guard parentStore.hasUnmountedStores, let store = parentStore.unmountedStore(at: reference.storeIndex)
         else { return nil }
         guard store.configuration == nil else { return store }
         let entity = model.entities[Int(reference.entityIndex)]
@@ -86,7 +86,7 @@ extension ObjectContext {
 
     /// Refuses a save that changes or deletes objects of unmounted stores.
     func refuseChangesInUnmountedStores(_ objects: [ManagedObject]) throws(EventGraphError) {
-        guard parentStore.storeUUIDs.count > 1 else { return }
+        guard parentStore.hasUnmountedStores else { return }
         let refused = objects.filter(isInUnmountedStore)
         guard let first = refused.first, let store = unmountedStore(of: reference(to: first)) else { return }
         let failures = refused.map { object in

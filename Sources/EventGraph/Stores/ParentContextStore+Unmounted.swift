@@ -3,4 +3,6 @@ extension ParentContextStore {
     func unmountedStore(at storeIndex: UInt32) -> UnmountedStore? {
         parent.parentStore.unmountedStore(at: storeIndex)
     }
+
+    var hasUnmountedStores: Bool { parent.parentStore.hasUnmountedStores }
 }

@@ -26,6 +26,8 @@ extension StoreCoordinator {
         return referred + unknown
     }
 
+    var hasUnmountedStores: Bool { storeUUIDs.count > stores.count }
+
     func unmountedStore(at storeIndex: UInt32) -> UnmountedStore? {
         guard Int(storeIndex) >= stores.count, Int(storeIndex) < storeUUIDs.count else { return nil }
         let uuid = storeUUIDs[Int(storeIndex)]
