@@ -14,7 +14,7 @@ extension ModelContainer {
     ///   - name: the counter's name, 1 to 256 bytes of UTF-8; each name counts on its own.
     ///   - configuration: the configuration whose store keeps the counter, in a container of several stores; `nil`
     ///     for the first store given (or the only one).
-    /// - Throws: ``EventGraphError`` with code `invalidArgument` for a bad name or configuration, `storeUnmounted`
+    /// - Throws: ``EventGraphError`` with code `invalidArgument` for a bad name or configuration, `storeNotMounted`
     ///   when the configuration's store is not mounted, `readOnly`, `closed` or `log` when the value cannot be
     ///   recorded (no value is handed out then).
     public func nextValue(of name: String, inConfiguration configuration: String? = nil) throws(EventGraphError)

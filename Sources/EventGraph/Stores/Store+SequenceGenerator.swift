@@ -61,7 +61,7 @@ extension StoreCoordinator {
         guard let store = store(ofConfiguration: configuration) else {
             let isKnown = model.configurationNames.contains(configuration)
             throw EventGraphError(
-                isKnown ? .storeUnmounted : .invalidArgument,
+                isKnown ? .storeNotMounted : .invalidArgument,
                 isKnown
                     ? "the sequence '\(name)' is kept in the store of the configuration '\(configuration)', which is "
                         + "not mounted"

@@ -113,7 +113,7 @@ struct SequenceGeneratorTests {
         let error = try #require(throws: EventGraphError.self) {
             try partial.nextValue(of: "id", inConfiguration: "Staff")
         }
-        #expect(error.code == .storeUnmounted, "\(error)")
+        #expect(error.code == .storeNotMounted, "\(error)")
         #expect(try partial.nextValue(of: "id") == 2)
     }
 
