@@ -34,6 +34,15 @@ let package = Package(
             name: "EngineComparison",
             dependencies: ["Workload", .product(name: "EventGraphExamples", package: "EventGraph")]
         ),
+        // Issue 13: a child context's save against a root save, and a results controller's latency per change
+        // (`swift run -c release --package-path Benchmarks NestedContexts`).
+        .executableTarget(
+            name: "NestedContexts",
+            dependencies: [
+                .product(name: "EventGraph", package: "EventGraph"),
+                .product(name: "EventGraphExamples", package: "EventGraph"),
+            ]
+        ),
         // package-benchmark micro-benchmarks with allocation counts:
         // `swift package --package-path Benchmarks benchmark`.
         .executableTarget(
