@@ -96,8 +96,8 @@ struct FetchCollector<T: ManagedObject> {
                 }
             }
             for (index, ascending) in keys {
-                let x = a.storedAttributeValue(at: index) ?? .null
-                let y = b.storedAttributeValue(at: index) ?? .null
+                let x = a.fetchedAttributeValue(at: index)
+                let y = b.fetchedAttributeValue(at: index)
                 switch x.compare(to: y) {
                 case .orderedAscending: return ascending
                 case .orderedDescending: return !ascending
@@ -106,5 +106,16 @@ struct FetchCollector<T: ManagedObject> {
             }
             return false
         }
+    }
+}
+
+extension ManagedObject {
+    /// An attribute's value as fetches order by it. An inserted object holds nothing for an attribute it never set
+    /// (a child's pushed insert carries only the values that differ from the default), so it has the model's
+    /// default: reading `.null` instead would sort it before every other object.
+    final func fetchedAttributeValue(at index: Int) -> AttributeValue {
+        if let value = storedAttributeValue(at: index) { return value }
+        if case .attribute(let value) = entity.defaultValues[index] { return value }
+        return .null
     }
 }

@@ -65,16 +65,8 @@ struct FetchedResultsOrder {
 
     /// The key of an object as the context shows it now.
     func key(of object: ManagedObject) -> ResultsSortKey {
-        ResultsSortKey(values: components.map { value(of: object, at: $0.attributeIndex) }, identity: object.identity)
-    }
-
-    /// An attribute's value as a fetch's filter reads it. An inserted object holds nothing for an attribute it
-    /// never set (a child's pushed insert carries only the values that differ from the default), so it has the
-    /// model's default: reading `.null` instead would place it in another section than a fetch does.
-    private func value(of object: ManagedObject, at index: Int) -> AttributeValue {
-        if let value = object.storedAttributeValue(at: index) { return value }
-        if case .attribute(let value) = object.entity.defaultValues[index] { return value }
-        return .null
+        ResultsSortKey(
+            values: components.map { object.fetchedAttributeValue(at: $0.attributeIndex) }, identity: object.identity)
     }
 
     /// Whether `a` comes before `b`.
