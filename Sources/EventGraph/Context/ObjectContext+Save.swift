@@ -135,6 +135,7 @@ extension ObjectContext {
             object.identity = permanent
             registered[permanent] = object
         }
+        renameInChildren(result?.permanentIdentities ?? [:])
         for object in inserted + updated {
             object.flags.remove([.isInserted, .isListedAsChanged])
             if let row = rows[object.identity] ?? nil {

@@ -34,6 +34,8 @@ public final class ObjectContext {
     /// How many saves of child contexts have been pushed into this one (a fetched property's cached result made
     /// before one may be stale; see ``FetchedProperty``).
     var childSaveCount: UInt64 = 0
+    /// The child contexts made from this one and still alive (`Context/ObjectContext+Children`).
+    var childContexts: [WeakContext] = []
 
     init(parentStore: any ObjectStore, name: String) {
         self.parentStore = parentStore
