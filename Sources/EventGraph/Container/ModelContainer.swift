@@ -229,6 +229,11 @@ private final class MainContextBox: Sendable {
     var context: ObjectContext {
         if let created { return created }
         let context = ObjectContext(parentStore: store, name: "main")
+        // A main-actor context merges as transactions arrive, on the main actor (as Core Data's main-queue context
+        // does), instead of waiting for a processing point the application may not reach until the next event.
+        context.changeTracking.scheduleMerge = { [weak self] in
+            Task { @MainActor in self?.created?.mergeCommittedTransactions() }
+        }
         created = context
         return context
     }

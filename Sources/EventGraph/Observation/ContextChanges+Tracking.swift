@@ -1,3 +1,4 @@
+import Foundation
 import LogFormat
 
 /// A context's change observers and what it last reported, held by the context (``ObjectContext/changeTracking``).
@@ -28,17 +29,37 @@ final class ContextChangeTracking {
     var mergesAutomatically = false
     /// For a root context that merges: committed transactions waiting for the context's next processing point.
     var inbox: MergeInbox?
+    /// For a root context bound to an actor (the main context): schedules ``ObjectContext/mergeCommittedTransactions()``
+    /// there, called by the inbox on the committing thread each time a transaction arrives.
+    var scheduleMerge: (@Sendable () -> Void)?
     /// For a child that merges: its registration with its parent.
     var parentRegistration: Int?
     /// Transactions this context committed itself, not to be merged back when they arrive in ``inbox``.
-    var ownTransactions: Set<UInt64> = []
+    var ownTransactions: Set<StoreTransaction> = []
 
-    var hasObservers: Bool { !observers.isEmpty }
+    /// Registrations whose consumer is gone: an `AsyncStream` ends on its consumer's thread (its task cancelled, or
+    /// the sequence released), which must not touch this context's state; it notes its registration here, and the
+    /// context drops it the next time it asks whether anyone observes, so that a context nobody observes any more
+    /// stops paying for reports, and the stream's buffer is freed, without waiting for a report.
+    private let finishedRegistrations = LockedValue<[Int]>([])
+
+    var hasObservers: Bool {
+        removeFinishedRegistrations()
+        return !observers.isEmpty
+    }
 
     func add(_ observer: @escaping Observer) -> Int {
         defer { nextID += 1 }
         observers.append((nextID, observer))
         return nextID
+    }
+
+    /// Registers an observer that stops when `continuation`'s consumer is gone, and makes that consumer's end remove
+    /// the registration (see ``finishedRegistrations``).
+    func add<Element>(_ continuation: AsyncStream<Element>.Continuation, _ observer: @escaping Observer) {
+        let id = add(observer)
+        let finished = finishedRegistrations
+        continuation.onTermination = { _ in finished.withLock { $0.append(id) } }
     }
 
     func remove(_ id: Int) {
@@ -48,9 +69,20 @@ final class ContextChangeTracking {
     /// Calls every observer registered now, in registration order. An observer may save or process changes of the
     /// context (a nested report is delivered at once, depth first); one registered meanwhile starts at the next.
     func deliver(_ changes: ContextChanges, pushedBy: ObjectIdentifier? = nil) {
+        removeFinishedRegistrations()
         var finished: [Int] = []
         for (id, observer) in observers where !observer(changes, pushedBy) { finished.append(id) }
         if !finished.isEmpty { observers.removeAll { finished.contains($0.id) } }
+        if observers.isEmpty { reported.removeAll() }
+    }
+
+    private func removeFinishedRegistrations() {
+        let finished = finishedRegistrations.withLock { finished in
+            defer { finished.removeAll() }
+            return finished
+        }
+        guard !finished.isEmpty else { return }
+        observers.removeAll { finished.contains($0.id) }
         if observers.isEmpty { reported.removeAll() }
     }
 }
@@ -76,4 +108,11 @@ public final class ContextChangesObservation {
     deinit {
         tracking?.remove(id)
     }
+}
+
+/// One transaction of one store: transaction IDs are numbered per store, so with several stores an ID alone is
+/// ambiguous.
+struct StoreTransaction: Hashable {
+    var storeUUID: UUID
+    var transactionID: UInt64
 }

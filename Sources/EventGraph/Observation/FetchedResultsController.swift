@@ -44,7 +44,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// Work counters, for tests of the cost bound.
     var statistics = FetchedResultsStatistics()
     private let inbox: FetchedResultsInbox
-    private let observation: (store: Store, token: CommitObservers.Token)?
+    private let observations: [(store: Store, token: CommitObservers.Token)]
     /// The context's own reports (its unsaved changes, a child's push, a rollback), for objects that change
     /// before anything is committed.
     private var contextObservation: ContextChangesObservation?
@@ -101,11 +101,8 @@ public final class FetchedResultsController<T: ManagedObject> {
         // Registered before the fetch: a transaction committed in between is applied again, which changes nothing.
         let inbox = FetchedResultsInbox()
         self.inbox = inbox
-        if let store = context.rootStore {
-            let (token, _) = store.observeCommits { transaction in inbox.receive(transaction) }
-            observation = (store, token)
-        } else {
-            observation = nil
+        observations = context.rootStores.map { store in
+            (store, store.observeCommits { transaction in inbox.receive(transaction) }.0)
         }
         try load()
         // Reports run synchronously in the context's domain, in the middle of a save or a child's push: they are
@@ -114,7 +111,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     }
 
     deinit {
-        if let observation { observation.store.removeCommitObserver(observation.token) }
+        for (store, token) in observations { store.removeCommitObserver(token) }
     }
 
     // MARK: - Reading
@@ -274,10 +271,12 @@ private final class FetchedResultsInbox: Sendable {
 }
 
 extension ObjectContext {
-    /// The store beneath the root of this context's tree, whose commits every context of the tree sees.
-    var rootStore: Store? {
+    /// The stores beneath the root of this context's tree, whose commits every context of the tree sees: the
+    /// container's store, or each mounted store of a container with several.
+    var rootStores: [Store] {
         var store = parentStore
         while let parent = store as? ParentContextStore { store = parent.parent.parentStore }
-        return store as? Store
+        if let single = store as? Store { return [single] }
+        return (store as? StoreCoordinator)?.stores ?? []
     }
 }

@@ -25,8 +25,9 @@ extension ObjectContext {
     /// Every report of this context from the moment this property is read, as an asynchronous sequence.
     ///
     /// Each read makes a new sequence with its own registration; reports are buffered until consumed (a slow
-    /// consumer costs memory, never a lost or reordered report). The registration ends at the first report after
-    /// the sequence's consumer is gone (its task cancelled, or the sequence released).
+    /// consumer costs memory, never a lost or reordered report). The registration ends when the sequence's consumer
+    /// is gone (its task cancelled, or the sequence released): it is removed at the context's next report or
+    /// processing point, without waiting for a change.
     ///
     /// ```swift
     /// for await changes in context.changes {
@@ -35,7 +36,7 @@ extension ObjectContext {
     /// ```
     public var changes: AsyncStream<ContextChanges> {
         let (stream, continuation) = AsyncStream.makeStream(of: ContextChanges.self, bufferingPolicy: .unbounded)
-        _ = changeTracking.add { changes, _ in
+        changeTracking.add(continuation) { changes, _ in
             if case .terminated = continuation.yield(changes) { return false }
             return true
         }
@@ -96,7 +97,15 @@ extension ObjectContext {
     /// context holds the saved state, so inserted objects are named by their permanent IDs.
     func reportSave(of request: CommitRequest, result: CommitResult) {
         let isRoot = !(parentStore is ParentContextStore)
-        if isRoot { changeTracking.ownTransactions.insert(result.transactionID) }
+        if isRoot {
+            // A commit through a coordinator of several stores names a transaction per store it touched.
+            let committed = parentStore is Store ? [0: result.transactionID] : result.storeTransactionIDs
+            let storeUUIDs = parentStore.storeUUIDs
+            for (storeIndex, transactionID) in committed {
+                changeTracking.ownTransactions.insert(
+                    StoreTransaction(storeUUID: storeUUIDs[Int(storeIndex)], transactionID: transactionID))
+            }
+        }
         changeTracking.reported.removeAll()
         guard changeTracking.hasObservers else { return }
         let permanent = result.permanentIdentities

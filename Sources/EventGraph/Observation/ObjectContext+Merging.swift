@@ -1,3 +1,4 @@
+import Foundation
 import LogFormat
 
 /// Automatic merging: a context keeps its registered objects current with changes made elsewhere.
@@ -6,7 +7,8 @@ extension ObjectContext {
     ///
     /// For a root context (one made by the container), "elsewhere" is every transaction another context commits:
     /// they are collected as they commit, and merged at this context's next ``processPendingChanges()`` (which
-    /// ``save()`` calls first), in this context's own isolation domain. For a child, it is every change of its
+    /// ``save()`` calls first), in this context's own isolation domain; ``ModelContainer/mainContext`` also merges
+    /// each one as it arrives, in a task on the main actor. For a child, it is every change of its
     /// parent's view — the parent's saves, merges, rollbacks, processed changes, and what a sibling pushes into
     /// it — merged at once, since a child lives in its parent's isolation domain.
     ///
@@ -37,8 +39,9 @@ extension ObjectContext {
                     parent.changeTracking.remove(registration)
                     changeTracking.parentRegistration = nil
                 }
-            } else if let store = parentStore as? Store {
-                changeTracking.inbox = newValue ? MergeInbox(store: store) : nil
+            } else {
+                changeTracking.inbox =
+                    newValue ? MergeInbox(stores: rootStores, wakeUp: changeTracking.scheduleMerge) : nil
             }
         }
     }
@@ -46,8 +49,9 @@ extension ObjectContext {
     /// Merges the transactions collected for a root context since its last processing point.
     func mergeCommittedTransactions() {
         guard let inbox = changeTracking.inbox else { return }
-        for transaction in inbox.take() {
-            if changeTracking.ownTransactions.remove(transaction.transactionID) != nil { continue }
+        for (storeUUID, transaction) in inbox.take() {
+            let key = StoreTransaction(storeUUID: storeUUID, transactionID: transaction.transactionID)
+            if changeTracking.ownTransactions.remove(key) != nil { continue }
             merge(transaction.changes, reason: .merged(transactionID: transaction.transactionID))
         }
     }
@@ -102,28 +106,36 @@ extension ObjectContext {
     }
 }
 
-/// Transactions committed by any context of a store, collected for a root context that merges them at its next
-/// processing point. Delivery happens on the committing thread, so the queue is behind a lock; the context takes
-/// it in its own isolation domain.
+/// Transactions committed by any context of the stores beneath a root context (one store, or each store of a
+/// container with several), collected for the context to merge at its next processing point. Delivery happens on
+/// the committing thread, so the queue is behind a lock; the context takes it in its own isolation domain.
 final class MergeInbox: Sendable {
-    private let store: Store
-    private let token: CommitObservers.Token
-    private let queue: LockedValue<[CommittedTransaction]>
+    private let registrations: [(store: Store, token: CommitObservers.Token)]
+    private let queue: LockedValue<[(storeUUID: UUID, transaction: CommittedTransaction)]>
 
-    init(store: Store) {
-        let queue = LockedValue<[CommittedTransaction]>([])
-        self.store = store
+    /// Collects the transactions `stores` commit from now on; `wakeUp` runs after each arrives (on the committing
+    /// thread, outside every lock), for a context that merges in its own domain as they come.
+    init(stores: [Store], wakeUp: (@Sendable () -> Void)? = nil) {
+        let queue = LockedValue<[(storeUUID: UUID, transaction: CommittedTransaction)]>([])
         self.queue = queue
-        // The observer holds the queue, not the inbox, so that releasing the inbox unregisters it.
-        (token, _) = store.observeCommits { transaction in queue.withLock { $0.append(transaction) } }
+        // The observers hold the queue, not the inbox, so that releasing the inbox unregisters them.
+        registrations = stores.map { store in
+            let storeUUID = store.storeUUID
+            let (token, _) = store.observeCommits { transaction in
+                queue.withLock { $0.append((storeUUID, transaction)) }
+                wakeUp?()
+            }
+            return (store, token)
+        }
     }
 
     deinit {
-        store.removeCommitObserver(token)
+        for (store, token) in registrations { store.removeCommitObserver(token) }
     }
 
-    /// The transactions collected since the last call, in transaction order.
-    func take() -> [CommittedTransaction] {
+    /// The transactions collected since the last call, each with the store that committed it, in transaction order
+    /// per store.
+    func take() -> [(storeUUID: UUID, transaction: CommittedTransaction)] {
         queue.withLock { queue in
             defer { queue.removeAll() }
             return queue

@@ -29,4 +29,7 @@ struct CommitResult: Sendable {
     /// The permanent identity of each inserted object whose identity changed: an upsert merged it into the existing
     /// object with its unique values. Every other inserted object keeps its identity as its permanent one.
     var permanentIdentities: [ObjectIdentity: ObjectIdentity]
+    /// For a commit through a coordinator of several stores: the transaction of each store it touched, by store
+    /// index (``transactionID`` is then only the latest of any store).
+    var storeTransactionIDs: [UInt32: UInt64] = [:]
 }

@@ -64,6 +64,7 @@ extension StoreCoordinator {
     /// Adds one store's commit result to the coordinator's, in the coordinator's numbering.
     private func merge(_ committed: CommitResult, fromStoreAt storeIndex: UInt32, into result: inout CommitResult) {
         let numbering = numbering(ofStoreAt: storeIndex)
+        result.storeTransactionIDs[storeIndex] = committed.transactionID
         func identity(_ local: ObjectIdentity) -> ObjectIdentity {
             ObjectIdentity(storeIndex: storeIndex, key: local.key)
         }
