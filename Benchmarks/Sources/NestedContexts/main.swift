@@ -38,6 +38,11 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
+/// Writes a figure at once (`print` to a pipe is buffered until exit, and lost with a crash).
+func report(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted[sorted.count / 2]
@@ -100,7 +105,7 @@ func childAgainstRootSave(objectCount: Int, runs: Int) throws {
     }
     let child = median(childTimes)
     let root = median(rootTimes)
-    print(
+    report(
         String(
             format: "child save of %d inserts: median %.1f ms; root save (durability .full): median %.1f ms; "
                 + "root / child = %.1fx (goal >= 3x)", objectCount, child * 1e3, root * 1e3, root / child))
@@ -139,7 +144,8 @@ func resultsControllerLatency(resultCount: Int, changes: Int) throws {
                 contact.lastName = lastName(resultCount + change)
                 contact.lastNameInitial = String(contact.lastName.prefix(1))
             } else {
-                contact.company = "Company \(change)"
+                // Never a company a contact already has: a save that changes nothing is no change.
+                contact.company = "Changed \(change)"
             }
             try writer.save()
             var difference: FetchedResultsDifference?
@@ -149,7 +155,7 @@ func resultsControllerLatency(resultCount: Int, changes: Int) throws {
                 "unexpected difference \(String(describing: difference))")
             if moves { moveTimes.append(elapsed) } else { updateTimes.append(elapsed) }
         }
-        print(
+        report(
             String(
                 format: "results controller over %d contacts, one changed object per save: save return -> diff "
                     + "median %.3f ms (row moves), %.3f ms (row updated in place); max %.3f ms", resultCount,
