@@ -32,7 +32,10 @@ let package = Package(
         // `Benchmarks/compare`: every scenario for both engines, alternating, medians, table / JSON / SVG.
         .executableTarget(
             name: "EngineComparison",
-            dependencies: ["Workload", .product(name: "EventGraphExamples", package: "EventGraph")]
+            dependencies: [
+                "Workload", .product(name: "EventGraph", package: "EventGraph"),
+                .product(name: "EventGraphExamples", package: "EventGraph"),
+            ]
         ),
         // package-benchmark micro-benchmarks with allocation counts:
         // `swift package --package-path Benchmarks benchmark`.

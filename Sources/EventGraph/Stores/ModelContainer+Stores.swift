@@ -12,8 +12,10 @@ extension ModelContainer {
     /// that a store file later replaced by another store's is refused.
     ///
     /// A save that touches one store costs what it costs in a container of one store. A save that touches several
-    /// commits one changeset in each, in turn, each durable before the next: it is **not yet atomic** across the
-    /// stores (a failure or a crash between two stores' appends leaves the first store's part committed).
+    /// is atomic across them: it commits in all of them or in none, also across a crash (each store's changeset
+    /// names the save and its participants; opening the stores together decides a save a crash left in some of
+    /// them, and cuts it off the others' logs when one lacks it). A store whose log ends with such an undecided
+    /// save refuses to open on its own for writing; a read-only view of it alone leaves that save out.
     ///
     /// Operations of one store (``compact()``, ``stateDigest()``, ``view(asOfTransaction:)``, ``path``, the change
     /// feed and transaction observation) act on the first store given; ``stateDigest(ofConfiguration:)`` takes any.
@@ -40,15 +42,18 @@ extension ModelContainer {
                     })
             }
             try Self.requireStoresBelongTogether(opened, descriptions)
+            try Self.decideSavesAcrossStores(&opened, descriptions, model: model, configuration: configuration)
             try Self.link(opened)
         } catch {
-            for store in opened { try? store.close() }
+            Self.closeUndecided(opened, because: error.message)
             throw error
         }
         let placement = opened[0].model.entities.map { entity in
             UInt32(positions[model.configurationName(of: entity)]!)
         }
-        let coordinator = StoreCoordinator(model: opened[0].model, stores: opened, placement: placement)
+        let coordinator = StoreCoordinator(
+            model: opened[0].model, stores: opened, placement: placement,
+            crossStoreStepObserver: configuration.crossStoreStepObserver)
         self.init(stores: opened, objectStore: coordinator, path: descriptions[0].path)
         for (store, description) in zip(opened, descriptions) {
             if let report = store.recoveryReport(path: description.path) { configuration.recoveryHandler?(report) }

@@ -21,9 +21,15 @@ final class StoreCoordinator: ObjectStore {
     let placement: [UInt32]
     /// For each entity, whether its rows can hold references (rows of others are never translated).
     private let relationshipFlags: [Bool]
+    /// Told each step of a save across stores (tests that kill the process there).
+    let crossStoreStepObserver: (@Sendable (CrossStoreCommitStep) -> Void)?
 
     /// A coordinator over stores opened with `model`; `placement` gives, per entity, the index of its store.
-    init(model: ObjectModel, stores: [Store], placement: [UInt32]) {
+    init(
+        model: ObjectModel, stores: [Store], placement: [UInt32],
+        crossStoreStepObserver: (@Sendable (CrossStoreCommitStep) -> Void)? = nil
+    ) {
+        self.crossStoreStepObserver = crossStoreStepObserver
         precondition(placement.count == model.entities.count, "a placement names one store per entity")
         precondition(placement.allSatisfy { Int($0) < stores.count }, "a placement names a mounted store")
         self.model = model

@@ -1,6 +1,8 @@
 // The changeset payload, in this order:
 //   version u8 (1) · transactionID varuint · commitTimeMicroseconds zigzag varint · author string ·
 //   nextKey varuint · foreign store count varuint, then 16-byte UUIDs · operation count varuint, then operations.
+// Version 2 (a save across stores) adds, after the foreign stores: the cross-store transaction's UUID, then a
+// participant count varuint and, per participant, its 16-byte store UUID and its transaction ID varuint.
 // The foreign stores come before the operations so that every store index can be checked as it is read.
 
 extension Changeset {
@@ -10,13 +12,17 @@ extension Changeset {
     ///   in `LogLimits` or the payload would exceed `LogLimits.maxTransactionByteCount`;
     ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
     public func encoded() throws(LogFormatError) -> [UInt8] {
-        try PayloadEnvelope.encode("changeset", maxByteCount: LogLimits.maxTransactionByteCount) {
-            (writer) throws(LogFormatError) in
+        // A save of one store stays version 1, byte for byte, so that older readers read it.
+        let version = crossStore == nil ? Self.singleStoreVersion : Self.crossStoreVersion
+        return try PayloadEnvelope.encode(
+            "changeset", maxByteCount: LogLimits.maxTransactionByteCount, version: version
+        ) { (writer) throws(LogFormatError) in
             writer.writeVarUInt(transactionID)
             writer.writeVarInt(commitTimeMicroseconds)
             try writer.writeString(author, field: "the changeset's author")
             writer.writeVarUInt(nextKey)
             try LogUUID.encodeList(foreignStores, to: &writer, field: "the changeset's foreign stores")
+            if let crossStore { try crossStore.encode(to: &writer) }
             try writer.writeCount(operations.count, field: "the changeset's operations")
             for operation in operations {
                 try operation.encode(to: &writer, foreignStoreCount: foreignStores.count)
@@ -30,9 +36,8 @@ extension Changeset {
     ///   truncated, corrupt, over a limit, or followed by extra bytes; ``LogFormatError/Code/unsupportedVersion``
     ///   when the payload was written by a newer format version.
     public init(decoding bytes: [UInt8]) throws(LogFormatError) {
-        self = try PayloadEnvelope.decode("changeset", from: bytes, maxByteCount: LogLimits.maxTransactionByteCount) {
-            (reader) throws(LogFormatError) -> Changeset in
-            try Changeset(fieldsFrom: &reader)
+        self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> Changeset in
+            try Changeset(payloadFrom: &reader)
         }
     }
 
@@ -43,22 +48,34 @@ extension Changeset {
             try self.init(decoding: bytes)
         case .fragmented(let fragments):
             self = try fragments.withReader { (reader) throws(LogFormatError) -> Changeset in
-                try PayloadEnvelope.decode(
-                    "changeset", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount
-                ) { (reader) throws(LogFormatError) -> Changeset in
-                    try Changeset(fieldsFrom: &reader)
-                }
+                try Changeset(payloadFrom: &reader)
             }
         }
     }
 
+    /// The payload version of a changeset of one store.
+    static let singleStoreVersion: UInt8 = 1
+    /// The payload version of a changeset that is one part of a save across stores.
+    static let crossStoreVersion: UInt8 = 2
+
+    /// Reads a whole changeset payload: the envelope, then the fields of its version.
+    private init(payloadFrom reader: inout ByteReader) throws(LogFormatError) {
+        self = try PayloadEnvelope.decode(
+            "changeset", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount,
+            newestVersion: Self.crossStoreVersion
+        ) { (reader, version) throws(LogFormatError) -> Changeset in
+            try Changeset(fieldsFrom: &reader, version: version)
+        }
+    }
+
     /// Reads the fields that follow the version byte.
-    private init(fieldsFrom reader: inout ByteReader) throws(LogFormatError) {
+    private init(fieldsFrom reader: inout ByteReader, version: UInt8) throws(LogFormatError) {
         let transactionID = try reader.readVarUInt("the transaction ID")
         let commitTime = try reader.readVarInt("the commit time")
         let author = try reader.readString("the author")
         let nextKey = try reader.readVarUInt("the next key")
         let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+        let crossStore = version == Self.crossStoreVersion ? try CrossStoreTransaction(from: &reader) : nil
         let operationCount = try reader.readCount(
             "the number of operations", minimumElementByteCount: ChangeOperation.minimumEncodedByteCount)
         var operations: [ChangeOperation] = []
@@ -68,6 +85,6 @@ extension Changeset {
         }
         self.init(
             transactionID: transactionID, commitTimeMicroseconds: commitTime, author: author, nextKey: nextKey,
-            foreignStores: foreignStores, operations: operations)
+            foreignStores: foreignStores, operations: operations, crossStore: crossStore)
     }
 }

@@ -72,11 +72,13 @@ public struct Changeset: Hashable, Sendable {
     public var foreignStores: [LogUUID]
     /// The save's operations, in order.
     public var operations: [ChangeOperation]
+    /// The save across stores this changeset is one part of; `nil` for a save of one store (payload version 1).
+    public var crossStore: CrossStoreTransaction?
 
     /// Creates a changeset.
     public init(
         transactionID: UInt64, commitTimeMicroseconds: Int64, author: String, nextKey: UInt64,
-        foreignStores: [LogUUID] = [], operations: [ChangeOperation]
+        foreignStores: [LogUUID] = [], operations: [ChangeOperation], crossStore: CrossStoreTransaction? = nil
     ) {
         self.transactionID = transactionID
         self.commitTimeMicroseconds = commitTimeMicroseconds
@@ -84,5 +86,6 @@ public struct Changeset: Hashable, Sendable {
         self.nextKey = nextKey
         self.foreignStores = foreignStores
         self.operations = operations
+        self.crossStore = crossStore
     }
 }
