@@ -54,7 +54,8 @@ enum CrossStoreKill {
             if step.description == killAt { kill(getpid(), SIGKILL) }
         }
         do {
-            let container = try ModelContainer(model: model, stores: stores(in: directory), configuration: configuration)
+            let container = try ModelContainer(
+                model: model, stores: stores(in: directory), configuration: configuration)
             try saveShelf(named: "second", in: container)
             try container.close()
         } catch {

@@ -111,8 +111,9 @@ extension Comparison {
     }
 
     /// Runs `measure` `sizes.runs` times for two stores and one, alternating which goes first; the medians.
-    private func alternateStores(_ label: String, _ measure: (Bool) throws -> Double) throws -> (two: Double, one: Double)
-    {
+    private func alternateStores(_ label: String, _ measure: (Bool) throws -> Double) throws -> (
+        two: Double, one: Double
+    ) {
         var samples: [[Double]] = [[], []]
         for run in 0..<sizes.runs {
             for acrossStores in run % 2 == 0 ? [true, false] : [false, true] {

@@ -107,7 +107,9 @@ extension StoreCoordinator {
             + "committed"
         for (position, transaction) in queued.enumerated() {
             participants[position].backend.poison(because: reason, discarding: transaction)
-            if queues[position].pointee.failure == nil { queues[position].pointee.failure = EventGraphError(.log, reason) }
+            if queues[position].pointee.failure == nil {
+                queues[position].pointee.failure = EventGraphError(.log, reason)
+            }
             queues[position].pointee.queued.removeAll { $0.transactionID >= transaction.transactionID }
         }
     }

@@ -37,7 +37,8 @@ extension CrossStoreTransaction {
             let idOffset = reader.offset
             let transactionID = try reader.readVarUInt("a participant's transaction ID")
             guard transactionID > 0 else {
-                throw reader.malformed("participant \(storeUUID) has transaction ID 0, which is never used", at: idOffset)
+                throw reader.malformed(
+                    "participant \(storeUUID) has transaction ID 0, which is never used", at: idOffset)
             }
             participants.append(Participant(storeUUID: storeUUID, transactionID: transactionID))
         }

@@ -61,8 +61,9 @@ extension LogWriter {
             }
             let header = try frameHeader(
                 in: box.file, at: byteOffset, below: locked.value.reservedEnd, seed: locked.value.seed)
-            guard header.transactionID == transactionID, header.type == .blob || header.type == .transaction
-                || header.type == .transactionFirst
+            guard header.transactionID == transactionID,
+                header.type == .blob || header.type == .transaction
+                    || header.type == .transactionFirst
             else {
                 throw LogFormatError(
                     .invalidArgument, "no frame of transaction \(transactionID) starts at this offset", path: path,
@@ -99,7 +100,8 @@ extension LogWriter {
         switch decoded {
         case .success(let header): return header
         case .failure(let failure):
-            throw LogFormatError(.damaged, "the frame header fails: \(failure.reason)", path: path, byteOffset: byteOffset)
+            throw LogFormatError(
+                .damaged, "the frame header fails: \(failure.reason)", path: path, byteOffset: byteOffset)
         }
     }
 }
