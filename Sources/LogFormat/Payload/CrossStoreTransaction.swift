@@ -5,7 +5,7 @@
 /// holds its changeset; a store that holds it while another participant lacks it must not show it.
 public struct CrossStoreTransaction: Hashable, Sendable {
     /// One store a cross-store save wrote, with the transaction ID the save has in that store's log.
-    public struct Participant: Hashable, Sendable, Comparable {
+    public struct Participant: Hashable, Sendable {
         /// The store's UUID (its log header's `storeUUID`).
         public var storeUUID: LogUUID
         /// The save's transaction ID in that store's log (at least 1).
@@ -16,8 +16,6 @@ public struct CrossStoreTransaction: Hashable, Sendable {
             self.storeUUID = storeUUID
             self.transactionID = transactionID
         }
-
-        public static func < (lhs: Participant, rhs: Participant) -> Bool { lhs.storeUUID < rhs.storeUUID }
     }
 
     /// A random identity shared by every participant's changeset of the save.
@@ -34,10 +32,5 @@ public struct CrossStoreTransaction: Hashable, Sendable {
             "the participants of a save across stores are in ascending order of store UUID, each once")
         self.id = id
         self.participants = participants
-    }
-
-    /// The participant that is the store `storeUUID`, if it took part.
-    public func participant(_ storeUUID: LogUUID) -> Participant? {
-        participants.first { $0.storeUUID == storeUUID }
     }
 }

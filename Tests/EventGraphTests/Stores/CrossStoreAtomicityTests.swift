@@ -89,7 +89,7 @@ struct CrossStoreAtomicityTests {
             CrossStoreTransaction.Participant(
                 storeUUID: privateUUID.logUUID, transactionID: privatePart.transactionID),
             CrossStoreTransaction.Participant(storeUUID: publicUUID.logUUID, transactionID: publicPart.transactionID),
-        ].sorted()
+        ].sorted { $0.storeUUID < $1.storeUUID }
         #expect(record.participants == expected)
     }
 
