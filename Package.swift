@@ -86,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventGraphTests",
-            dependencies: ["EventGraph", "EventGraphExamples", "LogFormat", "StoreProbe", "TestSupport"],
+            dependencies: ["EventGraph", "EventGraphExamples", "KillNine", "LogFormat", "StoreProbe", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         // End-to-end tests of the built `egctl` and `StoreProbe` (the dependencies make SwiftPM build them first).

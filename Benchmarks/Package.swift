@@ -32,7 +32,10 @@ let package = Package(
         // `Benchmarks/compare`: every scenario for both engines, alternating, medians, table / JSON / SVG.
         .executableTarget(
             name: "EngineComparison",
-            dependencies: ["Workload", .product(name: "EventGraphExamples", package: "EventGraph")]
+            dependencies: [
+                "Workload", .product(name: "EventGraph", package: "EventGraph"),
+                .product(name: "EventGraphExamples", package: "EventGraph"),
+            ]
         ),
         // Issue 13: a child context's save against a root save, and a results controller's latency per change
         // (`swift run -c release --package-path Benchmarks NestedContexts`).

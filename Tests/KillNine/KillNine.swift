@@ -1,7 +1,8 @@
 import Foundation
 
 /// `KillNine save --store PATH --writers N --seed S` saves until killed; `KillNine drive [OPTIONS]` kills it in a
-/// loop and checks the store after every kill; `KillNine migrate [OPTIONS]` kills `egctl migrate` the same way.
+/// loop and checks the store after every kill; `KillNine migrate [OPTIONS]` kills `egctl migrate` the same way;
+/// `KillNine cross-store` kills a save across two stores at each of its steps and checks both-or-neither.
 /// See `Docs/Testing.md`.
 @main
 enum KillNine {
@@ -10,6 +11,8 @@ enum KillNine {
                               [--directory DIR] [--egctl PATH]
                KillNine save --store PATH --writers N --seed S
                KillNine migrate [--cycles N] [--seed S] [--entries N] [--directory DIR] [--egctl PATH]
+               KillNine cross-store [--directory DIR]
+               KillNine cross-store-save --directory DIR --kill-at STEP
         """
 
     static func main() {
@@ -33,6 +36,20 @@ enum KillNine {
                 egctlPath: arguments.string("--egctl") ?? binDirectory() + "/egctl")
             arguments.finish()
             driver.run()
+        case "cross-store":
+            let directory =
+                arguments.string("--directory")
+                ?? FileManager.default.temporaryDirectory.path + "/killnine-cross-store-\(getpid())"
+            arguments.finish()
+            let executable =
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0]
+            CrossStoreKill.drive(directory: directory, executablePath: executable)
+        case "cross-store-save":
+            let directory = arguments.required("--directory")
+            let step = arguments.required("--kill-at")
+            arguments.finish()
+            CrossStoreKill.save(directory: directory, killAt: step)
         case "drive":
             let executable =
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))

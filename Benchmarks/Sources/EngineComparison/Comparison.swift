@@ -52,6 +52,7 @@ final class Comparison {
         try writeScenarios()
         try readScenarios()
         try largeStoreScenarios()
+        try crossStoreScenarios()  // issue 12: two stores against one, reported as notes
         results.sort { a, b in
             Scenario.all.firstIndex { $0.key == a.scenario.key }! < Scenario.all.firstIndex {
                 $0.key == b.scenario.key

@@ -28,6 +28,8 @@ public final class ModelContainer: Sendable {
         public var migration: MigrationPolicy = .inferred
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?
+        /// Told each step of a save across stores (tests that kill the process at one).
+        package var crossStoreStepObserver: (@Sendable (CrossStoreCommitStep) -> Void)?
 
         /// Creates a configuration.
         public init(
@@ -66,6 +68,7 @@ public final class ModelContainer: Sendable {
         let store = try Self.openMigratingIfNeeded(path: path, model: model, configuration: configuration) {
             () throws(EventGraphError) in try Self.openStore(path: path, model: model, configuration: configuration)
         }
+        try Self.requireDecided(store, path: path)
         self.init(store: store, path: path)
         if let report = recoveryReport { configuration.recoveryHandler?(report) }
     }
@@ -75,7 +78,9 @@ public final class ModelContainer: Sendable {
     public convenience init(path: String, configuration: Configuration = .init(createIfMissing: false))
         throws(EventGraphError)
     {
-        try self.init(store: Self.openStore(path: path, model: nil, configuration: configuration), path: path)
+        let store = try Self.openStore(path: path, model: nil, configuration: configuration)
+        try Self.requireDecided(store, path: path)
+        self.init(store: store, path: path)
         if let report = recoveryReport { configuration.recoveryHandler?(report) }
     }
 
@@ -107,10 +112,17 @@ public final class ModelContainer: Sendable {
         recoveryHandler: (@Sendable (StoreRecoveryReport) -> Void)?
     ) throws(EventGraphError) -> ModelContainer {
         let backend = try FileBackend.openReadOnly(path: path)
-        let view = try ModelContainer(
-            store: Store.open(backend: backend, model: model, untilTransaction: untilTransaction, source: path),
-            path: path)
-        if let report = view.recoveryReport { recoveryHandler?(report) }
+        var store = try Store.open(backend: backend, model: model, untilTransaction: untilTransaction, source: path)
+        // A store seen on its own never shows a part of a save across stores that may not have committed.
+        var leftOut: StoreRecoveryReport?
+        if let last = backend.crossStoreLedger.undecided, untilTransaction ?? .max >= last.transactionID {
+            leftOut = StoreRecoveryReport(leftOut: last, path: path)
+            store = try Store.open(
+                backend: FileBackend.openReadOnly(path: path), model: model,
+                untilTransaction: last.previousTransactionID, source: path)
+        }
+        let view = ModelContainer(store: store, path: path)
+        if let report = leftOut ?? view.recoveryReport { recoveryHandler?(report) }
         return view
     }
 

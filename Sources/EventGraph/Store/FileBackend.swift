@@ -10,16 +10,23 @@ final class FileBackend: LogBackend {
     let storeUUID: LogUUID
     /// The in-memory volume the log lives in, kept alive as long as the store or a view of it is.
     private let volume: MemoryVolume?
-    private let writer: LogWriter?
+    let writer: LogWriter?
     /// Replaced after a rewrite, with the next generation (the old reader still reads the replaced file).
     private let current: LockedValue<(reader: LogReader, generation: UInt64)>
     /// What the writer's recovery truncated, or what the last read-only replay did not read.
     private let recovery: LockedValue<StoreRecoveryReport?>
+    /// What the last replay of the log said about saves across stores.
+    private let ledger: LockedValue<CrossStoreLedger>
 
     var isReadOnly: Bool { writer == nil }
     var recoveryReport: StoreRecoveryReport? { recovery.withLock { $0 } }
+    var crossStoreLedger: CrossStoreLedger { ledger.withLock { $0 } }
 
-    private init(path: String, writer: LogWriter?, reader: LogReader, volume: MemoryVolume? = nil) {
+    private init(
+        path: String, writer: LogWriter?, reader: LogReader, volume: MemoryVolume? = nil,
+        ledger: CrossStoreLedger = CrossStoreLedger()
+    ) {
+        self.ledger = LockedValue(ledger)
         self.path = path
         self.volume = volume
         self.writer = writer
@@ -40,11 +47,15 @@ final class FileBackend: LogBackend {
         options.faultInjector = configuration.faultInjector
         options.filePermissions = configuration.filePermissions
         return try EventGraphError.converting(path: path) {
+            var ledger = CrossStoreLedger()
             let writer = try LogWriter(path: path, options: options) { record in
-                if let converted = try Self.convert(record) { try replay(converted) }
+                let converted = try Self.convert(record)
+                ledger.note(record, changeset: converted?.changeset)
+                if let converted { try replay(converted) }
             }
             do {
-                return FileBackend(path: path, writer: writer, reader: try LogReader(path: path), volume: volume)
+                return FileBackend(
+                    path: path, writer: writer, reader: try LogReader(path: path), volume: volume, ledger: ledger)
             } catch {
                 try? writer.close()
                 throw error
@@ -90,13 +101,17 @@ final class FileBackend: LogBackend {
     /// refuse at open, so damage found later is an error.
     func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
         let reader = current.withLock { $0.reader }
+        var ledger = CrossStoreLedger()
         let report = try EventGraphError.converting(path: reader.path) {
             // The scan stops at the first error `body` throws and rethrows it unchanged.
             try reader.scan { record in
-                guard let converted = try Self.convert(record) else { return }
+                let converted = try Self.convert(record)
+                ledger.note(record, changeset: converted?.changeset)
+                guard let converted else { return }
                 try body(converted)
             }
         }
+        self.ledger.withLock { $0 = ledger }
         if isReadOnly {
             recovery.withLock { $0 = StoreRecoveryReport(path: path, scan: report) }
         } else if case .damaged(let damage) = report.tail {

@@ -41,6 +41,20 @@ protocol LogBackend: Sendable {
     func close() throws(EventGraphError)
     /// What opening or replaying the log left out of the file (a torn tail, or damage a read-only view stops at).
     var recoveryReport: StoreRecoveryReport? { get }
+    /// What the last replay of the log said about saves across stores (see ``CrossStoreLedger``).
+    var crossStoreLedger: CrossStoreLedger { get }
+    /// Returns when a queued transaction is written to the file, not necessarily synced (a save across stores
+    /// writes every store's part, then syncs them all). A failure here poisons the log.
+    func waitUntilWritten(_ transaction: QueuedTransaction) throws(EventGraphError)
+    /// Refuses every later append, and the seal of a clean close: another store's part of a save across stores
+    /// failed, so only an opener of all the stores may decide whether this log's part counts. With `transaction`
+    /// (the last one queued), also tries to cut it off the file.
+    func poison(because reason: String, discarding transaction: QueuedTransaction?)
+    /// Whether the log's transaction `transactionID` is a part of the save across stores `id`: read from the file
+    /// again (rare: only to decide a save at open); `nil` when the log no longer holds that transaction.
+    func isPart(_ transactionID: UInt64, ofSave id: LogUUID) throws(EventGraphError) -> Bool?
+    /// Cuts the log's last transaction off (a save across stores that did not commit everywhere).
+    func discardLastTransaction(_ last: CrossStoreLedger.LastTransaction) throws(EventGraphError)
 }
 
 extension LogBackend {

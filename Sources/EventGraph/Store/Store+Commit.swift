@@ -10,64 +10,11 @@ extension Store {
     /// make the changeset durable, nothing is installed and the store refuses further saves until it is reopened.
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
-        let model = self.model
         requireOwnObjects(request)
         let (queued, staged, permanentIdentities) = try withCommitLock {
             queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [ObjectIdentity: ObjectIdentity]) in
-            guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
-            if let failure = queue.failure {
-                throw EventGraphError(
-                    .log, "the store refuses saves after the log failed (\(failure.message)); reopen it to recover")
-            }
-            var operations = request.operations
-            // The last ID comes from the log, which may end at the largest one.
-            guard queue.lastTransactionID < UInt64.max else {
-                throw EventGraphError(
-                    LogFormatError(
-                        .limitExceeded,
-                        "the store is full: its last transaction ID is \(queue.lastTransactionID), the largest there "
-                            + "is; no further save can be numbered"))
-            }
-            let transactionID = queue.lastTransactionID + 1
-            if let exhausted = request.operations.lazy.compactMap(Self.exhaustedInsert).first {
-                throw EventGraphError(
-                    LogFormatError(
-                        .limitExceeded,
-                        "the store is full: it has handed out every object key, so the new "
-                            + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
-            }
-            let permanentIdentities = resolveUpserts(&operations, request.upserts, queue)
-            let pinned = try resolveConflicts(&operations, request, queue)
-            repairInverses(&operations, pinned: pinned, queue)
-            var blobs: [[UInt8]] = []
-            externalize(&operations, transactionID: transactionID, blobs: &blobs)
-            let changeset = Changeset(
-                transactionID: transactionID,
-                commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
-                author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
-                operations: operations, sequenceReservations: request.sequenceReservations)
-            let overlay = queue.overlayRows
-            let staged = try state.withLock { state throws(EventGraphError) in
-                // Rows keep references in the state's own table of foreign stores (unchanged, and not copied,
-                // when the changeset names none).
-                let localized = state.localize(changeset)
-                return try state.stage(localized, model: model, overlay: overlay)
-            }
-            let failures = state.withLock { uniquenessFailures(staged, in: $0, queue) }
-            guard failures.isEmpty else {
-                throw EventGraphError(
-                    .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures
-                )
-            }
-            let payload: [UInt8]
-            do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
-            let queued = try backend.enqueueTransaction(id: transactionID, payload: payload, blobs: blobs)
-            let entry = CommitQueue.Entry(
-                transactionID: transactionID, commitTimeMicroseconds: changeset.commitTimeMicroseconds,
-                nextKey: changeset.nextKey, staged: staged, blobHandles: queued.blobHandles, uniqueKeys: [],
-                changeset: changeset)
-            state.withLock { state in queue.enqueue(entry, state: state, model: model) }
-            return (queued, staged, permanentIdentities)
+            let prepared = try prepare(request, queue)
+            return (try enqueue(prepared, in: &queue), prepared.staged, prepared.permanentIdentities)
         }
         do {
             try backend.waitUntilDurable(queued)
@@ -81,16 +28,104 @@ extension Store {
             throw error
         }
         installDurable(through: queued.transactionID)
+        return Self.result(of: queued.transactionID, staged, permanentIdentities)
+    }
+
+    /// What a commit did, from its transaction and its staged rows.
+    static func result(
+        of transactionID: UInt64, _ staged: StagedChanges, _ permanentIdentities: [ObjectIdentity: ObjectIdentity]
+    ) -> CommitResult {
         var rows: [ObjectIdentity: Row?] = [:]
         rows.reserveCapacity(staged.rows.count)
         for (key, entry) in staged.rows { rows[ObjectIdentity(storeIndex: Self.ownStoreIndex, key: key)] = entry.row }
-        return CommitResult(
-            transactionID: queued.transactionID, rows: rows, permanentIdentities: permanentIdentities)
+        return CommitResult(transactionID: transactionID, rows: rows, permanentIdentities: permanentIdentities)
+    }
+
+    /// A changeset ready to be queued: validated against the committed state and the saves queued before it,
+    /// encoded, with its blobs; nothing is written yet.
+    struct PreparedCommit {
+        var transactionID: UInt64
+        var changeset: Changeset
+        var payload: [UInt8]
+        var blobs: [[UInt8]]
+        var staged: StagedChanges
+        var permanentIdentities: [ObjectIdentity: ObjectIdentity]
+    }
+
+    /// Resolves upserts and conflicts, moves large binary values to blobs, checks uniqueness and encodes the
+    /// changeset (the next transaction of `queue`, one part of `crossStore` when given), under the commit lock;
+    /// changes nothing.
+    func prepare(_ request: CommitRequest, _ queue: CommitQueue, crossStore: CrossStoreTransaction? = nil)
+        throws(EventGraphError) -> PreparedCommit
+    {
+        let model = self.model
+        guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
+        if let failure = queue.failure {
+            throw EventGraphError(
+                .log, "the store refuses saves after the log failed (\(failure.message)); reopen it to recover")
+        }
+        var operations = request.operations
+        // The last ID comes from the log, which may end at the largest one.
+        guard queue.lastTransactionID < UInt64.max else {
+            throw EventGraphError(
+                LogFormatError(
+                    .limitExceeded,
+                    "the store is full: its last transaction ID is \(queue.lastTransactionID), the largest there "
+                        + "is; no further save can be numbered"))
+        }
+        let transactionID = queue.lastTransactionID + 1
+        if let exhausted = request.operations.lazy.compactMap(Self.exhaustedInsert).first {
+            throw EventGraphError(
+                LogFormatError(
+                    .limitExceeded,
+                    "the store is full: it has handed out every object key, so the new "
+                        + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
+        }
+        let permanentIdentities = resolveUpserts(&operations, request.upserts, queue)
+        let pinned = try resolveConflicts(&operations, request, queue)
+        repairInverses(&operations, pinned: pinned, queue)
+        var blobs: [[UInt8]] = []
+        externalize(&operations, transactionID: transactionID, blobs: &blobs)
+        let changeset = Changeset(
+            transactionID: transactionID,
+            commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
+            author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
+            operations: operations, sequenceReservations: request.sequenceReservations, crossStore: crossStore)
+        let overlay = queue.overlayRows
+        let staged = try state.withLock { state throws(EventGraphError) in
+            // Rows keep references in the state's own table of foreign stores (unchanged, and not copied,
+            // when the changeset names none).
+            let localized = state.localize(changeset)
+            return try state.stage(localized, model: model, overlay: overlay)
+        }
+        let failures = state.withLock { uniquenessFailures(staged, in: $0, queue) }
+        guard failures.isEmpty else {
+            throw EventGraphError(
+                .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures
+            )
+        }
+        let payload: [UInt8]
+        do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
+        return PreparedCommit(
+            transactionID: transactionID, changeset: changeset, payload: payload, blobs: blobs, staged: staged,
+            permanentIdentities: permanentIdentities)
+    }
+
+    /// Queues a prepared changeset in the log (no I/O is waited for) and its effects in the queue's overlay.
+    func enqueue(_ prepared: PreparedCommit, in queue: inout CommitQueue) throws(EventGraphError) -> QueuedTransaction {
+        let queued = try backend.enqueueTransaction(
+            id: prepared.transactionID, payload: prepared.payload, blobs: prepared.blobs)
+        let entry = CommitQueue.Entry(
+            transactionID: prepared.transactionID, commitTimeMicroseconds: prepared.changeset.commitTimeMicroseconds,
+            nextKey: prepared.changeset.nextKey, staged: prepared.staged, blobHandles: queued.blobHandles,
+            uniqueKeys: [], changeset: prepared.changeset)
+        state.withLock { state in queue.enqueue(entry, state: state, model: model) }
+        return queued
     }
 
     /// Checks that a request names only this store's objects, and only stores its table of foreign stores has: a
     /// store commits its own changeset, and a coordinator of several stores splits a request per store first.
-    private func requireOwnObjects(_ request: CommitRequest) {
+    func requireOwnObjects(_ request: CommitRequest) {
         let foreignCount = request.foreignStores.count
         func isOwn(_ reference: ObjectReference) -> Bool { reference.storeIndex == Self.ownStoreIndex }
         func isKnown(_ reference: ObjectReference) -> Bool { Int(reference.storeIndex) <= foreignCount }
@@ -118,24 +153,28 @@ extension Store {
     /// Installs every queued save up to `transactionID` (all durable: the log is synced in order), in order, and
     /// publishes them to the commit observers (delivered after the lock is released).
     private func installDurable(through transactionID: UInt64) {
-        let model = self.model
-        withCommitLock { queue in
-            let done = queue.dequeue(through: transactionID)
-            guard !done.isEmpty else { return }
-            state.withLock { state in
-                for entry in done {
-                    state.install(entry.staged, model: model)
-                    for (index, handle) in entry.blobHandles.enumerated() {
-                        state.blobHandles[BlobKey(transactionID: entry.transactionID, index: UInt32(index))] = handle
-                    }
-                    state.lastTransactionID = entry.transactionID
-                    state.lastCommitTimeMicroseconds = entry.commitTimeMicroseconds
-                    state.nextKey = entry.nextKey
-                }
-            }
-            observers.publish(done.lazy.map(\.changeset))
-        }
+        withCommitLock { queue in installQueued(through: transactionID, in: &queue) }
         observers.deliverPending()
+    }
+
+    /// Installs every queued save up to `transactionID` under the commit lock, and publishes them to the commit
+    /// observers (delivered by ``CommitObservers/deliverPending()`` once the lock is released).
+    func installQueued(through transactionID: UInt64, in queue: inout CommitQueue) {
+        let model = self.model
+        let done = queue.dequeue(through: transactionID)
+        guard !done.isEmpty else { return }
+        state.withLock { state in
+            for entry in done {
+                state.install(entry.staged, model: model)
+                for (index, handle) in entry.blobHandles.enumerated() {
+                    state.blobHandles[BlobKey(transactionID: entry.transactionID, index: UInt32(index))] = handle
+                }
+                state.lastTransactionID = entry.transactionID
+                state.lastCommitTimeMicroseconds = entry.commitTimeMicroseconds
+                state.nextKey = entry.nextKey
+            }
+        }
+        observers.publish(done.lazy.map(\.changeset))
     }
 
     // MARK: - Upserts

@@ -20,6 +20,12 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
         /// Nothing was left out of the file, but the log lacks some transaction IDs (see
         /// ``missingTransactionIDs``): a salvage copied everything around damage it could not read.
         case missingTransactions
+        /// A read-only view of one store left out its last transaction: a part of a save across stores that only
+        /// opening the stores together can decide (``transactionIDs`` names it).
+        case leftOutUndecidedSave
+        /// Opening stores together cut the last transaction off a store's log: a part of a save across stores
+        /// that another of the stores lacks, so the save did not commit (``transactionIDs`` names it).
+        case removedPartialSave
     }
 
     /// What was done.
@@ -64,6 +70,8 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
             case .ignoredTornTail: "read-only view ignored a torn tail (never-synced bytes from a crash)"
             case .stoppedAtDamage: "read-only view stopped at damage to synced data"
             case .missingTransactions: "the log lacks some transactions (\(reason))"
+            case .leftOutUndecidedSave: "read-only view left out an undecided part of a save across stores"
+            case .removedPartialSave: "removed the part of a save across stores that another store lacks"
             }
         var text = "\(path): \(action)"
         if kind != .missingTransactions { text += ": \(byteCount) bytes at byte offset \(byteOffset) (\(reason))" }

@@ -12,8 +12,10 @@ extension ModelContainer {
     /// that a store file later replaced by another store's is refused.
     ///
     /// A save that touches one store costs what it costs in a container of one store. A save that touches several
-    /// commits one changeset in each, in turn, each durable before the next: it is **not yet atomic** across the
-    /// stores (a failure or a crash between two stores' appends leaves the first store's part committed).
+    /// is atomic across them: it commits in all of them or in none, also across a crash (each store's changeset
+    /// names the save and its participants; opening the stores together decides a save a crash left in some of
+    /// them, and cuts it off the others' logs when one lacks it). A store whose log ends with such an undecided
+    /// save refuses to open on its own for writing; a read-only view of it alone leaves that save out.
     ///
     /// A store given with ``StoreDescription/Mounting/never``, or with ``StoreDescription/Mounting/ifPresent`` and no
     /// file, is not mounted (``unmountedStores``): references into it stay unresolved until a container mounts it,
@@ -47,6 +49,7 @@ extension ModelContainer {
                     })
             }
             try Self.requireStoresBelongTogether(opened, mounted)
+            try Self.decideSavesAcrossStores(&opened, mounted, model: model, configuration: configuration)
             try Self.link(opened)
             let placement = opened[0].model.entities.map { entity in
                 let description = descriptions[positions[model.configurationName(of: entity)]!]
@@ -58,9 +61,9 @@ extension ModelContainer {
             ).cleanUpBrokenReferences()
             coordinator = StoreCoordinator(
                 model: opened[0].model, stores: opened, placement: placement, unmounted: unmounted,
-                referenceCleanup: cleanup)
+                referenceCleanup: cleanup, crossStoreStepObserver: configuration.crossStoreStepObserver)
         } catch {
-            for store in opened { try? store.close() }
+            Self.closeUndecided(opened, because: error.message)
             throw error
         }
         self.init(stores: opened, objectStore: coordinator, path: mounted[0].path)

@@ -4,10 +4,13 @@ extension StoreCoordinator {
     /// Commits a context's changes: one changeset per store the request touches, each in its store's numbering.
     ///
     /// A request that touches one store is that store's commit, as with a container of one store (the changeset
-    /// carries a table of foreign stores only when it refers to another store).
+    /// carries a table of foreign stores only when it refers to another store, and no cross-store record). One that
+    /// touches several is atomic across them (``commitAcrossStores(_:)``).
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
         try requireMounted(request)
         let parts = split(request)
+        // A save of several stores commits in all or none of them; one of a single store is that store's commit.
+        if parts.count > 1 { return try commitAcrossStores(parts) }
         var result = CommitResult(transactionID: 0, rows: [:], permanentIdentities: [:])
         for (storeIndex, part) in parts.sorted(by: { $0.key < $1.key }) {
             let committed = try stores[Int(storeIndex)].commit(part)
@@ -62,7 +65,7 @@ extension StoreCoordinator {
     }
 
     /// Adds one store's commit result to the coordinator's, in the coordinator's numbering.
-    private func merge(_ committed: CommitResult, fromStoreAt storeIndex: UInt32, into result: inout CommitResult) {
+    func merge(_ committed: CommitResult, fromStoreAt storeIndex: UInt32, into result: inout CommitResult) {
         let numbering = numbering(ofStoreAt: storeIndex)
         result.storeTransactionIDs[storeIndex] = committed.transactionID
         func identity(_ local: ObjectIdentity) -> ObjectIdentity {

@@ -21,6 +21,8 @@ final class StoreCoordinator: ObjectStore {
     let placement: [UInt32]
     /// For each entity, whether its rows can hold references (rows of others are never translated).
     private let relationshipFlags: [Bool]
+    /// Told each step of a save across stores (tests that kill the process there).
+    let crossStoreStepObserver: (@Sendable (CrossStoreCommitStep) -> Void)?
 
     /// The stores the container was given but did not mount, and every other store the mounted logs refer to.
     let unmountedStores: [UnmountedStore]
@@ -31,8 +33,10 @@ final class StoreCoordinator: ObjectStore {
     /// ``unmountedPlacement`` for an entity whose configuration's store is not mounted.
     init(
         model: ObjectModel, stores: [Store], placement: [UInt32], unmounted: [UnmountedStore] = [],
-        referenceCleanup: ReferenceCleanupReport = ReferenceCleanupReport(cleanedReferences: [])
+        referenceCleanup: ReferenceCleanupReport = ReferenceCleanupReport(cleanedReferences: []),
+        crossStoreStepObserver: (@Sendable (CrossStoreCommitStep) -> Void)? = nil
     ) {
+        self.crossStoreStepObserver = crossStoreStepObserver
         precondition(placement.count == model.entities.count, "a placement names one store per entity")
         precondition(
             placement.allSatisfy { Int($0) < stores.count || $0 == Self.unmountedPlacement },

@@ -1,9 +1,12 @@
 // The changeset payload, in this order:
 //   version u8 (1) · transactionID varuint · commitTimeMicroseconds zigzag varint · author string ·
 //   nextKey varuint · foreign store count varuint, then 16-byte UUIDs · operation count varuint, then operations.
+// Version 2 (a save across stores) adds, after the foreign stores: the cross-store transaction's UUID, then a
+// participant count varuint and, per participant, its 16-byte store UUID and its transaction ID varuint.
 // The foreign stores come before the operations so that every store index can be checked as it is read.
-// Version 2 (written only when the changeset advances a named counter) adds, after the operations: sequence
-// reservation count varuint, then for each its name string and its last value varuint.
+// Version 3 (written only when the changeset advances a named counter) is version 1 followed, after the operations,
+// by a sequence reservation count varuint, then for each its name string and its last value varuint. No changeset
+// is both a part of a save across stores and a counter's advance, so no version holds both.
 
 extension Changeset {
     /// Encodes the changeset in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
@@ -12,15 +15,16 @@ extension Changeset {
     ///   in `LogLimits` or the payload would exceed `LogLimits.maxTransactionByteCount`;
     ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
     public func encoded() throws(LogFormatError) -> [UInt8] {
-        try PayloadEnvelope.encode(
-            "changeset", maxByteCount: LogLimits.maxTransactionByteCount,
-            version: sequenceReservations.isEmpty ? 1 : Self.sequencesVersion
+        // A save of one store that advances no counter stays version 1, byte for byte, so that older readers read it.
+        return try PayloadEnvelope.encode(
+            "changeset", maxByteCount: LogLimits.maxTransactionByteCount, version: try payloadVersion()
         ) { (writer) throws(LogFormatError) in
             writer.writeVarUInt(transactionID)
             writer.writeVarInt(commitTimeMicroseconds)
             try writer.writeString(author, field: "the changeset's author")
             writer.writeVarUInt(nextKey)
             try LogUUID.encodeList(foreignStores, to: &writer, field: "the changeset's foreign stores")
+            if let crossStore { try crossStore.encode(to: &writer) }
             try writer.writeCount(operations.count, field: "the changeset's operations")
             for operation in operations {
                 try operation.encode(to: &writer, foreignStoreCount: foreignStores.count)
@@ -31,9 +35,6 @@ extension Changeset {
         }
     }
 
-    /// The payload version that adds ``sequenceReservations``.
-    static let sequencesVersion: UInt8 = 2
-
     /// Decodes a changeset encoded by ``encoded()``.
     ///
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem when the bytes are
@@ -41,7 +42,7 @@ extension Changeset {
     ///   when the payload was written by a newer format version.
     public init(decoding bytes: [UInt8]) throws(LogFormatError) {
         self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> Changeset in
-            try Changeset(envelopeFrom: &reader)
+            try Changeset(payloadFrom: &reader)
         }
     }
 
@@ -52,13 +53,34 @@ extension Changeset {
             try self.init(decoding: bytes)
         case .fragmented(let fragments):
             self = try fragments.withReader { (reader) throws(LogFormatError) -> Changeset in
-                try Changeset(envelopeFrom: &reader)
+                try Changeset(payloadFrom: &reader)
             }
         }
     }
 
-    /// Reads a whole payload: the version byte, then the fields of that version.
-    private init(envelopeFrom reader: inout ByteReader) throws(LogFormatError) {
+    /// The payload version of a changeset of one store that advances no counter.
+    static let singleStoreVersion: UInt8 = 1
+    /// The payload version of a changeset that is one part of a save across stores.
+    static let crossStoreVersion: UInt8 = 2
+    /// The payload version of a changeset that advances named counters (``sequenceReservations``).
+    static let sequencesVersion: UInt8 = 3
+
+    /// The smallest version that can hold this changeset. A part of a save across stores never advances a counter
+    /// (a counter's value is a transaction of its own store), so no version holds both.
+    private func payloadVersion() throws(LogFormatError) -> UInt8 {
+        switch (crossStore, sequenceReservations.isEmpty) {
+        case (nil, true): return Self.singleStoreVersion
+        case (.some, true): return Self.crossStoreVersion
+        case (nil, false): return Self.sequencesVersion
+        case (.some, false):
+            throw LogFormatError(
+                .invalidArgument,
+                "transaction \(transactionID): a part of a save across stores cannot also advance named counters")
+        }
+    }
+
+    /// Reads a whole changeset payload: the envelope, then the fields of its version.
+    private init(payloadFrom reader: inout ByteReader) throws(LogFormatError) {
         self = try PayloadEnvelope.decode(
             "changeset", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount,
             newestVersion: Self.sequencesVersion
@@ -74,6 +96,7 @@ extension Changeset {
         let author = try reader.readString("the author")
         let nextKey = try reader.readVarUInt("the next key")
         let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+        let crossStore = version == Self.crossStoreVersion ? try CrossStoreTransaction(from: &reader) : nil
         let operationCount = try reader.readCount(
             "the number of operations", minimumElementByteCount: ChangeOperation.minimumEncodedByteCount)
         var operations: [ChangeOperation] = []
@@ -81,9 +104,10 @@ extension Changeset {
         for _ in 0..<operationCount {
             operations.append(try ChangeOperation(from: &reader, foreignStoreCount: foreignStores.count))
         }
-        let reservations = version >= Self.sequencesVersion ? try SequenceReservation.decodeList(from: &reader) : []
+        let reservations = version == Self.sequencesVersion ? try SequenceReservation.decodeList(from: &reader) : []
         self.init(
             transactionID: transactionID, commitTimeMicroseconds: commitTime, author: author, nextKey: nextKey,
-            foreignStores: foreignStores, operations: operations, sequenceReservations: reservations)
+            foreignStores: foreignStores, operations: operations, sequenceReservations: reservations,
+            crossStore: crossStore)
     }
 }

@@ -10,11 +10,14 @@
 // frames, so a checkpoint can hold every object a transaction can; it is bounded like a transaction.
 
 extension CheckpointBegin {
+    /// The payload version that adds ``sequenceReservations`` (a checkpoint's own numbering, not a changeset's).
+    static let sequencesVersion: UInt8 = 2
+
     /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md`).
     package func encoded() throws(LogFormatError) -> [UInt8] {
         try PayloadEnvelope.encode(
             "checkpoint begin", maxByteCount: LogLimits.maxFrameRawByteCount,
-            version: sequenceReservations.isEmpty ? 1 : Changeset.sequencesVersion
+            version: sequenceReservations.isEmpty ? 1 : Self.sequencesVersion
         ) { (writer) throws(LogFormatError) in
             writer.writeVarUInt(lastTransactionID)
             writer.writeVarInt(lastCommitTimeMicroseconds)
@@ -34,14 +37,14 @@ extension CheckpointBegin {
         self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> CheckpointBegin in
             try PayloadEnvelope.decode(
                 "checkpoint begin", from: &reader, maxByteCount: LogLimits.maxFrameRawByteCount,
-                newestVersion: Changeset.sequencesVersion
+                newestVersion: Self.sequencesVersion
             ) { (reader, version) throws(LogFormatError) -> CheckpointBegin in
                 var begin = CheckpointBegin(
                     lastTransactionID: try reader.readVarUInt("the last transaction ID"),
                     lastCommitTimeMicroseconds: try reader.readVarInt("the last commit time"),
                     nextKey: try reader.readVarUInt("the next key"),
                     objectCount: try reader.readVarUInt("the object count"))
-                if version >= Changeset.sequencesVersion {
+                if version >= Self.sequencesVersion {
                     begin.sequenceReservations = try SequenceReservation.decodeList(from: &reader)
                 }
                 return begin

@@ -72,13 +72,16 @@ public struct Changeset: Hashable, Sendable {
     public var foreignStores: [LogUUID]
     /// The save's operations, in order.
     public var operations: [ChangeOperation]
-    /// Named counters advanced by this transaction (payload version 2; empty in every version-1 changeset).
+    /// Named counters advanced by this transaction (payload version 3; empty in every other version).
     public var sequenceReservations: [SequenceReservation]
+    /// The save across stores this changeset is one part of (payload version 2); `nil` for a save of one store.
+    public var crossStore: CrossStoreTransaction?
 
     /// Creates a changeset.
     public init(
         transactionID: UInt64, commitTimeMicroseconds: Int64, author: String, nextKey: UInt64,
-        foreignStores: [LogUUID] = [], operations: [ChangeOperation], sequenceReservations: [SequenceReservation] = []
+        foreignStores: [LogUUID] = [], operations: [ChangeOperation],
+        sequenceReservations: [SequenceReservation] = [], crossStore: CrossStoreTransaction? = nil
     ) {
         self.sequenceReservations = sequenceReservations
         self.transactionID = transactionID
@@ -87,5 +90,6 @@ public struct Changeset: Hashable, Sendable {
         self.nextKey = nextKey
         self.foreignStores = foreignStores
         self.operations = operations
+        self.crossStore = crossStore
     }
 }

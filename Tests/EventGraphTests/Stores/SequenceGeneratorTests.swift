@@ -128,8 +128,8 @@ struct SequenceGeneratorTests {
     }
 
     /// A changeset without counters is written as payload version 1, as before: older readers still read it, and
-    /// one with counters round-trips as version 2.
-    @Test func onlyAChangesetWithCountersIsWrittenAsVersion2() throws {
+    /// one with counters round-trips as version 3 (version 2 is a part of a save across stores; no changeset is both).
+    @Test func onlyAChangesetWithCountersIsWrittenAsVersion3() throws {
         var changeset = Changeset(
             transactionID: 7, commitTimeMicroseconds: 1, author: "a", nextKey: 3, operations: [])
         let plain = try changeset.encoded()
@@ -137,7 +137,15 @@ struct SequenceGeneratorTests {
         #expect(try Changeset(decoding: plain) == changeset)
         changeset.sequenceReservations = [SequenceReservation(name: "studentID", lastValue: 300)]
         let counted = try changeset.encoded()
-        #expect(counted.first == 2)
+        #expect(counted.first == 3)
         #expect(try Changeset(decoding: counted) == changeset)
+        changeset.crossStore = CrossStoreTransaction(
+            id: LogUUID(bytes: [UInt8](repeating: 1, count: 16)),
+            participants: [
+                .init(storeUUID: LogUUID(bytes: [UInt8](repeating: 2, count: 16)), transactionID: 7),
+                .init(storeUUID: LogUUID(bytes: [UInt8](repeating: 3, count: 16)), transactionID: 1),
+            ])
+        let both = try #require(throws: LogFormatError.self) { try changeset.encoded() }
+        #expect(both.code == .invalidArgument)
     }
 }
