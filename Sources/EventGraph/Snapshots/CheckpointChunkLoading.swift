@@ -11,7 +11,9 @@ struct CheckpointChunkSource: Sendable {
     /// Reads, verifies and decodes chunk `chunkIndex` of an entity (`pread`; safe from any thread).
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when the
-    ///   chunk is damaged or cannot be read.
+    ///   chunk is damaged or cannot be read. The LogFormat error is not attached as the underlying one on purpose:
+    ///   a damaged *frame* makes the container advise a read-only view up to the damage, which a damaged chunk of
+    ///   the checkpoint the view would start from cannot offer yet.
     func load(_ entry: EntityChunkEntry, chunkIndex: Int, entityIndex: Int, entityName: String)
         throws(EventGraphError) -> CheckpointChunk
     {
@@ -22,8 +24,7 @@ struct CheckpointChunkSource: Sendable {
             throw EventGraphError(
                 .log,
                 "\(reader.path): chunk \(chunkIndex) of entity \(entityName) (byte offset \(entry.byteOffset)) in the "
-                    + "checkpoint at transaction \(checkpointTransactionID) cannot be loaded: \(error.message)",
-                underlying: error)
+                    + "checkpoint at transaction \(checkpointTransactionID) cannot be loaded: \(error.message)")
         }
     }
 }

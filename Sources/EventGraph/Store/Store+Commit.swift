@@ -81,6 +81,7 @@ extension Store {
             throw error
         }
         installDurable(through: queued.transactionID)
+        checkpointIfDue()
         var rows: [ObjectIdentity: Row?] = [:]
         rows.reserveCapacity(staged.rows.count)
         for (key, entry) in staged.rows { rows[ObjectIdentity(storeIndex: Self.ownStoreIndex, key: key)] = entry.row }

@@ -42,6 +42,7 @@ extension Store {
                     state.blobGeneration = generation
                 }
             }
+            automaticCheckpoint.recordCheckpoint(at: input.begin.lastTransactionID)
             return CompactionReport(
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
                 blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest)!)
