@@ -21,6 +21,11 @@ extension LogScanner {
         }
         guard !layout.hasDirectory else { return "\(h.type) frame after the checkpoint directory" }
         if h.type == .checkpointEntityChunk {
+            // Bounded like any checkpoint chunk by the file's limit (one frame is at most 16 MiB already).
+            guard Int(h.rawByteCount) <= header.transactionByteLimit else {
+                return "an entity chunk of \(h.rawByteCount) bytes, more than the file's limit of "
+                    + "\(header.transactionByteLimit)"
+            }
             layout.byteOffsets.append(frame.byteOffset)
             pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: nil, layout: layout)
             if !defersEntityChunkBodies {

@@ -105,10 +105,13 @@ package struct CheckpointSink: ~Copyable {
             directory.entities.last.map { $0.entityIndex <= entityIndex } ?? true,
             "entity chunks are appended entity after entity")
         let payload = try encode { try chunk.encoded() }
-        guard payload.count <= LogLimits.maxFrameRawByteCount else {
+        // One frame, and no more than the file's limit for a transaction or a chunk (FileFormat.md §3.5).
+        let limit = min(LogLimits.maxFrameRawByteCount, writer.header.transactionByteLimit)
+        guard payload.count <= limit else {
             throw LogFormatError(
                 .limitExceeded,
-                "the encoded entity chunk is \(payload.count) bytes, more than one frame's \(LogLimits.maxFrameRawByteCount)",
+                "the encoded entity chunk is \(payload.count) bytes, more than the log's limit of \(limit) bytes for "
+                    + "a checkpoint chunk in one frame",
                 path: writer.file.path)
         }
         let offset = try writer.append(
