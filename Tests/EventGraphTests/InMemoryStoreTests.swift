@@ -67,6 +67,7 @@ struct InMemoryStoreTests {
             case .checkpointBlob: kinds.append("blob")
             case .checkpointEnd: kinds.append("checkpoint end")
             case .seal: kinds.append("seal")
+            case .checkpointDirectory: kinds.append("directory")
             case .dictionary, .extensionFrame: kinds.append("other")
             }
         }

@@ -26,6 +26,11 @@ public final class ModelContainer: Sendable {
         /// What opening does when the store's recorded model differs from the given one: an inferred migration
         /// by default (see ``StoreMigration``).
         public var migration: MigrationPolicy = .inferred
+        /// Rewrite the log as a checkpoint (a ``ModelContainer/compact()``) after a save once this many
+        /// transactions have been committed since the log's last checkpoint, so that opening never replays an
+        /// unbounded tail. `nil` (the default): only explicit compactions. A compaction drops the history before
+        /// the checkpoint (views as of older transactions), so this is a choice, not a default.
+        public var automaticCheckpointTransactionCount: Int?
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?
         /// Told each step of a save across stores (tests that kill the process at one).
@@ -135,7 +140,7 @@ public final class ModelContainer: Sendable {
                 let backend = try FileBackend.open(path: path, configuration: configuration, replay: consume)
                 opened = backend
                 return backend
-            }
+            }.configuringAutomaticCheckpoint(configuration)
         } catch {
             try? opened?.close()
             guard error.underlying?.code == .damaged else { throw error }
@@ -206,6 +211,11 @@ public final class ModelContainer: Sendable {
     public func stateDigest() throws(EventGraphError) -> StateDigest {
         store.stateDigest()
     }
+
+    /// Why the last automatic checkpoint failed (see
+    /// ``Configuration/automaticCheckpointTransactionCount``); `nil` when it succeeded or none has run. The save
+    /// that ran it had committed, and the log is as it was before the attempt.
+    public var lastAutomaticCheckpointFailure: EventGraphError? { store.automaticCheckpoint.lastFailure }
 
     /// Rewrites the log as a checkpoint of the live state plus nothing else (history is dropped); the rewritten
     /// file is verified against the live state before it replaces the old one.

@@ -78,6 +78,25 @@ struct Replayer {
         case .checkpointChunk(let chunk):
             guard let model, checkpoint != nil else { return try reject("a checkpoint chunk outside a checkpoint") }
             try load(chunk, model: model)
+        case .checkpointDirectory(let directory, let reader):
+            guard let model, let current = checkpoint else {
+                return try reject("a checkpoint directory outside a checkpoint")
+            }
+            let source = CheckpointChunkSource(
+                reader: reader, checkpointTransactionID: current.begin.lastTransactionID)
+            for entity in directory.entities {
+                let entityIndex = Int(entity.entityIndex)
+                guard entityIndex < model.entities.count else {
+                    try reject("the checkpoint directory lists chunks of entity #\(entityIndex), not in the model")
+                    continue
+                }
+                for (chunkIndex, entry) in entity.chunks.enumerated() {
+                    let chunk = try source.load(
+                        entry, chunkIndex: chunkIndex, entityIndex: entityIndex,
+                        entityName: model.entities[entityIndex].name)
+                    try load(chunk, model: model)
+                }
+            }
         case .checkpointEnd(let end):
             guard let current = checkpoint else { return try reject("a checkpoint end without a beginning") }
             if end.objectCount != current.count || current.begin.objectCount != current.count {

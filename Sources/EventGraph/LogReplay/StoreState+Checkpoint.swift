@@ -18,14 +18,9 @@ extension StoreState {
         for entityIndex in model.entities.indices {
             let entity = model.entities[entityIndex]
             forEachRow(ofEntity: entityIndex) { row in
-                var properties: [PropertyChange] = []
-                for (index, value) in row.values.enumerated()
-                where entity.isPersistentProperty[index] && value != entity.defaultValues[index] {
-                    properties.append(PropertyChange(propertyIndex: UInt32(index), value: value))
-                    recordBytes += Self.estimatedByteCount(value)
-                }
-                records.append(ObjectRecord(object: row.reference, properties: properties))
-                recordBytes += 16
+                let (record, byteCount) = Self.record(of: row, entity: entity)
+                records.append(record)
+                recordBytes += byteCount
                 if records.count >= recordsPerChunk || recordBytes >= LogLimits.maxFrameRawByteCount / 4 {
                     chunks.append(CheckpointChunk(foreignStores: foreignStores, records: records))
                     records.removeAll(keepingCapacity: true)
@@ -39,6 +34,73 @@ extension StoreState {
             nextKey: nextKey, objectCount: UInt64(objectCount))
         begin.sequenceReservations = sequenceReservations
         return (begin, chunks)
+    }
+
+    /// The live objects in the chunk layout (format 1.3, `Docs/FileFormat-Checkpoints.md`): per entity, one entity
+    /// chunk per column chunk that holds live objects, in slot order, so that a reader loads chunk *i* of an entity
+    /// into its column chunk *i*. An entity one of whose chunks might not fit a frame (a very large value) is
+    /// returned as ordinary chunks instead, split as ``checkpointRecords(model:nextKey:recordsPerChunk:)`` splits.
+    func checkpointEntityChunks(model: ObjectModel, nextKey: UInt64)
+        -> (begin: CheckpointBegin, entityChunks: [CheckpointChunk], chunks: [CheckpointChunk])
+    {
+        var entityChunks: [CheckpointChunk] = []
+        var chunks: [CheckpointChunk] = []
+        for entityIndex in model.entities.indices {
+            let entity = model.entities[entityIndex]
+            var perChunk: [[ObjectRecord]] = []
+            var fitsFrames = true
+            var chunkBytes = 0
+            var currentChunk = -1
+            tables[entityIndex].forEachLiveSlot { chunk, position, slot in
+                if slot / ColumnChunk.slotCapacity != currentChunk {
+                    currentChunk = slot / ColumnChunk.slotCapacity
+                    perChunk.append([])
+                    chunkBytes = 0
+                }
+                let (record, byteCount) = Self.record(
+                    of: chunk.row(at: position, entityIndex: entityIndex), entity: entity)
+                perChunk[perChunk.count - 1].append(record)
+                // The estimate is never below the encoded size, so a chunk under the limit fits its frame.
+                chunkBytes += byteCount
+                if chunkBytes > LogLimits.maxFrameRawByteCount - 4096 { fitsFrames = false }
+            }
+            let records = perChunk
+            if fitsFrames {
+                entityChunks += records.map { CheckpointChunk(foreignStores: foreignStores, records: $0) }
+            } else {
+                var batch: [ObjectRecord] = []
+                var batchBytes = 0
+                for record in records.joined() {
+                    batch.append(record)
+                    batchBytes += record.properties.reduce(16) { $0 + Self.estimatedByteCount($1.value) }
+                    if batch.count >= Self.checkpointChunkObjectCount
+                        || batchBytes >= LogLimits.maxFrameRawByteCount / 4
+                    {
+                        chunks.append(CheckpointChunk(foreignStores: foreignStores, records: batch))
+                        batch.removeAll(keepingCapacity: true)
+                        batchBytes = 0
+                    }
+                }
+                if !batch.isEmpty { chunks.append(CheckpointChunk(foreignStores: foreignStores, records: batch)) }
+            }
+        }
+        let begin = CheckpointBegin(
+            lastTransactionID: lastTransactionID, lastCommitTimeMicroseconds: lastCommitTimeMicroseconds,
+            nextKey: nextKey, objectCount: UInt64(objectCount))
+        return (begin, entityChunks, chunks)
+    }
+
+    /// A checkpoint record of a row (its persistent values that differ from the model's defaults), with an
+    /// estimate of its encoded size that is never below it.
+    private static func record(of row: Row, entity: EntityDescription) -> (ObjectRecord, Int) {
+        var properties: [PropertyChange] = []
+        var byteCount = 16
+        for (index, value) in row.values.enumerated()
+        where entity.isPersistentProperty[index] && value != entity.defaultValues[index] {
+            properties.append(PropertyChange(propertyIndex: UInt32(index), value: value))
+            byteCount += estimatedByteCount(value)
+        }
+        return (ObjectRecord(object: row.reference, properties: properties), byteCount)
     }
 
     /// The external values the live objects reference, each once, in (transaction, index) order.

@@ -184,7 +184,8 @@ struct MigrationRun {
                     let blobs = checkpointBlobs.map { (BlobReference(location: $0), $0.byteOffset) }
                     try writeCheckpoint(of: graph, begin: mappedBegin, blobs: blobs, reader: reader, to: output)
                 }
-            case .dictionary, .seal, .extensionFrame:
+            case .dictionary, .seal, .extensionFrame, .checkpointDirectory:
+                // This scan reads entity chunks as ordinary chunks (above); their directory is not needed.
                 break
             }
         }

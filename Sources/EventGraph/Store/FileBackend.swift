@@ -46,10 +46,19 @@ final class FileBackend: LogBackend {
         options.storeUUID = nil
         options.faultInjector = configuration.faultInjector
         options.filePermissions = configuration.filePermissions
+        // Open reads the checkpoint's directory, not its entity chunks; they are read on first touch through a
+        // reader of the file opened now (`Docs/FileFormat-Checkpoints.md` §4).
+        options.defersEntityChunkBodies = true
         return try EventGraphError.converting(path: path) {
             var ledger = CrossStoreLedger()
+            var chunkReader: LogReader?
             let writer = try LogWriter(path: path, options: options) { record in
-                let converted = try Self.convert(record)
+                let converted = try Self.convert(record) { () throws(LogFormatError) -> LogReader in
+                    if let chunkReader { return chunkReader }
+                    let reader = try LogReader(path: path)
+                    chunkReader = reader
+                    return reader
+                }
                 ledger.note(record, changeset: converted?.changeset)
                 if let converted { try replay(converted) }
             }
@@ -80,8 +89,19 @@ final class FileBackend: LogBackend {
         }
     }
 
-    static func convert(_ record: LogRecord) throws(LogFormatError) -> ReplayRecord? {
-        switch record {
+    /// Converts a log record for the replayer.
+    ///
+    /// - Parameter chunkReader: the reader of the file being scanned, when the scan defers entity chunks (the
+    ///   directory then tells the replayer where to load them from); `nil` for scans that delivered every chunk,
+    ///   whose directory is not needed.
+    static func convert(
+        _ record: LogRecord, chunkReader: (() throws(LogFormatError) -> LogReader)? = nil
+    ) throws(LogFormatError) -> ReplayRecord? {
+        if case .checkpointDirectory(let directory, _) = record {
+            guard let chunkReader else { return nil }
+            return .checkpointDirectory(directory, source: try chunkReader())
+        }
+        return switch record {
         case .schema(let schema, _): .schema(schema)
         case .transaction(let transaction):
             .transaction(
@@ -92,7 +112,7 @@ final class FileBackend: LogBackend {
         case .checkpointBlob(let location):
             .checkpointBlob(transactionID: location.transactionID, index: location.index, handle: location.byteOffset)
         case .checkpointEnd(let end, _): .checkpointEnd(end)
-        case .dictionary, .seal, .extensionFrame: nil
+        case .dictionary, .seal, .extensionFrame, .checkpointDirectory: nil
         }
     }
 
@@ -104,8 +124,8 @@ final class FileBackend: LogBackend {
         var ledger = CrossStoreLedger()
         let report = try EventGraphError.converting(path: reader.path) {
             // The scan stops at the first error `body` throws and rethrows it unchanged.
-            try reader.scan { record in
-                let converted = try Self.convert(record)
+            try reader.scan(defersEntityChunkBodies: true) { record in
+                let converted = try Self.convert(record, chunkReader: { reader })
                 ledger.note(record, changeset: converted?.changeset)
                 guard let converted else { return }
                 try body(converted)
@@ -179,6 +199,7 @@ final class FileBackend: LogBackend {
                 writeCheckpoint: { sink in
                     for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
+                    for chunk in checkpoint.entityChunks { try sink.appendEntityChunk(chunk) }
                 },
                 verify: { temporaryPath in
                     // Replay the new file from its bytes alone and compare its state digest with the live state's.

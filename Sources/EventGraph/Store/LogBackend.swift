@@ -78,6 +78,8 @@ enum ReplayRecord {
     case checkpointChunk(CheckpointChunk)
     /// An externally stored value that belongs to the current checkpoint, by its logical reference.
     case checkpointBlob(transactionID: UInt64, index: UInt32, handle: UInt64)
+    /// Where the current checkpoint's entity chunks are (format 1.3), and the file to read them from.
+    case checkpointDirectory(CheckpointDirectory, source: LogReader)
     case checkpointEnd(CheckpointEnd)
 }
 
@@ -85,6 +87,8 @@ enum ReplayRecord {
 struct CheckpointInput {
     var begin: CheckpointBegin
     var chunks: [CheckpointChunk]
+    /// Chunks of one entity's objects each (format 1.3), written as entity chunks with a directory.
+    var entityChunks: [CheckpointChunk] = []
     var end: CheckpointEnd
     /// The bytes of every externally stored value the checkpoint references, with its logical reference.
     var blobs: [(reference: BlobReference, bytes: [UInt8])]

@@ -28,6 +28,7 @@ extension Store {
             throw error
         }
         installDurable(through: queued.transactionID)
+        checkpointIfDue()
         return Self.result(of: queued.transactionID, staged, permanentIdentities)
     }
 

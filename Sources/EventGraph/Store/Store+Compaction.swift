@@ -42,6 +42,7 @@ extension Store {
                     state.blobGeneration = generation
                 }
             }
+            automaticCheckpoint.recordCheckpoint(at: input.begin.lastTransactionID)
             return CompactionReport(
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
                 blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest)!)
@@ -51,7 +52,7 @@ extension Store {
     /// The checkpoint frames for a state (the engine's one checkpoint writer), with the bytes of every external
     /// value the live objects reference.
     func checkpointInput(of snapshot: StoreState) throws(EventGraphError) -> CheckpointInput {
-        let (begin, chunks) = snapshot.checkpointRecords(model: model, nextKey: keyWatermark)
+        let (begin, entityChunks, chunks) = snapshot.checkpointEntityChunks(model: model, nextKey: keyWatermark)
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         for reference in snapshot.referencedBlobs(model: model) {
             guard let bytes = try readBlob(reference) else {
@@ -63,7 +64,7 @@ extension Store {
             blobs.append((reference, bytes))
         }
         return CheckpointInput(
-            begin: begin, chunks: chunks,
+            begin: begin, chunks: chunks, entityChunks: entityChunks,
             end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: snapshot.digest(model: model).bytes),
             blobs: blobs)
     }

@@ -51,9 +51,11 @@ extension Store {
             // older release): record the model in force, so that records written from now on are read against it.
             try backend.append(schema: resolvedModel.schema)
         }
-        return Store(
+        let store = Store(
             model: resolvedModel, backend: backend, state: replayer.state!, isReadOnly: isReadOnly,
             transactionIDGaps: replayer.transactionIDGaps)
+        store.automaticCheckpoint.recordCheckpoint(at: replayer.checkpointFloor ?? 0)
+        return store
     }
 }
 

@@ -27,6 +27,8 @@ final class Store: Sendable {
     let hasInverses: Bool
     /// The transaction IDs the replayed log lacks (a salvage's gaps), for the recovery report.
     let transactionIDGaps: [ClosedRange<UInt64>]
+    /// When the store rewrites its log as a checkpoint by itself (off until the container configures it).
+    let automaticCheckpoint = AutomaticCheckpoint()
 
     init(
         model: ObjectModel, backend: any LogBackend, state: StoreState, isReadOnly: Bool,

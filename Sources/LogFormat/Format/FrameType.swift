@@ -30,6 +30,11 @@ package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConv
     package static let checkpointChunkMiddle = FrameType(rawValue: 0x24)
     /// The last fragment of a checkpoint chunk; the fragments concatenated form the chunk's payload.
     package static let checkpointChunkLast = FrameType(rawValue: 0x25)
+    /// A chunk of one entity's live objects, listed in the checkpoint's directory and read on first touch (format
+    /// 1.3); the payload is a ``CheckpointChunk``.
+    package static let checkpointEntityChunk = FrameType(rawValue: 0x26)
+    /// Where the checkpoint's entity chunks are (``CheckpointDirectory``); the last frame before the checkpoint-end.
+    package static let checkpointDirectory = FrameType(rawValue: 0x27)
     /// An LZ4 dictionary for the frames after it that use ``FrameCodec/lz4Dictionary``.
     package static let dictionary = FrameType(rawValue: 0x30)
     /// Clean close: everything before it was synced.
@@ -43,7 +48,7 @@ package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConv
         switch self {
         case .transaction, .transactionFirst, .transactionMiddle, .transactionLast, .blob, .schema, .checkpointBegin,
             .checkpointChunk, .checkpointEnd, .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast,
-            .dictionary, .seal:
+            .checkpointEntityChunk, .checkpointDirectory, .dictionary, .seal:
             true
         default: false
         }
@@ -76,6 +81,8 @@ package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConv
         case .checkpointChunkFirst: "checkpoint-chunk-first"
         case .checkpointChunkMiddle: "checkpoint-chunk-middle"
         case .checkpointChunkLast: "checkpoint-chunk-last"
+        case .checkpointEntityChunk: "checkpoint-entity-chunk"
+        case .checkpointDirectory: "checkpoint-directory"
         case .dictionary: "dictionary"
         case .seal: "seal"
         default: isSkippable ? "extension-0x\(String(rawValue, radix: 16))" : "unknown-0x\(String(rawValue, radix: 16))"

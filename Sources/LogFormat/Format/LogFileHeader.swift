@@ -9,7 +9,7 @@ package struct LogFileHeader: Hashable, Sendable {
     /// checkpoint chunk larger than a frame over checkpoint-chunk-first/-middle/-last frames (0x23–0x25); a 1.1
     /// reader refuses those frames as written by a newer version (*unsupported feature*), and reads every other
     /// 1.2 file as before.
-    package static let currentMinorVersion: UInt16 = 2
+    package static let currentMinorVersion: UInt16 = 3
     /// Incompatible features this reader understands (none are defined in version 1.0).
     package static let knownIncompatibleFeatures: UInt64 = 0
     /// The magic bytes: 0x89 "EGLOG" CR LF (a high byte and a line ending catch text-mode corruption).

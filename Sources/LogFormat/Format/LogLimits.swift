@@ -20,6 +20,8 @@ package enum LogLimits {
     package static let maxEntityCount = 65_536
     /// The largest number of properties (attributes and relationships) of one entity.
     package static let maxPropertyCount = 65_536
+    /// The most objects in one checkpoint entity chunk (format 1.3): the object layer's chunk of slots.
+    package static let maxEntityChunkObjectCount = 4096
     /// The largest dictionary used for LZ4 compression: 64 KiB (LZ4 uses at most 64 KiB of history).
     package static let maxDictionaryByteCount = 64 << 10
 }

@@ -81,13 +81,17 @@ public final class LogReader: Sendable {
     /// - Returns: a summary, including how the committed part ends (clean, torn tail, or damage).
     /// - Throws: ``LogFormatError`` for I/O errors, unsupported features or undecodable payloads (damage is reported
     ///   in the result, not thrown), or whatever `body` throws.
+    /// - Parameter defersEntityChunkBodies: leave the bodies of checkpoint entity chunks unread (and undelivered)
+    ///   for their first load, as a store's open does (`Docs/FileFormat-Checkpoints.md` §4).
     @discardableResult
-    package func scan(fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws -> Void = { _ in }) throws
-        -> ScanReport
-    {
+    package func scan(
+        fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false,
+        _ body: (LogRecord) throws -> Void = { _ in }
+    ) throws -> ScanReport {
         let caller = CallerError()
         do {
-            return try scanTyped(fromTransactionID: fromTransactionID) { record throws(LogFormatError) in
+            return try scanTyped(fromTransactionID: fromTransactionID, defersEntityChunkBodies: defersEntityChunkBodies)
+            { record throws(LogFormatError) in
                 try caller.run { try body(record) }
             }
         } catch {
@@ -97,12 +101,15 @@ public final class LogReader: Sendable {
 
     /// ``scan(fromTransactionID:_:)`` for LogFormat's own typed-throwing callers.
     @discardableResult
-    func scanTyped(fromTransactionID: UInt64 = 0, _ body: (LogRecord) throws(LogFormatError) -> Void)
-        throws(LogFormatError) -> ScanReport
-    {
+    func scanTyped(
+        fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false,
+        _ body: (LogRecord) throws(LogFormatError) -> Void
+    ) throws(LogFormatError) -> ScanReport {
         let scanFile = try LogFile(path: path, flags: O_RDONLY, faults: nil)
         let size = try scanFile.size()
-        var scanner = LogScanner(window: FileWindow(file: scanFile, limit: size), header: header)
+        var scanner = LogScanner(
+            window: FileWindow(file: scanFile, limit: size), header: header,
+            defersEntityChunkBodies: defersEntityChunkBodies)
         let path = self.path
         let result = try scanner.scan { event throws(LogFormatError) in
             if let record = try LogReader.record(for: event, path: path, fromTransactionID: fromTransactionID) {
@@ -146,6 +153,8 @@ public final class LogReader: Sendable {
                 try decoding(offset, "checkpoint chunk") { try CheckpointChunk(decoding: payload) }, byteOffset: offset)
         case .checkpointBlob(let location):
             return .checkpointBlob(location)
+        case .checkpointDirectory(let directory, let offset):
+            return .checkpointDirectory(directory, byteOffset: offset)
         case .checkpointEnd(let payload, let offset):
             return .checkpointEnd(
                 try decoding(offset, "checkpoint end") { try CheckpointEnd(decoding: payload) }, byteOffset: offset)

@@ -10,6 +10,10 @@ package enum LogRecord: Sendable {
     case checkpointChunk(CheckpointChunk, byteOffset: UInt64)
     /// An externally stored binary value that belongs to the current checkpoint.
     case checkpointBlob(BlobLocation)
+    /// Where the current checkpoint's entity chunks are (format 1.3), just before its end. A scan that does not
+    /// defer entity chunks has delivered them as ``checkpointChunk(_:byteOffset:)`` records already; one that
+    /// defers has not, and the reader loads them with ``LogReader/readEntityChunk(_:checkpointTransactionID:)``.
+    case checkpointDirectory(CheckpointDirectory, byteOffset: UInt64)
     /// The end of the checkpoint.
     case checkpointEnd(CheckpointEnd, byteOffset: UInt64)
     /// An LZ4 dictionary used by later frames (handled by the reader; reported for tools).

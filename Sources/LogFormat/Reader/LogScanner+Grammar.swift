@@ -8,7 +8,8 @@ extension LogScanner {
     ) throws(LogFormatError) -> String? {
         switch frame.header.type {
         case .blob, .transaction, .transactionFirst, .transactionMiddle, .transactionLast:
-            if case .checkpoint(_, _, nil) = pending, frame.header.type == .blob {
+            if case .checkpoint(_, _, nil, let layout) = pending, frame.header.type == .blob {
+                guard !layout.hasDirectory else { return "a checkpoint blob after the checkpoint directory" }
                 return try applyCheckpointBlob(frame, pending, result, deliver)
             }
             return try applyTransactionFrame(frame, &pending, dictionary, &result, deliver)
@@ -16,6 +17,8 @@ extension LogScanner {
             return try applyCheckpointFrame(frame, &pending, &result, deliver)
         case .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast:
             return try applyChunkFragment(frame, &pending, dictionary, deliver)
+        case .checkpointEntityChunk, .checkpointDirectory:
+            return try applyEntityChunkLayout(frame, &pending, deliver)
         case .schema, .dictionary, .seal:
             return try applySingleFrameUnit(frame, &pending, &dictionary, &result, deliver)
         default:
@@ -175,14 +178,22 @@ extension LogScanner {
         switch h.type {
         case .checkpointBegin:
             guard case .none = pending else { return "checkpoint begins inside another unit" }
-            pending = .checkpoint(byteOffset: frame.byteOffset, lastTransactionID: h.transactionID, chunk: nil)
+            pending = .checkpoint(
+                byteOffset: frame.byteOffset, lastTransactionID: h.transactionID, chunk: nil,
+                layout: EntityChunkLayout())
             try deliver(.checkpointBegin(payload: frame.payload, byteOffset: frame.byteOffset))
         case .checkpointChunk:
-            guard case .checkpoint(_, _, nil) = pending else { return "checkpoint chunk outside a checkpoint" }
+            guard case .checkpoint(_, _, nil, let layout) = pending else {
+                return "checkpoint chunk outside a checkpoint"
+            }
+            guard !layout.hasDirectory else { return "a checkpoint chunk after the checkpoint directory" }
             try deliver(.checkpointChunk(payload: .whole(frame.payload), byteOffset: frame.byteOffset))
         default:  // end
-            guard case .checkpoint(_, let lastID, nil) = pending, lastID == h.transactionID else {
+            guard case .checkpoint(_, let lastID, nil, let layout) = pending, lastID == h.transactionID else {
                 return "checkpoint end without a matching begin"
+            }
+            guard layout.byteOffsets.isEmpty || layout.hasDirectory else {
+                return "checkpoint end without the directory its \(layout.byteOffsets.count) entity chunk(s) need"
             }
             guard lastID >= result.lastTransactionID else {
                 return "checkpoint of transaction \(lastID) is older than transaction \(result.lastTransactionID)"
@@ -202,9 +213,10 @@ extension LogScanner {
         _ deliver: (ScanEvent) throws(LogFormatError) -> Void
     ) throws(LogFormatError) -> String? {
         let h = frame.header
-        guard case .checkpoint(let start, let lastID, let chunk) = pending else {
+        guard case .checkpoint(let start, let lastID, let chunk, let layout) = pending else {
             return "\(h.type) frame outside a checkpoint"
         }
+        guard !layout.hasDirectory else { return "\(h.type) frame after the checkpoint directory" }
         // The fragments carry the checkpoint's transaction ID, like its begin and end frames.
         guard h.transactionID == lastID else {
             return "\(h.type) frame names transaction \(h.transactionID), not the checkpoint's \(lastID)"
@@ -227,14 +239,14 @@ extension LogScanner {
             return "a checkpoint chunk has more than the file's limit of \(limit) bytes"
         }
         guard h.type == .checkpointChunkLast else {
-            pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: run)
+            pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: run, layout: layout)
             return nil
         }
         let payload = FragmentedPayload(
             kind: .checkpointChunk, file: window.shared, seed: seed, dictionary: dictionary, transactionID: lastID,
             firstByteOffset: run.byteOffset, firstSequence: run.sequence, fragmentCount: run.count,
             byteCount: run.byteCount)
-        pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: nil)
+        pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: nil, layout: layout)
         try deliver(.checkpointChunk(payload: .fragmented(payload), byteOffset: run.byteOffset))
         return nil
     }
@@ -284,7 +296,7 @@ extension LogScanner {
     }
 
     private func checkpointID(_ pending: Pending) -> UInt64 {
-        if case .checkpoint(_, let id, _) = pending { return id }
+        if case .checkpoint(_, let id, _, _) = pending { return id }
         return 0
     }
 

@@ -3,8 +3,9 @@ extension LogScanner {
     enum Pending {
         case none
         case transaction(OpenTransaction)
-        /// `chunk`: the fragments of a checkpoint chunk that spans several frames, while they are being read.
-        case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64, chunk: FragmentRun?)
+        /// `chunk`: the fragments of a checkpoint chunk that spans several frames, while they are being read;
+        /// `layout`: the entity chunks seen so far and whether the directory came (format 1.3).
+        case checkpoint(byteOffset: UInt64, lastTransactionID: UInt64, chunk: FragmentRun?, layout: EntityChunkLayout)
     }
 
     /// A transaction whose blobs or first fragments have been read, but not yet its last frame.
@@ -22,6 +23,13 @@ extension LogScanner {
         var sequence: UInt64
         var count: Int
         var byteCount: Int
+    }
+
+    /// A checkpoint's entity chunks (format 1.3) seen so far: their frames' offsets, which its directory must list
+    /// exactly, and whether the directory has come (nothing but the end may follow it).
+    struct EntityChunkLayout {
+        var byteOffsets: [UInt64] = []
+        var hasDirectory = false
     }
 
     /// What to do at the first frame that fails.
@@ -126,7 +134,7 @@ extension LogScanner {
         switch pending {
         case .none: nil
         case .transaction(let open): open.byteOffset
-        case .checkpoint(let byteOffset, _, _): byteOffset
+        case .checkpoint(let byteOffset, _, _, _): byteOffset
         }
     }
 }

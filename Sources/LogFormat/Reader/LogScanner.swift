@@ -26,6 +26,9 @@ enum ScanEvent {
     case checkpointChunk(payload: SpannedPayload, byteOffset: UInt64)
     case checkpointBlob(BlobLocation)
     case checkpointEnd(payload: [UInt8], byteOffset: UInt64)
+    /// The directory of a checkpoint in the chunk layout (format 1.3), already decoded and checked against the
+    /// entity chunks the scan saw.
+    case checkpointDirectory(CheckpointDirectory, byteOffset: UInt64)
     case dictionary(payload: [UInt8], byteOffset: UInt64)
     case seal(byteOffset: UInt64)
     case extensionFrame(type: FrameType, payload: [UInt8], byteOffset: UInt64)
@@ -63,11 +66,16 @@ struct LogScanner: ~Copyable {
     var window: FileWindow
     let header: LogFileHeader
     let seed: UInt32
+    /// Whether the bodies of checkpoint entity chunks are left for their first load (`Docs/FileFormat-Checkpoints.md`
+    /// §4): their headers are checked, their bodies skipped and not delivered. Only the store's open defers;
+    /// everything that checks a file reads every body.
+    let defersEntityChunkBodies: Bool
 
-    init(window: consuming FileWindow, header: LogFileHeader) {
+    init(window: consuming FileWindow, header: LogFileHeader, defersEntityChunkBodies: Bool = false) {
         self.window = window
         self.header = header
         self.seed = header.checksumSeed
+        self.defersEntityChunkBodies = defersEntityChunkBodies
     }
 
     /// A frame that passed every per-frame check.
@@ -111,6 +119,14 @@ struct LogScanner: ~Copyable {
                 Rejection(reason: "durable watermark \(frameHeader.durableWatermark) is past the frame's own offset"))
         }
         let paddedCount = Int(frameHeader.frameByteCount) - FrameHeader.byteCount
+        if defersEntityChunkBodies && frameHeader.type == .checkpointEntityChunk {
+            // Only the frame's extent is checked now (it must end inside the file); its body is verified when the
+            // chunk is loaded. `frameByteCount` is bounded by the header's limits, so the sum cannot overflow.
+            guard offset + frameHeader.frameByteCount <= window.limit else {
+                return .failure(Rejection(reason: "truncated frame body"))
+            }
+            return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: []))
+        }
         let bodyResult = try window.withBytes(at: offset + UInt64(FrameHeader.byteCount), count: paddedCount) {
             raw -> Result<[UInt8], Rejection> in
             FrameBody.payload(of: raw, header: frameHeader, seed: seed, dictionary: dictionary)

@@ -166,7 +166,9 @@ package enum Salvage {
                             payload: bytes)))
             case .checkpointEnd(let payload, _):
                 try copyCheckpoint(endingWith: payload)
-            case .dictionary, .seal, .extensionFrame:
+            case .dictionary, .seal, .extensionFrame, .checkpointDirectory:
+                // A salvage scan reads entity chunks as ordinary chunks, so the checkpoint it copies has no
+                // directory to keep.
                 break
             }
         }

@@ -43,6 +43,8 @@ package struct CheckpointSink: ~Copyable {
     }
     /// Where each blob appended so far landed.
     package private(set) var locations: [BlobLocation] = []
+    /// The entity chunks appended so far (format 1.3): the directory the rewrite writes before the end.
+    package private(set) var directory = CheckpointDirectory(entities: [])
 
     init(writer: consuming SequentialFrameWriter, transactionID: UInt64, fragmentByteCount: Int) {
         self.writer = writer
@@ -80,6 +82,55 @@ package struct CheckpointSink: ~Copyable {
                     type: FragmentKind.checkpointChunk.type(ofFragment: index, count: count),
                     transactionID: transactionID, partIndex: UInt32(index), payload: Array(payload[start..<end])))
         }
+    }
+
+    /// Appends a chunk of one entity's live objects as one checkpoint-entity-chunk frame (format 1.3) and lists it
+    /// in the checkpoint's directory, which the rewrite writes before the checkpoint-end. The caller appends an
+    /// entity's chunks in slot order, entity after entity (`Docs/FileFormat-Checkpoints.md` §3).
+    ///
+    /// - Precondition: 1 ... ``LogLimits/maxEntityChunkObjectCount`` records, all of one entity of this store, and
+    ///   that entity not before the last one appended.
+    /// - Throws: ``LogFormatError/Code/limitExceeded`` when the encoded chunk does not fit one frame (nothing is
+    ///   written; write that entity's objects with ``append(_:)`` instead).
+    package mutating func appendEntityChunk(_ chunk: CheckpointChunk) throws(LogFormatError) {
+        let records = chunk.records
+        precondition(
+            !records.isEmpty && records.count <= LogLimits.maxEntityChunkObjectCount,
+            "an entity chunk holds 1 to \(LogLimits.maxEntityChunkObjectCount) objects, not \(records.count)")
+        let entityIndex = records[0].object.entityIndex
+        precondition(
+            records.allSatisfy { $0.object.entityIndex == entityIndex && $0.object.storeIndex == 0 },
+            "an entity chunk holds objects of one entity of its own store")
+        precondition(
+            directory.entities.last.map { $0.entityIndex <= entityIndex } ?? true,
+            "entity chunks are appended entity after entity")
+        let payload = try encode { try chunk.encoded() }
+        // One frame, and no more than the file's limit for a transaction or a chunk (FileFormat.md §3.5).
+        let limit = min(LogLimits.maxFrameRawByteCount, writer.header.transactionByteLimit)
+        guard payload.count <= limit else {
+            throw LogFormatError(
+                .limitExceeded,
+                "the encoded entity chunk is \(payload.count) bytes, more than the log's limit of \(limit) bytes for "
+                    + "a checkpoint chunk in one frame",
+                path: writer.file.path)
+        }
+        let offset = try writer.append(
+            OutgoingFrame(type: .checkpointEntityChunk, transactionID: transactionID, payload: payload))
+        let keys = records.map(\.object.key)
+        let entry = EntityChunkEntry(
+            byteOffset: offset, objectCount: UInt32(records.count), minKey: keys.min()!, maxKey: keys.max()!)
+        if directory.entities.last?.entityIndex == entityIndex {
+            directory.entities[directory.entities.count - 1].chunks.append(entry)
+        } else {
+            directory.entities.append(EntityChunks(entityIndex: entityIndex, chunks: [entry]))
+        }
+    }
+
+    /// Appends the checkpoint's directory when it has entity chunks (the rewrite calls it before the end).
+    mutating func finishDirectory() throws(LogFormatError) {
+        guard !directory.entities.isEmpty else { return }
+        let payload = try encode { try directory.encoded() }
+        try writer.append(OutgoingFrame(type: .checkpointDirectory, transactionID: transactionID, payload: payload))
     }
 
     /// Appends the bytes of an externally stored value that live objects reference; returns where it landed.

@@ -138,7 +138,12 @@ extension LogWriter {
         var sink = CheckpointSink(
             writer: frames, transactionID: begin.lastTransactionID, fragmentByteCount: options.fragmentByteCount)
         var sinkError: LogFormatError?
-        do throws(LogFormatError) { try caller.run { try writeCheckpoint(&sink) } } catch { sinkError = error }
+        do throws(LogFormatError) {
+            try caller.run { try writeCheckpoint(&sink) }
+            try sink.finishDirectory()
+        } catch {
+            sinkError = error
+        }
         let checkpointBlobs = sink.locations
         frames = sink.writer
         if let sinkError { throw sinkError }

@@ -38,6 +38,9 @@ public final class LogWriter: Sendable {
         public var filePermissions: UInt32 = 0o600
         /// Fault injection for tests.
         package var faultInjector: FaultInjector?
+        /// Whether the recovery scan leaves the bodies of checkpoint entity chunks for their first load (the
+        /// store's open; `Docs/FileFormat-Checkpoints.md` §4). Off by default: a scan then verifies every frame.
+        package var defersEntityChunkBodies = false
 
         /// Options with the given durability, creation and store UUID.
         public init(durability: Durability = .full, createIfMissing: Bool = true, storeUUID: LogUUID? = nil) {
@@ -115,7 +118,7 @@ public final class LogWriter: Sendable {
         let size = try file.size()
         var scanner = LogScanner(
             window: FileWindow(file: try LogFile(path: resolvedPath, flags: O_RDONLY, faults: nil), limit: size),
-            header: header)
+            header: header, defersEntityChunkBodies: options.defersEntityChunkBodies)
         let caller = CallerError()
         let result: ScanResult
         do {

@@ -1,0 +1,52 @@
+extension LogReader {
+    /// Reads, verifies and decodes one checkpoint entity chunk by its directory entry (format 1.3): the first touch
+    /// of a chunk whose body the store's open left unread. Safe to call from any thread (`pread`).
+    ///
+    /// Everything the directory and the frame say is checked against each other (`Docs/FileFormat-Checkpoints.md`
+    /// §3): the frame verifies and is an entity chunk of this checkpoint; it holds exactly `entry.objectCount`
+    /// records, every one of entity `entityIndex` in this store, with keys in `entry.minKey ... entry.maxKey`.
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` naming the byte offset when any check fails (the checkpoint had been
+    ///   synced before the file was renamed into place, so a chunk that fails is damage), or an I/O error.
+    package func readEntityChunk(_ entry: EntityChunkEntry, entityIndex: UInt32, checkpointTransactionID: UInt64)
+        throws(LogFormatError) -> CheckpointChunk
+    {
+        let offset = entry.byteOffset
+        func damaged(_ reason: String) -> LogFormatError {
+            LogFormatError(
+                .damaged, "the checkpoint chunk at byte offset \(offset) \(reason)", path: path, byteOffset: offset)
+        }
+        let (frameHeader, payload): (FrameHeader, [UInt8])
+        do throws(LogFormatError) {
+            (frameHeader, payload) = try readFrame(at: offset)
+        } catch  where error.code == .invalidArgument {
+            // An offset or codec no entity chunk can have: the directory points at something else.
+            throw damaged("cannot be read: \(error.message)")
+        }
+        guard frameHeader.type == .checkpointEntityChunk, frameHeader.transactionID == checkpointTransactionID else {
+            throw damaged(
+                "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not an entity chunk of "
+                    + "the checkpoint at transaction \(checkpointTransactionID)")
+        }
+        let chunk: CheckpointChunk
+        do throws(LogFormatError) {
+            chunk = try CheckpointChunk(decoding: payload)
+        } catch {
+            throw damaged("does not decode: \(error.message)")
+        }
+        guard chunk.records.count == Int(entry.objectCount) else {
+            throw damaged("holds \(chunk.records.count) objects; the directory says \(entry.objectCount)")
+        }
+        for record in chunk.records {
+            let object = record.object
+            guard object.storeIndex == 0, object.entityIndex == entityIndex,
+                object.key >= entry.minKey, object.key <= entry.maxKey
+            else {
+                throw damaged(
+                    "holds object \(object.key) of entity #\(object.entityIndex) (store \(object.storeIndex)); the "
+                        + "directory lists keys \(entry.minKey) to \(entry.maxKey) of entity #\(entityIndex)")
+            }
+        }
+        return chunk
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import LogFormat
+import Testing
+
+@testable import EventGraph
+
+/// A store rewrites its log as a checkpoint after the save that makes the tail since the last checkpoint reach the
+/// configured count; a failure at any step of that rewrite leaves a store that opens as before the checkpoint or
+/// with it, never neither, and never loses the save that ran it.
+@Suite("Automatic checkpoints")
+struct AutomaticCheckpointTests {
+    /// The checkpoint's last transaction and the transactions after it, as a tool reads the file.
+    static func layout(of path: String) throws -> (checkpoint: UInt64?, tail: [UInt64]) {
+        var checkpoint: UInt64?
+        var tail: [UInt64] = []
+        try LogReader(path: path).scan { record in
+            if case .checkpointBegin(let begin, _) = record { checkpoint = begin.lastTransactionID }
+            if case .transaction(let transaction) = record { tail.append(transaction.transactionID) }
+        }
+        return (checkpoint, tail)
+    }
+
+    /// Saves one course per transaction.
+    static func saveCourses(_ codes: some Sequence<Int>, in context: ObjectContext) throws {
+        for code in codes {
+            let course = Course()
+            context.insert(course)
+            course.code = "C\(code)"
+            try context.save()
+        }
+    }
+
+    @Test func theSaveThatReachesTheCountWritesACheckpoint() throws {
+        let directory = TemporaryDirectory()
+        var configuration = ModelContainer.Configuration()
+        configuration.automaticCheckpointTransactionCount = 10
+        let container = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
+        let context = container.newBackgroundContext()
+        try Self.saveCourses(1...9, in: context)
+        #expect(try Self.layout(of: directory.file()).checkpoint == nil)
+        try Self.saveCourses(10...25, in: context)
+        let (checkpoint, tail) = try Self.layout(of: directory.file())
+        #expect(checkpoint == 20)
+        #expect(tail == Array(21...25))
+        #expect(container.lastAutomaticCheckpointFailure == nil)
+        let digest = try container.stateDigest()
+        try container.close()
+
+        // A reopened store counts from its checkpoint.
+        let reopened = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
+        #expect(try reopened.stateDigest() == digest)
+        try Self.saveCourses(26...30, in: reopened.newBackgroundContext())
+        #expect(try Self.layout(of: directory.file()).checkpoint == 30)
+        try reopened.close()
+    }
+
+    /// Every file operation of the checkpoint's rewrite, failed in turn (the save's own write and sync come first).
+    @Test(
+        "a failure at any step of an automatic checkpoint keeps the store openable, with or without it",
+        arguments: FaultInjector.Operation.allCases, 1...4)
+    func failureAtAnyStep(operation: FaultInjector.Operation, call: Int) throws {
+        let directory = TemporaryDirectory()
+        let faults = FaultInjector()
+        var configuration = ModelContainer.Configuration(durability: .full)
+        configuration.automaticCheckpointTransactionCount = 5
+        configuration.faultInjector = faults
+        let container = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
+        let context = container.newBackgroundContext()
+        try Self.saveCourses(1...4, in: context)
+        let before = try container.stateDigest()
+
+        faults.arm(operation, onCall: call, fault: .fail(errno: EIO))
+        var saved = true
+        do { try Self.saveCourses([5], in: context) } catch { saved = false }
+        let after = try container.stateDigest()
+        let checkpointFailure = container.lastAutomaticCheckpointFailure
+        try? container.close()
+        // No save renames a file: a failed rename is the checkpoint's, which fails alone.
+        if operation == .rename && call == 1 {
+            #expect(saved && checkpointFailure != nil && faults.firedFaults == [.rename])
+        }
+
+        let reopened = try ModelContainer(path: directory.file(), model: TestModels.school)
+        let digest = try reopened.stateDigest()
+        // The save either failed (nothing of it is there) or committed (it is there, checkpoint or not).
+        #expect(digest == (saved ? after : before))
+        #expect(saved || digest == before)
+        let (checkpoint, _) = try Self.layout(of: directory.file())
+        #expect(checkpoint == nil || checkpoint == 5)
+        try reopened.close()
+        withExtendedLifetime(context) {}
+    }
+}
