@@ -126,7 +126,8 @@ struct MigrationRun {
         let mapping = mappings.last!
         var mapper = RecordMapper.Chain(steps)
         let checked = Self.constraintsToCheck(report.changes, model: model)
-        var state = try MigrationState(schema: mapping.targetSchema, buildsGraph: !keepsHistory || !checked.isEmpty)
+        let needsState = !keepsHistory || !checked.isEmpty || options.computesStateDigest
+        var state = try MigrationState(schema: mapping.targetSchema, buildsGraph: needsState)
         if keepsHistory { try output?.append(schema: mapping.targetSchema) }
         let reader = try LogReader(path: path)
         let fileByteCount = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
