@@ -22,8 +22,16 @@ public enum StoreMigration {
         public var historyMode: HistoryMode
         /// Called as the old log is replayed (for a progress line).
         public var progress: (@Sendable (Progress) -> Void)?
+        /// Whether to build the migrated state as a whole to report its digest (``Report/stateDigest``). A
+        /// migration that keeps history otherwise streams the log and holds only the keys of live objects; with
+        /// this set it holds one graph of the new state (never a second: the new file is still verified by its
+        /// content, not by a replay).
+        public var computesStateDigest = false
         /// Fault injection into the file operations (tests).
         var faultInjector: FaultInjector?
+        /// What the new log's writer is handed instead of a transaction's mapped payload (tests: a writer that does
+        /// not store what the mapping produced, which the verification must catch).
+        var replacePayload: (@Sendable (_ transactionID: UInt64, _ payload: [UInt8]) -> [UInt8])?
 
         /// Options with a history mode and an optional progress callback.
         public init(historyMode: HistoryMode = .full, progress: (@Sendable (Progress) -> Void)? = nil) {
@@ -63,7 +71,10 @@ public enum StoreMigration {
         /// The old log's size, and the new log's (expected, for a dry run: its payloads before compression).
         public var sourceByteCount: UInt64
         public var targetByteCount: UInt64
-        /// The digest of the migrated state (equal for the mapped old log and the new one).
+        /// The digest of the migrated state, when the run built the state as a whole: with
+        /// ``Options/computesStateDigest``, for a live-state migration, a new uniqueness constraint, or an old log
+        /// with a checkpoint. A migration that keeps history otherwise streams the log without holding the state,
+        /// and so does a dry run.
         public var stateDigest: StateDigest?
         /// Where the old log was kept.
         public var backupPath: String?

@@ -24,9 +24,12 @@ package struct ReplacementLog: ~Copyable {
         self.fragmentByteCount = fragmentByteCount
     }
 
-    /// Appends a schema frame.
-    package mutating func append(schema: SchemaPayload) throws(LogFormatError) {
-        try frames.append(OutgoingFrame(type: .schema, payload: try encode { try schema.encoded() }))
+    /// Appends a schema frame; returns its payload (so a caller can account for what it wrote).
+    @discardableResult
+    package mutating func append(schema: SchemaPayload) throws(LogFormatError) -> [UInt8] {
+        let payload = try encode { try schema.encoded() }
+        try frames.append(OutgoingFrame(type: .schema, payload: payload))
+        return payload
     }
 
     /// Appends a transaction: its blob frames, then its changeset (in fragments when large).
@@ -51,17 +54,22 @@ package struct ReplacementLog: ~Copyable {
     }
 
     /// Appends the beginning of a checkpoint; chunks, the blobs live objects reference, and the end follow.
-    package mutating func beginCheckpoint(_ begin: CheckpointBegin) throws(LogFormatError) {
+    /// Returns the payload written.
+    @discardableResult
+    package mutating func beginCheckpoint(_ begin: CheckpointBegin) throws(LogFormatError) -> [UInt8] {
         lastTransactionID = max(lastTransactionID, begin.lastTransactionID)
+        let payload = try encode { try begin.encoded() }
         try frames.append(
-            OutgoingFrame(
-                type: .checkpointBegin, transactionID: begin.lastTransactionID,
-                payload: try encode { try begin.encoded() }))
+            OutgoingFrame(type: .checkpointBegin, transactionID: begin.lastTransactionID, payload: payload))
+        return payload
     }
 
-    /// Appends a batch of the checkpoint's live objects.
-    package mutating func appendCheckpointChunk(_ chunk: CheckpointChunk) throws(LogFormatError) {
-        try frames.append(OutgoingFrame(type: .checkpointChunk, payload: try encode { try chunk.encoded() }))
+    /// Appends a batch of the checkpoint's live objects; returns the payload written.
+    @discardableResult
+    package mutating func appendCheckpointChunk(_ chunk: CheckpointChunk) throws(LogFormatError) -> [UInt8] {
+        let payload = try encode { try chunk.encoded() }
+        try frames.append(OutgoingFrame(type: .checkpointChunk, payload: payload))
+        return payload
     }
 
     /// Appends the bytes of an externally stored value the checkpoint's objects reference.
@@ -71,11 +79,14 @@ package struct ReplacementLog: ~Copyable {
                 type: .blob, transactionID: reference.transactionID, partIndex: reference.index, payload: bytes))
     }
 
-    /// Appends the end of the checkpoint begun at `lastTransactionID`.
-    package mutating func endCheckpoint(_ end: CheckpointEnd, lastTransactionID: UInt64) throws(LogFormatError) {
-        try frames.append(
-            OutgoingFrame(
-                type: .checkpointEnd, transactionID: lastTransactionID, payload: try encode { try end.encoded() }))
+    /// Appends the end of the checkpoint begun at `lastTransactionID`; returns the payload written.
+    @discardableResult
+    package mutating func endCheckpoint(_ end: CheckpointEnd, lastTransactionID: UInt64) throws(LogFormatError)
+        -> [UInt8]
+    {
+        let payload = try encode { try end.encoded() }
+        try frames.append(OutgoingFrame(type: .checkpointEnd, transactionID: lastTransactionID, payload: payload))
+        return payload
     }
 
     /// Seals and syncs the file; it is complete and can be verified, then put in place.

@@ -9,7 +9,9 @@ struct MigrationCustomStageTests {
         let path = directory.file()
         let last = try writePeopleV1(at: path)
         let plan = MigrationPlan(from: PeopleV1.model, stages: [PeopleStages.parseAge])
-        let report = try StoreMigration.migrate(path: path, plan: plan)
+        var options = StoreMigration.Options()
+        options.computesStateDigest = true
+        let report = try StoreMigration.migrate(path: path, plan: plan, options: options)
         #expect(report.changes.contains { $0.kind == .computed && $0.description.hasPrefix("Person.age") })
 
         let container = try ModelContainer(
@@ -30,7 +32,9 @@ struct MigrationCustomStageTests {
         let directory = TemporaryDirectory()
         let path = directory.file()
         let last = try writePeopleV1(at: path)
-        let report = try StoreMigration.migrate(path: path, plan: PeopleStages.plan)
+        var options = StoreMigration.Options()
+        options.computesStateDigest = true
+        let report = try StoreMigration.migrate(path: path, plan: PeopleStages.plan, options: options)
         #expect(report.targetModel == "People version 4")
         #expect(report.transactionCount == Int(last))
         #expect(report.objectCounts == ["Person": 4, "Address": 4])

@@ -9,7 +9,9 @@ struct MigrationPlanTests {
         let path = directory.file()
         let last = try writeLibraryV1(at: path)
         let versions = [LibraryV1.model, LibraryV2.model, LibraryV3.model]
-        let report = try StoreMigration.migrate(path: path, through: versions)
+        var options = StoreMigration.Options()
+        options.computesStateDigest = true
+        let report = try StoreMigration.migrate(path: path, through: versions, options: options)
         #expect(report.targetModel == "Library version 3")
         #expect(report.changes.contains { $0.description == "Book.displayName: renamed from name" })
         let container = try ModelContainer(

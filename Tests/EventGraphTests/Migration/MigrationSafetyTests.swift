@@ -28,7 +28,7 @@ struct MigrationSafetyTests {
         let path = directory.file()
         try writeLibraryV1(at: path)
         let oldDigest = try digest(path, LibraryV1.model)
-        let expected = try StoreMigration.dryRun(path: path, to: LibraryV2.model).stateDigest
+        let expected = try migratedDigest(of: path, in: directory)
         let faults = FaultInjector()
         faults.arm(operation, onCall: call, fault: .fail(errno: EIO))
         var options = StoreMigration.Options()
@@ -122,6 +122,14 @@ struct MigrationSafetyTests {
         }
         #expect(error.message.contains("salvage"))
         #expect(!FileManager.default.fileExists(atPath: StoreMigration.backupPath(for: path)))
+    }
+
+    /// The digest a fault-free migration of a copy of `path` gives.
+    private func migratedDigest(of path: String, in directory: TemporaryDirectory) throws -> StateDigest {
+        let copy = directory.file("reference.eglog")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        try StoreMigration.migrate(path: copy, to: LibraryV2.model)
+        return try digest(copy, LibraryV2.model)
     }
 
     private func digest(_ path: String, _ model: ObjectModel) throws -> StateDigest {

@@ -1,0 +1,66 @@
+import LogFormat
+
+/// What a migration keeps of the new state while it streams the old log: the keys of the live objects of each new
+/// entity (to count them), and — only when something needs the values — the whole state as a ``LogGraph``.
+///
+/// A migration that keeps history needs no values: each mapped transaction goes to the new log as it is read, and
+/// the new file is verified by its content (``MigrationOutput``), not by replaying it. The graph is built when the
+/// values are needed: for a new uniqueness constraint, for a live-state migration (whose checkpoint is the state),
+/// and from the first checkpoint of the old log on (the checkpoint is written again from the mapped state; it
+/// replaces everything before it, so a graph started there is complete).
+struct MigrationState {
+    private(set) var graph: LogGraph?
+    private let schema: SchemaPayload
+    /// Per new entity, the keys of its live objects (while there is no graph).
+    private var liveKeys: [Set<UInt64>]
+
+    init(schema: SchemaPayload, buildsGraph: Bool) throws {
+        self.schema = schema
+        liveKeys = Array(repeating: [], count: schema.entities.count)
+        if buildsGraph { try startGraph() }
+    }
+
+    private mutating func startGraph() throws {
+        var graph = LogGraph()
+        try graph.apply(.schema(schema, byteOffset: 0))
+        self.graph = graph
+        liveKeys = []
+    }
+
+    /// Applies a mapped transaction.
+    mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
+        if graph != nil {
+            graph!.apply(changeset, blobs: blobs)
+            return
+        }
+        for operation in changeset.operations {
+            switch operation {
+            case .insert(let object, _) where object.storeIndex == 0 && Int(object.entityIndex) < liveKeys.count:
+                liveKeys[Int(object.entityIndex)].insert(object.key)
+            case .delete(let object) where object.storeIndex == 0 && Int(object.entityIndex) < liveKeys.count:
+                liveKeys[Int(object.entityIndex)].remove(object.key)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Applies a record of a checkpoint (begin, mapped chunk, blob, end); the first begin starts the graph.
+    mutating func apply(checkpoint record: LogRecord) throws {
+        if graph == nil, case .checkpointBegin = record { try startGraph() }
+        try graph?.apply(record)
+    }
+
+    /// The live objects so far (while a checkpoint is read, those it holds so far).
+    var objectCount: Int { graph?.objectCount ?? liveKeys.reduce(0) { $0 + $1.count } }
+
+    /// Live objects per entity of `model` (the new model; every entity named, with 0 when it has none).
+    func objectCounts(model: ObjectModel) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entity in model.entities { counts[entity.name] = liveKeys.isEmpty ? 0 : liveKeys[entity.index].count }
+        for object in graph?.objectReferences ?? [] {
+            counts[model.entities[Int(object.entityIndex)].name, default: 0] += 1
+        }
+        return counts
+    }
+}
