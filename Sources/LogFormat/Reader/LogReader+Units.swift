@@ -22,6 +22,7 @@ package struct LogUnit: Sendable {
         case dictionary = 8
         case seal = 9
         case extensionFrame = 10
+        case checkpointDirectory = 11
     }
 
     package var kind: Kind
@@ -77,6 +78,8 @@ extension LogReader {
                 try body(LogUnit(.checkpointChunk, payload: try payload.bytes()))
             case .checkpointBlob(let blob):
                 try body(Self.unit(.checkpointBlob, blob))
+            case .checkpointDirectory(let directory, _):
+                try body(LogUnit(.checkpointDirectory, payload: try directory.encoded()))
             case .checkpointEnd(let payload, _):
                 try body(LogUnit(.checkpointEnd, payload: payload))
             case .dictionary(let payload, _):
