@@ -49,3 +49,63 @@ struct ChildUpsertIdentityTests {
         #expect(read.lessons.map(\.title) == ["intro"])
     }
 }
+
+/// A results controller holds its results by identity (which also breaks ties in its order): when a root's save
+/// merges an upserted course into the committed one, the controller of the root, Main or the worker kept the course
+/// under the identity the store never had, and met it a second time under the committed one.
+@Suite("A results controller follows an upsert's committed identity")
+struct ChildUpsertResultsControllerTests {
+    enum Holder: String, CaseIterable {
+        case root, main, worker
+    }
+
+    @Test(arguments: Holder.allCases, [false, true])
+    func theControllerHoldsTheCourseOnceUnderItsCommittedID(holder: Holder, seesTheOtherSaveFirst: Bool) throws {
+        let container = try ModelContainer(inMemoryWith: TestModels.school)
+        let root = container.newBackgroundContext(name: "root")
+        let main = root.makeChildContext(name: "main")
+        let worker = main.makeChildContext(name: "worker")
+        let context = [Holder.root: root, .main: main, .worker: worker][holder]!
+        let controller = try FetchedResultsController(
+            FetchDescriptor<Course>(sortBy: [SortDescriptor(\.code)]), in: context)
+        let imported = worker.fetchOrInsert(Course.self, unique: \.code, equals: "SE9") { $0.credits = 3 }
+        try worker.save()
+        try main.save()
+        try controller.processPendingChanges()
+        #expect(controller.fetchedObjects.count == 1)
+
+        let other = container.newBackgroundContext(name: "other")
+        let committed = Course()
+        other.insert(committed)
+        committed.code = "SE9"
+        committed.credits = 7
+        try other.save()
+        if seesTheOtherSaveFirst {
+            // The store's SE9 and the context's unsaved one are two results until the root saves.
+            try controller.processPendingChanges()
+            #expect(controller.fetchedObjects.count == 2)
+        }
+        let before = controller.objectIDs
+        try root.save()
+        let difference = try controller.processPendingChanges()
+
+        #expect(controller.fetchedObjects.map(\.objectID) == [committed.objectID])
+        #expect(difference.applied(to: before) == controller.objectIDs, "\(difference)")
+        let refetched = try context.fetch(FetchDescriptor<Course>(sortBy: [SortDescriptor(\.code)]))
+        #expect(controller.fetchedObjects.map(\.objectID) == refetched.map(\.objectID))
+        #expect(controller.fetchedObjects.allSatisfy { $0.credits == 3 })
+        if holder == .worker {
+            #expect(controller.fetchedObjects.first === imported)
+            #expect(controller.indexPath(of: imported) == ResultsIndexPath(section: 0, row: 0))
+        }
+        // Later changes of the course still find it.
+        let writer = container.newBackgroundContext(name: "writer")
+        let course = try #require(writer.object(with: committed.objectID) as? Course)
+        course.code = "SE10"
+        try writer.save()
+        if holder != .root { context.refreshAllObjects() }
+        let last = try controller.processPendingChanges()
+        #expect(controller.fetchedObjects.map(\.objectID) == [committed.objectID])
+        #expect(last.deletedRows.isEmpty && last.insertedRows.isEmpty)
+    }
+}

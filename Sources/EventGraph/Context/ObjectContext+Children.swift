@@ -73,5 +73,6 @@ extension ObjectContext {
             object.loadedBlobs.removeAll()
             object.flags.insert(.isFault)
         }
+        changeTracking.deliverRenames(renamed)
     }
 }

@@ -47,11 +47,14 @@ extension ObjectContext {
         var request = CommitRequest(author: name, operations: [], readRows: [:], mergePolicy: mergePolicy)
         for object in inserted {
             let entity = object.entity
+            // An object's unsaved values hold each property once: read in property order, not looked up per property.
             var changes: [PropertyChange] = []
-            for index in entity.properties.indices where entity.isPersistentProperty[index] {
-                guard let value = object.pendingValue(at: index), value != entity.defaultValues[index] else { continue }
-                changes.append(PropertyChange(propertyIndex: UInt32(index), value: value))
+            changes.reserveCapacity(object.pending.count)
+            for entry in object.pending where entity.isPersistentProperty[entry.index] {
+                guard entry.value != entity.defaultValues[entry.index] else { continue }
+                changes.append(PropertyChange(propertyIndex: UInt32(entry.index), value: entry.value))
             }
+            changes.sort { $0.propertyIndex < $1.propertyIndex }
             request.operations.append(.insert(reference(to: object), changes))
             if let ordinal = upsertKeys[object.identity] { request.upserts[object.identity] = ordinal }
         }
@@ -135,6 +138,7 @@ extension ObjectContext {
             object.identity = permanent
             registered[permanent] = object
         }
+        changeTracking.deliverRenames(result?.permanentIdentities ?? [:])
         renameInChildren(result?.permanentIdentities ?? [:])
         for object in inserted + updated {
             object.flags.remove([.isInserted, .isListedAsChanged])

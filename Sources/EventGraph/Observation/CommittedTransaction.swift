@@ -47,6 +47,14 @@ public struct CommittedTransaction: Hashable, Sendable {
     /// The transaction's number in its store (1, 2, 3, …): the token ``ModelContainer/changes(after:)`` resumes
     /// from.
     public var transactionID: UInt64
+    /// The store whose log holds the transaction. Each store numbers its own transactions, so with several stores
+    /// a transaction is named by both (``ModelContainer/changes(afterEach:)`` resumes from one per store).
+    public var storeUUID: UUID
+    /// For one part of a save across several stores: every part of that save — each store it wrote and the
+    /// transaction it has there, this one included — in ascending order of store UUID; empty for a save of one
+    /// store. Such a save is delivered as one transaction per store, each in its own store's order; this list ties
+    /// them together (all parts committed, or none did).
+    public var crossStoreParts: [StoreTransaction] = []
     /// When it was committed, in microseconds since 1970-01-01T00:00:00Z (as the log records it).
     public var commitTimeMicroseconds: Int64
     /// The name of the context that saved it.
@@ -62,6 +70,11 @@ public struct CommittedTransaction: Hashable, Sendable {
     /// The transaction a changeset of the store with `storeUUID` and `model` commits.
     init(_ changeset: Changeset, model: ObjectModel, storeUUID: UUID) {
         transactionID = changeset.transactionID
+        self.storeUUID = storeUUID
+        crossStoreParts =
+            changeset.crossStore?.participants.map {
+                StoreTransaction(storeUUID: UUID(logUUID: $0.storeUUID), transactionID: $0.transactionID)
+            } ?? []
         commitTimeMicroseconds = changeset.commitTimeMicroseconds
         author = changeset.author
         let foreign = changeset.foreignStores

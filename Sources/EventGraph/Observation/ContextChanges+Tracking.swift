@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import LogFormat
 
 /// A context's change observers and what it last reported, held by the context (``ObjectContext/changeTracking``).
@@ -36,6 +36,9 @@ final class ContextChangeTracking {
     var parentRegistration: Int?
     /// Transactions this context committed itself, not to be merged back when they arrive in ``inbox``.
     var ownTransactions: Set<StoreTransaction> = []
+    /// Told when objects of the context change identity (a root's save merged an upsert into a committed object,
+    /// see ``ObjectContext/renameInChildren(_:)``): results controllers re-place what they hold under the old one.
+    private(set) var renameObservers: [(id: Int, observer: ([ObjectIdentity: ObjectIdentity]) -> Void)] = []
 
     /// Registrations whose consumer is gone: an `AsyncStream` ends on its consumer's thread (its task cancelled, or
     /// the sequence released), which must not touch this context's state; it notes its registration here, and the
@@ -64,6 +67,23 @@ final class ContextChangeTracking {
 
     func remove(_ id: Int) {
         observers.removeAll { $0.id == id }
+    }
+
+    /// Registers `observer` for the identities this context renames from now on (old → new).
+    func addRenameObserver(_ observer: @escaping ([ObjectIdentity: ObjectIdentity]) -> Void) -> Int {
+        defer { nextID += 1 }
+        renameObservers.append((nextID, observer))
+        return nextID
+    }
+
+    func removeRenameObserver(_ id: Int) {
+        renameObservers.removeAll { $0.id == id }
+    }
+
+    /// Tells the rename observers that the context now holds the objects of `renamed`'s keys under its values.
+    func deliverRenames(_ renamed: [ObjectIdentity: ObjectIdentity]) {
+        guard !renamed.isEmpty else { return }
+        for (_, observer) in renameObservers { observer(renamed) }
     }
 
     /// Calls every observer registered now, in registration order. An observer may save or process changes of the
@@ -112,7 +132,15 @@ public final class ContextChangesObservation {
 
 /// One transaction of one store: transaction IDs are numbered per store, so with several stores an ID alone is
 /// ambiguous.
-struct StoreTransaction: Hashable {
-    var storeUUID: UUID
-    var transactionID: UInt64
+public struct StoreTransaction: Hashable, Sendable {
+    /// The store whose log holds the transaction.
+    public var storeUUID: UUID
+    /// The transaction's number in that store (1, 2, 3, …).
+    public var transactionID: UInt64
+
+    /// Names a transaction of a store.
+    public init(storeUUID: UUID, transactionID: UInt64) {
+        self.storeUUID = storeUUID
+        self.transactionID = transactionID
+    }
 }

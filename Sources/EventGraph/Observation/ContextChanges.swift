@@ -14,6 +14,9 @@ public struct ContextChanges: Hashable, Sendable {
         /// A child context's save made its changes this context's unsaved changes.
         case pushedByChild
         /// This context saved: into the store as transaction `transactionID`, or into its parent context (`nil`).
+        /// With several stores, transaction IDs are numbered per store: `transactionID` is the save's transaction
+        /// in the first store it wrote (in the container's order), and ``ContextChanges/transactions`` names every
+        /// store's.
         case saved(transactionID: UInt64?)
         /// ``ObjectContext/rollback()`` discarded changes reported before: objects reported inserted are reported
         /// deleted, objects reported deleted inserted again, and reported updates updated back.
@@ -33,12 +36,20 @@ public struct ContextChanges: Hashable, Sendable {
     /// changed by adding or removing targets, are only named in ``CommittedTransaction/Change/changedKeys``);
     /// ``CommittedTransaction/Change/oldValues`` is empty.
     public var changes: [CommittedTransaction.Change]
+    /// The committed transactions the report is about, each with its store: for a root's save
+    /// (``Reason/saved(transactionID:)``), one per store the save wrote; for a merge of a committed transaction
+    /// (``Reason/merged(transactionID:)``), that transaction; empty otherwise.
+    public var transactions: [StoreTransaction]
 
     /// Creates a report.
-    public init(contextName: String, reason: Reason, changes: [CommittedTransaction.Change]) {
+    public init(
+        contextName: String, reason: Reason, changes: [CommittedTransaction.Change],
+        transactions: [StoreTransaction] = []
+    ) {
         self.contextName = contextName
         self.reason = reason
         self.changes = changes
+        self.transactions = transactions
     }
 
     /// The objects inserted.

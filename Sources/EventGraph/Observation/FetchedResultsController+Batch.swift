@@ -15,20 +15,34 @@ extension FetchedResultsController {
     }
 
     /// Brings the results up to date with the objects of `identities` (each at most once) and returns the
-    /// difference.
-    func apply(_ identities: [ObjectIdentity]) throws(EventGraphError) -> FetchedResultsDifference {
+    /// difference. `renamed` maps an identity of `identities` to the one its object was placed with before the
+    /// context renamed it: the object leaves that place, and a result already placed under the new identity (the
+    /// committed object the rename merged it into) leaves the results.
+    func apply(_ identities: [ObjectIdentity], renamed: [ObjectIdentity: ObjectIdentity] = [:])
+        throws(EventGraphError) -> FetchedResultsDifference
+    {
         var placements: [Placement] = []
         placements.reserveCapacity(identities.count)
+        let renamedFrom = Set(renamed.values)
         // Old positions first, while the results are still as they were.
-        for identity in identities {
-            let oldKey = keys[identity]
+        for identity in identities where !renamedFrom.contains(identity) || renamed[identity] != nil {
+            var oldKey = keys[identity]
+            if let placed = renamed[identity], let placedKey = keys[placed] {
+                if let superseded = oldKey {
+                    placements.append(
+                        Placement(
+                            identity: identity, oldKey: superseded, oldPath: position(of: superseded), new: nil,
+                            staysInPlace: false))
+                }
+                oldKey = placedKey
+            }
             let oldPath = oldKey.map { position(of: $0) }
             statistics.objectsEvaluated += 1
             let new = try context.resultsCandidate(identity, plan: plan).map {
                 ResultsEntry(object: $0, key: order.key(of: $0))
             }
             var staysInPlace = false
-            if let oldKey, let new { staysInPlace = sameValues(oldKey, new.key) }
+            if let oldKey, let new { staysInPlace = oldKey.identity == new.key.identity && sameValues(oldKey, new.key) }
             placements.append(
                 Placement(
                     identity: identity, oldKey: oldKey, oldPath: oldPath ?? nil, new: new, staysInPlace: staysInPlace))
@@ -51,7 +65,7 @@ extension FetchedResultsController {
         var touchedSections: Set<Int> = []
         for (path, placement) in leaving {
             let entry = sections[path.section].entries.remove(at: path.row)
-            keys[placement.identity] = nil
+            if let oldKey = placement.oldKey { keys[oldKey.identity] = nil }
             touchedSections.insert(path.section)
             if placement.new == nil {
                 difference.deletedRows.append(.init(objectID: entry.object.objectID, indexPath: path))
@@ -78,7 +92,7 @@ extension FetchedResultsController {
             }
             let row = rowPosition(of: entry.key, inSection: sectionIndex)
             sections[sectionIndex].entries.insert(entry, at: row)
-            keys[placement.identity] = entry.key
+            keys[entry.key.identity] = entry.key
         }
         for value in createdSections {
             let index = sectionPosition(of: value).index

@@ -50,6 +50,10 @@ public final class FetchedResultsController<T: ManagedObject> {
     private var contextObservation: ContextChangesObservation?
     /// Objects the context reported since the last batch, each once, in the order reported.
     private var contextChanged: (order: [ObjectIdentity], seen: Set<ObjectIdentity>) = ([], [])
+    /// Results the context renamed since the last batch (a root's save merged an upserted object into a committed
+    /// one), new identity → the one the result was placed with.
+    private var renamedResults: [ObjectIdentity: ObjectIdentity] = [:]
+    private var renameRegistration: Int?
 
     /// Called by ``processPendingChanges()`` with each non-empty difference, in the context's domain.
     public var onChange: ((FetchedResultsDifference) -> Void)?
@@ -108,10 +112,14 @@ public final class FetchedResultsController<T: ManagedObject> {
         // Reports run synchronously in the context's domain, in the middle of a save or a child's push: they are
         // only noted here and applied by the next `processPendingChanges()`.
         contextObservation = context.observeChanges { [weak self] changes in self?.note(changes) }
+        renameRegistration = context.changeTracking.addRenameObserver { [weak self] renamed in
+            self?.noteRenamed(renamed)
+        }
     }
 
     deinit {
         for (store, token) in observations { store.removeCommitObserver(token) }
+        if let renameRegistration { context.changeTracking.removeRenameObserver(renameRegistration) }
     }
 
     // MARK: - Reading
@@ -172,7 +180,10 @@ public final class FetchedResultsController<T: ManagedObject> {
                 changed.append(identity)
             }
         }
-        let difference = try apply(changed)
+        let renamed = renamedResults
+        renamedResults = [:]
+        for new in renamed.keys where seen.insert(new).inserted { changed.append(new) }
+        let difference = try apply(changed, renamed: renamed)
         if !difference.isEmpty { onChange?(difference) }
         return difference
     }
@@ -183,6 +194,17 @@ public final class FetchedResultsController<T: ManagedObject> {
             guard let identity = identity(of: change.objectID), contextChanged.seen.insert(identity).inserted
             else { continue }
             contextChanged.order.append(identity)
+        }
+    }
+
+    /// Notes results whose object the context now holds under another identity: the next batch moves each from
+    /// the place of its old identity (identities break ties in the order) and reports it under its new ID.
+    private func noteRenamed(_ renamed: [ObjectIdentity: ObjectIdentity]) {
+        for (old, new) in renamed {
+            // A result renamed twice before a batch is still placed with its first identity.
+            let placed = renamedResults.removeValue(forKey: old) ?? old
+            guard keys[placed] != nil else { continue }
+            renamedResults[new] = placed
         }
     }
 
@@ -198,6 +220,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     public func refetch() throws(EventGraphError) {
         _ = inbox.take()
         contextChanged = ([], [])
+        renamedResults = [:]
         try load()
     }
 

@@ -1,27 +1,72 @@
-import Foundation
+public import Foundation
 import LogFormat
 
 extension ModelContainer {
     /// Every transaction committed after `transactionID`, read from the log, in transaction order: the persistent
-    /// change feed.
+    /// change feed of a container of one store.
     ///
     /// Keep the ``CommittedTransaction/transactionID`` of the last transaction you processed and pass it here to
     /// resume, also after a restart: the result holds exactly the transactions committed since. Unlike change
     /// notifications, each change also carries ``CommittedTransaction/Change/oldValues`` (for a delete, every
     /// property of the object) and the complete new value of every changed key, since the log's history has them.
-    /// Pass 0 for the whole history.
+    /// Pass 0 for the whole history. A container of several stores numbers transactions per store: use
+    /// ``changes(afterEach:)``.
     ///
     /// The log is read from its start each time (it has no index by transaction), so ask for changes in batches
     /// rather than per transaction. Transactions committed while this call reads the log are left to the next call.
     ///
     /// - Throws: ``EventGraphError`` with code `historyCompacted` when ``compact()`` has dropped transactions
     ///   after `transactionID` from the log ("history compacted before transaction T": refetch the current state
-    ///   and resume after T − 1); `invalidArgument` when `transactionID` is later than ``lastTransactionID``;
-    ///   `log` when the log cannot be read.
+    ///   and resume after T − 1); `invalidArgument` when `transactionID` is later than ``lastTransactionID``, or
+    ///   when the container has several stores; `log` when the log cannot be read.
     public func changes(after transactionID: UInt64) throws(EventGraphError) -> [CommittedTransaction] {
+        guard stores.count == 1 else {
+            throw EventGraphError(
+                .invalidArgument,
+                "the container has \(stores.count) stores, each numbering its own transactions: ask "
+                    + "changes(afterEach:) with the last transaction processed of each store")
+        }
+        return try changes(in: store, after: transactionID)
+    }
+
+    /// Every transaction committed in any of the container's stores after the transaction given for that store
+    /// (by store UUID; a store left out is read from its start), read from the logs: the persistent change feed.
+    ///
+    /// Each store's transactions are in its transaction order; the stores' lists are merged by commit time (a tie
+    /// keeps the container's order of stores), so the parts of a save across stores
+    /// (``CommittedTransaction/crossStoreParts``) come together. Keep the last ``CommittedTransaction/transactionID``
+    /// processed of each ``CommittedTransaction/storeUUID`` and pass them here to resume, also after a restart
+    /// (``TransactionObservation/registeredAfterTransactions`` gives the positions where a live observation
+    /// started). Otherwise as ``changes(after:)``, store by store.
+    ///
+    /// - Throws: ``EventGraphError`` as ``changes(after:)``, naming the store's file; `invalidArgument` also for a
+    ///   UUID that names no store of the container.
+    public func changes(afterEach positions: [UUID: UInt64]) throws(EventGraphError) -> [CommittedTransaction] {
+        if let unknown = positions.keys.first(where: { uuid in !stores.contains { $0.storeUUID == uuid } }) {
+            throw EventGraphError(.invalidArgument, "the container has no store \(unknown)")
+        }
+        var lists: [[CommittedTransaction]] = []
+        for store in stores {
+            lists.append(try changes(in: store, after: positions[store.storeUUID] ?? 0))
+        }
+        var merged: [(order: Int, transaction: CommittedTransaction)] = []
+        for (order, list) in lists.enumerated() { merged += list.map { (order, $0) } }
+        // Stable: each store's list is already in transaction order, which its commit times follow.
+        merged.sort { a, b in
+            (a.transaction.commitTimeMicroseconds, a.order) < (b.transaction.commitTimeMicroseconds, b.order)
+        }
+        return merged.map(\.transaction)
+    }
+
+    /// One store's transactions after `transactionID`, from its log.
+    private func changes(in store: Store, after transactionID: UInt64) throws(EventGraphError)
+        -> [CommittedTransaction]
+    {
         // Read before the log: every transaction up to it is durable, hence whole in the file the view reads.
         let through = store.lastTransactionID
-        let storeName = path ?? "the in-memory store"
+        let storeName =
+            stores.count == 1
+            ? path ?? "the in-memory store" : (store.backend as? FileBackend)?.path ?? "store \(store.storeUUID)"
         guard transactionID <= through else {
             throw EventGraphError(
                 .invalidArgument,

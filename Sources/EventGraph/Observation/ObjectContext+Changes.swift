@@ -97,13 +97,16 @@ extension ObjectContext {
     /// context holds the saved state, so inserted objects are named by their permanent IDs.
     func reportSave(of request: CommitRequest, result: CommitResult) {
         let isRoot = !(parentStore is ParentContextStore)
+        var transactions: [StoreTransaction] = []
         if isRoot {
             // A commit through a coordinator of several stores names a transaction per store it touched.
             let committed = parentStore is Store ? [0: result.transactionID] : result.storeTransactionIDs
             let storeUUIDs = parentStore.storeUUIDs
-            for (storeIndex, transactionID) in committed {
-                changeTracking.ownTransactions.insert(
-                    StoreTransaction(storeUUID: storeUUIDs[Int(storeIndex)], transactionID: transactionID))
+            for (storeIndex, transactionID) in committed.sorted(by: { $0.key < $1.key }) {
+                let transaction = StoreTransaction(
+                    storeUUID: storeUUIDs[Int(storeIndex)], transactionID: transactionID)
+                changeTracking.ownTransactions.insert(transaction)
+                transactions.append(transaction)
             }
         }
         changeTracking.reported.removeAll()
@@ -111,8 +114,10 @@ extension ObjectContext {
         let permanent = result.permanentIdentities
         let values = contextChangeValues(renaming: permanent)
         let changes = CommittedTransaction.changes(of: request.operations, model: model, values: values)
-        let reason = ContextChanges.Reason.saved(transactionID: isRoot ? result.transactionID : nil)
-        changeTracking.deliver(ContextChanges(contextName: name, reason: reason, changes: changes))
+        // With several stores, the result's own ID is only the latest of any store: the first store's is reported.
+        let reason = ContextChanges.Reason.saved(transactionID: isRoot ? transactions.first?.transactionID : nil)
+        changeTracking.deliver(
+            ContextChanges(contextName: name, reason: reason, changes: changes, transactions: transactions))
     }
 
     /// Reports what a rollback undid of the changes reported before it, and forgets them. Call it once the objects

@@ -52,7 +52,7 @@ extension ObjectContext {
         for (storeUUID, transaction) in inbox.take() {
             let key = StoreTransaction(storeUUID: storeUUID, transactionID: transaction.transactionID)
             if changeTracking.ownTransactions.remove(key) != nil { continue }
-            merge(transaction.changes, reason: .merged(transactionID: transaction.transactionID))
+            merge(transaction.changes, reason: .merged(transactionID: transaction.transactionID), transactions: [key])
         }
     }
 
@@ -61,11 +61,13 @@ extension ObjectContext {
         guard pushedBy != ObjectIdentifier(parentStore) else { return }
         var transactionID: UInt64?
         if case .merged(let merged) = changes.reason { transactionID = merged }
-        merge(changes.changes, reason: .merged(transactionID: transactionID))
+        merge(changes.changes, reason: .merged(transactionID: transactionID), transactions: changes.transactions)
     }
 
     /// Refreshes the registered objects that `changes` name, then reports the merge.
-    private func merge(_ changes: [CommittedTransaction.Change], reason: ContextChanges.Reason) {
+    private func merge(
+        _ changes: [CommittedTransaction.Change], reason: ContextChanges.Reason, transactions: [StoreTransaction] = []
+    ) {
         for change in changes where change.kind != .inserted {
             guard let storeIndex = parentStore.storeIndex(of: change.objectID.storeUUID),
                 let object = registered[ObjectIdentity(storeIndex: storeIndex, key: change.objectID.key)],
@@ -75,7 +77,8 @@ extension ObjectContext {
             refreshMerged(object, changedKeys: change.changedKeys)
         }
         guard changeTracking.hasObservers, !changes.isEmpty else { return }
-        changeTracking.deliver(ContextChanges(contextName: name, reason: reason, changes: changes))
+        changeTracking.deliver(
+            ContextChanges(contextName: name, reason: reason, changes: changes, transactions: transactions))
     }
 
     /// Brings one registered object to the latest values beneath, keeping its unsaved changes by the merge policy.

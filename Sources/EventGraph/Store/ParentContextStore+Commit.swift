@@ -53,19 +53,8 @@ extension ParentContextStore {
     ) {
         switch operation {
         case .insert(let reference, let changes):
-            let identity = reference.identity
-            precondition(parent.registered[identity] == nil, "\(identity) is already registered in the parent")
-            let entity = model.entities[Int(reference.entityIndex)]
-            let object = entity.objectClass.init()
-            object.entityStorage = entity
-            object.contextStorage = parent
-            object.identity = identity
-            object.flags = [.isInserted]
-            for change in changes { object.setPendingValue(change.value, at: Int(change.propertyIndex)) }
-            parent.registered[identity] = object
-            parent.insertedList.append(object)
-            if let ordinal = request.upserts[identity] { parent.upsertKeys[identity] = ordinal }
-            touched[identity] = reference
+            _ = insert(reference, changes, request: request)
+            touched[reference.identity] = reference
         case .update(let reference, let changes):
             guard let object = liveObject(reference, kept: kept) else { return }
             let parentWins = kept[reference.identity] ?? nil
@@ -101,6 +90,33 @@ extension ParentContextStore {
             // would make a conflict of a delete that both sides want.
             markDeleted(object, reference: reference, touched: &touched)
         }
+    }
+
+    /// Makes a child's inserted object the parent's own unsaved insert and returns its row in the parent's view:
+    /// the entity's defaults with the pushed values (the object exists nowhere beneath, so nothing else counts).
+    ///
+    /// The pushed values are the child's persistent values that differ from the defaults, one per property, so
+    /// they become the new object's unsaved values as they are, in one piece.
+    func insert(_ reference: ObjectReference, _ changes: [PropertyChange], request: CommitRequest) -> Row {
+        let identity = reference.identity
+        let entity = model.entities[Int(reference.entityIndex)]
+        let object = entity.objectClass.init()
+        object.entityStorage = entity
+        object.contextStorage = parent
+        object.identity = identity
+        object.flags = [.isInserted]
+        var values = entity.defaultValues
+        object.pending.reserveCapacity(changes.count)
+        for change in changes {
+            let index = Int(change.propertyIndex)
+            values[index] = change.value
+            object.pending.append(ManagedObject.PendingValue(index: index, value: change.value))
+        }
+        let previous = parent.registered.updateValue(object, forKey: identity)
+        precondition(previous == nil, "\(identity) is already registered in the parent")
+        parent.insertedList.append(object)
+        if let ordinal = request.upserts[identity] { parent.upsertKeys[identity] = ordinal }
+        return Row(entityIndex: entity.index, key: identity.key, version: 0, values: values)
     }
 
     private func markDeleted(

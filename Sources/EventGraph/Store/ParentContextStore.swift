@@ -138,12 +138,19 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         // The parent's own changes are reported apart from the push, which is reported as the parent's change.
         parent.reportPendingChanges(.processed)
         var touched: [ObjectIdentity: ObjectReference] = [:]
+        // An insert's row is built from its values as it is pushed (nothing beneath can differ from them), and only
+        // the other objects' rows are read back through the parent's view.
+        var rows: [ObjectIdentity: Row?] = [:]
+        rows.reserveCapacity(request.operations.count)
         for operation in request.operations {
+            if case .insert(let reference, let changes) = operation {
+                rows[reference.identity] = insert(reference, changes, request: request)
+                continue
+            }
             apply(operation, request: request, keeping: kept, touched: &touched)
         }
         parent.childSaveCount &+= 1
         parent.reportPendingChanges(.pushedByChild, pushedBy: ObjectIdentifier(self))
-        var rows: [ObjectIdentity: Row?] = [:]
         for (identity, reference) in touched {
             rows[identity] = row(of: identity, entityIndex: Int(reference.entityIndex))
         }
