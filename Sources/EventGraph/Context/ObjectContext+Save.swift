@@ -45,6 +45,7 @@ extension ObjectContext {
         }
 
         var request = CommitRequest(author: name, operations: [], readRows: [:], mergePolicy: mergePolicy)
+        request.operations.reserveCapacity(inserted.count + updated.count + deleted.count)
         for object in inserted {
             let entity = object.entity
             // An object's unsaved values hold each property once: read in property order, not looked up per property.
@@ -140,9 +141,14 @@ extension ObjectContext {
         }
         changeTracking.deliverRenames(result?.permanentIdentities ?? [:])
         renameInChildren(result?.permanentIdentities ?? [:])
+        // A child's push returns no rows for its inserts: the parent holds exactly these values.
+        let isChild = parentStore is ParentContextStore
         for object in inserted + updated {
+            let wasInserted = object.flags.contains(.isInserted)
             object.flags.remove([.isInserted, .isListedAsChanged])
-            if let row = rows[object.identity] ?? nil {
+            if isChild && wasInserted {
+                object.row = ParentContextStore.row(overlaying: object)
+            } else if let row = rows[object.identity] ?? nil {
                 object.row = row
             } else {
                 object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
@@ -151,8 +157,9 @@ extension ObjectContext {
             object.pending.removeAll { persistent[$0.index] }
         }
         // The store may have changed objects this save did not (the other side of a relationship it kept in
-        // agreement): objects of this context that hold an older row take the saved one, so they agree with it.
-        for case (let identity, let row?) in rows {
+        // agreement): objects of this context that hold an older row take the saved one, so they agree with it. A
+        // push returns rows of the objects it was given only, which the loop above updated.
+        for case (let identity, let row?) in isChild ? [:] : rows {
             guard let object = registered[identity], let held = object.row, held !== row, !object.hasPersistentChanges,
                 !object.flags.contains(.isInserted)
             else { continue }

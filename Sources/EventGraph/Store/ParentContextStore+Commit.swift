@@ -53,8 +53,7 @@ extension ParentContextStore {
     ) {
         switch operation {
         case .insert(let reference, let changes):
-            _ = insert(reference, changes, request: request)
-            touched[reference.identity] = reference
+            insert(reference, changes, request: request)
         case .update(let reference, let changes):
             guard let object = liveObject(reference, kept: kept) else { return }
             let parentWins = kept[reference.identity] ?? nil
@@ -92,12 +91,11 @@ extension ParentContextStore {
         }
     }
 
-    /// Makes a child's inserted object the parent's own unsaved insert and returns its row in the parent's view:
-    /// the entity's defaults with the pushed values (the object exists nowhere beneath, so nothing else counts).
+    /// Makes a child's inserted object the parent's own unsaved insert.
     ///
     /// The pushed values are the child's persistent values that differ from the defaults, one per property, so
     /// they become the new object's unsaved values as they are, in one piece.
-    func insert(_ reference: ObjectReference, _ changes: [PropertyChange], request: CommitRequest) -> Row {
+    private func insert(_ reference: ObjectReference, _ changes: [PropertyChange], request: CommitRequest) {
         let identity = reference.identity
         let entity = model.entities[Int(reference.entityIndex)]
         let object = entity.objectClass.init()
@@ -105,18 +103,11 @@ extension ParentContextStore {
         object.contextStorage = parent
         object.identity = identity
         object.flags = [.isInserted]
-        var values = entity.defaultValues
-        object.pending.reserveCapacity(changes.count)
-        for change in changes {
-            let index = Int(change.propertyIndex)
-            values[index] = change.value
-            object.pending.append(ManagedObject.PendingValue(index: index, value: change.value))
-        }
+        object.pending = changes.map { ManagedObject.PendingValue(index: Int($0.propertyIndex), value: $0.value) }
         let previous = parent.registered.updateValue(object, forKey: identity)
         precondition(previous == nil, "\(identity) is already registered in the parent")
         parent.insertedList.append(object)
         if let ordinal = request.upserts[identity] { parent.upsertKeys[identity] = ordinal }
-        return Row(entityIndex: entity.index, key: identity.key, version: 0, values: values)
     }
 
     private func markDeleted(

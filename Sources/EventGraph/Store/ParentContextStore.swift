@@ -138,19 +138,15 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         // The parent's own changes are reported apart from the push, which is reported as the parent's change.
         parent.reportPendingChanges(.processed)
         var touched: [ObjectIdentity: ObjectReference] = [:]
-        // An insert's row is built from its values as it is pushed (nothing beneath can differ from them), and only
-        // the other objects' rows are read back through the parent's view.
-        var rows: [ObjectIdentity: Row?] = [:]
-        rows.reserveCapacity(request.operations.count)
         for operation in request.operations {
-            if case .insert(let reference, let changes) = operation {
-                rows[reference.identity] = insert(reference, changes, request: request)
-                continue
-            }
             apply(operation, request: request, keeping: kept, touched: &touched)
         }
         parent.childSaveCount &+= 1
         parent.reportPendingChanges(.pushedByChild, pushedBy: ObjectIdentifier(self))
+        // No row for an insert: the parent holds exactly the child's values, so the child builds the row from its
+        // own object (``row(overlaying:)``) without a lookup here.
+        var rows: [ObjectIdentity: Row?] = [:]
+        rows.reserveCapacity(touched.count)
         for (identity, reference) in touched {
             rows[identity] = row(of: identity, entityIndex: Int(reference.entityIndex))
         }
@@ -165,18 +161,31 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         guard let object = parent.registered[identity] else { return nil }
         if object.flags.contains(.isDeleted) || object.flags.contains(.isDead) { return .some(nil) }
         guard object.flags.contains(.isInserted) || object.hasPersistentChanges else { return nil }
-        let entity = object.entity
         // An object deleted beneath (by another context's save) is gone for the parent's fetches too, unsaved
         // changes or not; so it is for the child.
-        if !object.flags.contains(.isInserted), base.row(of: identity, entityIndex: entity.index) == nil {
+        if !object.flags.contains(.isInserted), base.row(of: identity, entityIndex: object.entity.index) == nil {
             return .some(nil)
         }
+        return .some(Self.row(overlaying: object))
+    }
+
+    /// An object's current persistent values as a row: its unsaved values over its committed ones (over the
+    /// entity's defaults for an inserted object), transient properties at their defaults, with the version of the
+    /// row it read. What a parent serves its children, and what a child's inserted object holds once pushed.
+    static func row(overlaying object: ManagedObject) -> Row {
+        let entity = object.entity
+        if object.flags.contains(.isFault) { object.fireFault() }
         var values = entity.defaultValues
-        for index in values.indices where entity.isPersistentProperty[index] {
-            values[index] = object.currentValue(at: index) ?? entity.defaultValues[index]
+        if let committed = object.row {
+            for index in values.indices where entity.isPersistentProperty[index] {
+                values[index] = committed.values[index]
+            }
         }
-        return .some(
-            Row(entityIndex: entity.index, key: identity.key, version: object.row?.version ?? 0, values: values))
+        for entry in object.pending where entity.isPersistentProperty[entry.index] {
+            values[entry.index] = entry.value
+        }
+        return Row(
+            entityIndex: entity.index, key: object.identity.key, version: object.row?.version ?? 0, values: values)
     }
 
     /// The parent's inserted, updated and deleted objects of some entities.
