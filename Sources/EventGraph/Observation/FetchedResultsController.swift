@@ -24,6 +24,11 @@ public struct FetchedResultsSection<T: ManagedObject> {
 /// attributes, then creation order; a window (`fetchLimit`, `fetchOffset`) is not supported, since it would make
 /// one change shift rows in and out at the window's edges.
 ///
+/// One cost is not proportional to the change: each section keeps its rows in one array, so a row that arrives,
+/// leaves or moves shifts the rows after it in its section (a `memmove` of up to the section's size: about 0.1 ms
+/// for a section of 38,000 rows, 1M results over 26 sections; an unsectioned controller over 1M results moves 1M
+/// entries' worth of memory). The comparisons and evaluations stay proportional to the change.
+///
 /// ```swift
 /// var descriptor = FetchDescriptor<Contact>(sortBy: [SortDescriptor(\.lastName)])
 /// let controller = try FetchedResultsController(descriptor, in: main, sectionedBy: \.lastNameInitial)

@@ -75,7 +75,9 @@ struct SeveralStoresTransactionFeedTests {
         let seen = received.transactions.withLock { $0 }
 
         #expect(
-            described(seen, in: container, after: base) == ["\(defaultName) 1", "Staff 1", "\(defaultName) 2", "Public 1"])
+            described(seen, in: container, after: base) == [
+                "\(defaultName) 1", "Staff 1", "\(defaultName) 2", "Public 1",
+            ])
         for transaction in seen {
             #expect(transaction.changes.allSatisfy { $0.objectID.storeUUID == transaction.storeUUID })
         }
@@ -108,7 +110,9 @@ struct SeveralStoresTransactionFeedTests {
             if seen.count == 4 { break }
         }
         #expect(
-            described(seen, in: container, after: base) == ["\(defaultName) 1", "Staff 1", "\(defaultName) 2", "Public 1"])
+            described(seen, in: container, after: base) == [
+                "\(defaultName) 1", "Staff 1", "\(defaultName) 2", "Public 1",
+            ])
         try container.close()
     }
 
@@ -123,7 +127,9 @@ struct SeveralStoresTransactionFeedTests {
         _ = try saveThree(container)
         let all = try container.changes(afterEach: base)
         #expect(
-            described(all, in: container, after: base) == ["\(defaultName) 1", "Staff 1", "\(defaultName) 2", "Public 1"])
+            described(all, in: container, after: base) == [
+                "\(defaultName) 1", "Staff 1", "\(defaultName) 2", "Public 1",
+            ])
         // From each store's start: what the stores committed when they were created, then the same.
         #expect(try Array(container.changes(afterEach: [:]).suffix(4)).map(\.transactionID) == all.map(\.transactionID))
         // The feed and the notifications describe the same transactions (the feed adds old values).
