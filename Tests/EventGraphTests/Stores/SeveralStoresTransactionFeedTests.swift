@@ -158,4 +158,51 @@ struct SeveralStoresTransactionFeedTests {
         #expect(throws: EventGraphError.self) { try container.changes(afterEach: [UUID(): 0]) }
         try container.close()
     }
+
+    /// Two threads save into two stores at once: the handler is still called one transaction at a time, each
+    /// store's in order, every transaction once.
+    @Test func concurrentSavesInTwoStoresReachTheHandlerOneAtATime() throws {
+        let directory = TemporaryDirectory()
+        let container = try SeveralStoresModels.container(in: directory)
+        let received = Received()
+        let inside = LockedValue(0)
+        let overlaps = LockedValue(0)
+        let observation = container.observeTransactions { transaction in
+            if inside.withLock({ count in
+                count += 1
+                return count
+            }) > 1 {
+                overlaps.withLock { $0 += 1 }
+            }
+            received.transactions.withLock { $0.append(transaction) }
+            inside.withLock { $0 -= 1 }
+        }
+        let base = observation.registeredAfterTransactions
+        let saves = 20
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            let context = container.newBackgroundContext(name: "writer \(thread)")
+            for number in 0..<saves {
+                if thread == 0 {
+                    let pupil = Pupil()
+                    context.insert(pupil)
+                    pupil.name = "P\(number)"
+                } else {
+                    let tutor = Tutor()
+                    context.insert(tutor)
+                    tutor.name = "T\(number)"
+                }
+                try! context.save()
+            }
+        }
+        let seen = received.transactions.withLock { $0 }
+        #expect(overlaps.withLock { $0 } == 0)
+        #expect(seen.count == 2 * saves)
+        for store in [ObjectModel.defaultConfigurationName, "Staff"] {
+            let uuid = try #require(container.storeUUID(ofConfiguration: store))
+            let ids = seen.filter { $0.storeUUID == uuid }.map(\.transactionID)
+            #expect(ids == Array((base[uuid]! + 1)...(base[uuid]! + UInt64(saves))), "\(store)")
+        }
+        observation.cancel()
+        try container.close()
+    }
 }
