@@ -12,6 +12,17 @@ struct ChildUpsertIdentityTests {
         case main, worker
     }
 
+    /// Another context commits a course SE9 (7 credits) and returns it.
+    static func commitSE9(in container: ModelContainer) throws -> Course {
+        let other = container.newBackgroundContext(name: "other")
+        let committed = Course()
+        other.insert(committed)
+        committed.code = "SE9"
+        committed.credits = 7
+        try other.save()
+        return committed
+    }
+
     @Test(arguments: Holder.allCases) func theCourseIsTheCommittedOne(holder: Holder) throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
         let root = container.newBackgroundContext(name: "root")
@@ -26,12 +37,7 @@ struct ChildUpsertIdentityTests {
         try main.save()
 
         // Another context commits SE9 first.
-        let other = container.newBackgroundContext(name: "other")
-        let committed = Course()
-        other.insert(committed)
-        committed.code = "SE9"
-        committed.credits = 7
-        try other.save()
+        let committed = try Self.commitSE9(in: container)
         try root.save()
 
         let context = holder == .main ? main : worker
@@ -74,12 +80,7 @@ struct ChildUpsertResultsControllerTests {
         try controller.processPendingChanges()
         #expect(controller.fetchedObjects.count == 1)
 
-        let other = container.newBackgroundContext(name: "other")
-        let committed = Course()
-        other.insert(committed)
-        committed.code = "SE9"
-        committed.credits = 7
-        try other.save()
+        let committed = try ChildUpsertIdentityTests.commitSE9(in: container)
         if seesTheOtherSaveFirst {
             // The store's SE9 and the context's unsaved one are two results until the root saves.
             try controller.processPendingChanges()

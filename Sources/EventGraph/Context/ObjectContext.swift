@@ -140,13 +140,21 @@ public final class ObjectContext {
     func object(for reference: ObjectReference) -> ManagedObject {
         let identity = reference.identity
         if let object = registered[identity] { return object }
-        let entity = model.entities[Int(reference.entityIndex)]
+        let object = newObject(of: model.entities[Int(reference.entityIndex)], identity: identity, flags: [.isFault])
+        registered[identity] = object
+        return object
+    }
+
+    /// A new object of `entity` with `identity`, belonging to this context (not registered yet).
+    @inline(__always)
+    func newObject(of entity: EntityDescription, identity: ObjectIdentity, flags: ManagedObject.Flags)
+        -> ManagedObject
+    {
         let object = entity.objectClass.init()
         object.entityStorage = entity
         object.contextStorage = self
         object.identity = identity
-        object.flags = [.isFault]
-        registered[identity] = object
+        object.flags = flags
         return object
     }
 
@@ -165,13 +173,8 @@ public final class ObjectContext {
             }
             return object
         }
-        let entity = model.entities[row.entityIndex]
-        let object = entity.objectClass.init()
-        object.entityStorage = entity
-        object.contextStorage = self
-        object.identity = identity
+        let object = newObject(of: model.entities[row.entityIndex], identity: identity, flags: [.isFault])
         object.row = row
-        object.flags = [.isFault]
         registered[identity] = object
         return object
     }

@@ -97,12 +97,8 @@ extension ParentContextStore {
     /// they become the new object's unsaved values as they are, in one piece.
     private func insert(_ reference: ObjectReference, _ changes: [PropertyChange], request: CommitRequest) {
         let identity = reference.identity
-        let entity = model.entities[Int(reference.entityIndex)]
-        let object = entity.objectClass.init()
-        object.entityStorage = entity
-        object.contextStorage = parent
-        object.identity = identity
-        object.flags = [.isInserted]
+        let object = parent.newObject(
+            of: model.entities[Int(reference.entityIndex)], identity: identity, flags: [.isInserted])
         object.pending = changes.map { ManagedObject.PendingValue(index: Int($0.propertyIndex), value: $0.value) }
         let previous = parent.registered.updateValue(object, forKey: identity)
         precondition(previous == nil, "\(identity) is already registered in the parent")
