@@ -41,8 +41,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The attributes the store keeps a sorted index of (see ``AttributeIndex``), in property order.
     var indexedPropertyIndices: [Int] = []
     let isPersistentProperty: [Bool]
-    /// The properties that have a validation rule to check at save.
-    let validatedPropertyIndices: [Int]
+    /// The properties that have a validation rule to check at save, with what the check reads of each.
+    let validationRules: [ValidationRule]
     /// The attributes whose large values are stored externally.
     let externalStoragePropertyIndices: [Int]
 
@@ -75,15 +75,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             }
         }
         self.isPersistentProperty = properties.map(\.isPersistent)
-        self.validatedPropertyIndices = properties.indices.filter { index in
-            switch properties[index] {
-            case .attribute(let a):
-                // A value can fail only a rule it has; a non-optional persistent attribute can be null.
-                (!a.isOptional && !a.isTransient) || a.minimumValue != nil || a.maximumValue != nil
-                    || a.minimumLength != nil || a.maximumLength != nil || a.pattern != nil
-            case .relationship: true
-            }
-        }
+        self.validationRules = properties.compactMap(ValidationRule.init)
         self.externalStoragePropertyIndices = properties.indices.filter {
             properties[$0].attribute?.externalStorageThreshold != nil
         }

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import EventGraph
+
+final class Badge: ManagedObject {
+    @Attribute(.pattern("[a-z]+")) var slug: String = "badge"
+    @Attribute(.range(1...5)) var level: Int16 = 1
+    @Attribute(.length(2...4)) var code: String = "ab"
+    @Attribute var note: String? = nil
+}
+
+/// Save-time validation reads a compact rule per property (``ValidationRule``) instead of copying each property's
+/// description for every object: every rule still fails with the same property and message.
+@Suite("Validation rules at save")
+struct ValidationRuleTests {
+    static let model = try! ObjectModel(name: "Badges", version: "1", types: [Badge.self])
+
+    @Test func everyRuleFailsWithItsPropertyAndMessage() throws {
+        let container = try ModelContainer(inMemoryWith: Self.model)
+        let context = container.newBackgroundContext(name: "writer")
+        let badge = Badge()
+        context.insert(badge)
+        badge.slug = "Not Lower"
+        badge.level = 9
+        badge.code = "toolong"
+        let error = try #require(throws: EventGraphError.self) { try context.save() }
+        #expect(error.code == .validation)
+        let failures = error.failures.map { "\($0.propertyName ?? "-"): \($0.message)" }
+        #expect(
+            failures == [
+                "slug: 'Not Lower' does not match the pattern [a-z]+",
+                "level: is 9, above the maximum 5.0",
+                "code: has length 7, longer than the maximum 4",
+            ])
+        badge.slug = "ok"
+        badge.level = 3
+        badge.code = "abc"
+        try context.save()
+    }
+
+    @Test func onlyPropertiesWithARuleAreChecked() throws {
+        let entity = try #require(Self.model.entity(named: "Badge"))
+        #expect(entity.validationRules.map { entity.properties[$0.index].name } == ["slug", "level", "code"])
+        let school = try #require(TestModels.school.entity(named: "Lesson"))
+        // A relationship is always checked (required, counts); the title has a length.
+        #expect(Set(school.validationRules.map { school.properties[$0.index].name }) == ["title", "course"])
+    }
+}
