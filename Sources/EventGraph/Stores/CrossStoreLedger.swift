@@ -24,6 +24,9 @@ package struct CrossStoreLedger: Sendable {
     private(set) var lastCrossStore: (transactionID: UInt64, id: LogUUID)?
     /// The last transaction a checkpoint contains: transactions up to it were not replayed one by one.
     private(set) var checkpointFloor: UInt64 = 0
+    /// Per participant store, the last save across stores replayed that it shared with this one (this one's own
+    /// UUID included): what a compaction would drop (see ``CrossStoreParts``).
+    private(set) var lastShared: [LogUUID: CrossStoreTransaction] = [:]
 
     package init() {}
 
@@ -36,11 +39,15 @@ package struct CrossStoreLedger: Sendable {
                 transactionID: transaction.transactionID, byteOffset: transaction.byteOffset,
                 previousTransactionID: previous, crossStore: changeset?.crossStore)
             isSealedAfterLastTransaction = false
-            if let crossStore = changeset?.crossStore { lastCrossStore = (transaction.transactionID, crossStore.id) }
+            if let crossStore = changeset?.crossStore {
+                lastCrossStore = (transaction.transactionID, crossStore.id)
+                for participant in crossStore.participants { lastShared[participant.storeUUID] = crossStore }
+            }
         case .checkpointBegin(let begin, _):
             checkpointFloor = begin.lastTransactionID
             lastTransaction = nil
             lastCrossStore = nil
+            lastShared = [:]
         case .seal:
             isSealedAfterLastTransaction = true
         default:

@@ -67,7 +67,7 @@ enum CrossStoreRecovery {
     }
 
     /// Records that the save a store's log ends with committed: an empty transaction after it.
-    private static func confirm(_ store: Store) throws(EventGraphError) {
+    static func confirm(_ store: Store) throws(EventGraphError) {
         _ = try store.commit(
             CommitRequest(author: ModelContainer.linkAuthor, operations: [], readRows: [:], mergePolicy: .error))
     }
