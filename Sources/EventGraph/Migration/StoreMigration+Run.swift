@@ -207,6 +207,9 @@ struct MigrationRun {
             // state, drop its record; only the stores opened together may decide it.
             throw CrossStoreRecovery.undecidedMigrationError(path: path, last)
         }
+        if !keepsHistory, !ledger.lastShared.isEmpty {
+            throw CrossStoreParts.liveStateMigrationError(path: path)
+        }
         report.sourceByteCount = scan.committedByteCount
         if let graph = state.graph {
             report.uniquenessFailures = Self.uniquenessFailures(in: graph, model: model, checking: checked)

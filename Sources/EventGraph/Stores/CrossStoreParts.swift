@@ -90,6 +90,16 @@ final class CrossStoreParts: Sendable {
         state.withLock { $0.lastShared != confirmed }
     }
 
+    /// The error for a live-state migration of a log that records saves across stores since its checkpoint: it
+    /// would drop those records as a compaction does, with no container to let the other participants decide first.
+    static func liveStateMigrationError(path: String) -> EventGraphError {
+        EventGraphError(
+            .storeMismatch,
+            "\(path) cannot be migrated keeping only its live state: its log records saves across stores, which the "
+                + "other stores may need to decide their parts (FileFormat.md §3.6); migrate it keeping history, or "
+                + "compact it first in a container that has its other stores mounted")
+    }
+
     /// Forgets the saves a compaction dropped (those confirmed, unless a newer one replaced them meanwhile).
     func forget(_ confirmed: [LogUUID: CrossStoreTransaction]) {
         state.withLock { state in

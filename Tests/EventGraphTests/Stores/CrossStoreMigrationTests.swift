@@ -117,6 +117,29 @@ struct CrossStoreMigrationTests {
         try ModelContainer(path: directory.file("private.eglog"), model: ClubsV2.model).close()
     }
 
+    @Test func aLiveStateMigrationDoesNotDropTheRecordsOfSavesAcrossStores() throws {
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(model: ClubsV1.model, stores: Self.stores(in: directory))
+        try Self.join(container)
+        try container.close()
+        let path = directory.file("private.eglog")
+        let refused = #expect(throws: EventGraphError.self) {
+            _ = try StoreMigration.migrate(path: path, to: ClubsV2.model, options: .init(historyMode: .liveState))
+        }
+        #expect(refused?.code == .storeMismatch)
+        #expect(refused?.message.contains("records saves across stores") == true, "\(refused?.message ?? "")")
+
+        // Compacted in its container (the public store decided its part first), it migrates.
+        let together = try ModelContainer(model: ClubsV1.model, stores: Self.stores(in: directory))
+        _ = try together.compact()
+        try together.close()
+        _ = try StoreMigration.migrate(path: path, to: ClubsV2.model, options: .init(historyMode: .liveState))
+        let migrated = try ModelContainer(model: ClubsV2.model, stores: Self.stores(in: directory))
+        let context = migrated.newBackgroundContext()
+        #expect(try context.fetch(FetchDescriptor<ClubsV2.Member>()).map(\.name) == ["Ada"])
+        try migrated.close()
+    }
+
     @Test(arguments: StoreMigration.HistoryMode.allCases)
     func aStoreEndingWithAnUndecidedPartIsNotMigrated(mode: StoreMigration.HistoryMode) throws {
         let directory = TemporaryDirectory()
