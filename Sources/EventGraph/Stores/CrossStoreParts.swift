@@ -84,10 +84,11 @@ final class CrossStoreParts: Sendable {
         return shared
     }
 
-    /// Whether a save across stores came after ``confirmParticipants(of:)`` returned `confirmed`, up to the
-    /// transaction a compaction's checkpoint holds: its other participants were not confirmed.
+    /// Whether a save across stores came after ``confirmParticipants(of:ledger:storeUUID:)`` returned
+    /// `confirmed`, up to the transaction a compaction's checkpoint holds: its other participants were not confirmed.
     func hasUnconfirmed(_ confirmed: [LogUUID: CrossStoreTransaction]) -> Bool {
-        state.withLock { $0.lastShared != confirmed }
+        // A save that another compaction forgot meanwhile is no longer recorded: only new ones count.
+        state.withLock { $0.lastShared.contains { confirmed[$0.key] != $0.value } }
     }
 
     /// The error for a live-state migration of a log that records saves across stores since its checkpoint: it
