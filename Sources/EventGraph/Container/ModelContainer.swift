@@ -219,6 +219,12 @@ public final class ModelContainer: Sendable {
 
     /// Rewrites the log as a checkpoint of the live state plus nothing else (history is dropped); the rewritten
     /// file is verified against the live state before it replaces the old one.
+    ///
+    /// A store that took part in saves across stores since its last checkpoint first lets the other stores of
+    /// those saves record their decision (`Docs/FileFormat.md` §3.6), since the rewritten log no longer can.
+    ///
+    /// - Throws: ``EventGraphError`` with code `storeMismatch` when such a store is not mounted, or this store was
+    ///   opened alone (compact it in its container); `conflict` when a save across stores came meanwhile.
     @discardableResult
     public func compact() throws(EventGraphError) -> CompactionReport {
         try store.compact()

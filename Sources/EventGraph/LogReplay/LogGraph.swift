@@ -109,6 +109,8 @@ package struct LogGraph: Sendable {
     package var lastCommitTimeMicroseconds: Int64 { state?.lastCommitTimeMicroseconds ?? 0 }
     /// The next object key the store allocates.
     package var nextKey: UInt64 { state?.nextKey ?? 1 }
+    /// Every named counter (sequence generator) with the last value it handed out, by name.
+    package var sequenceReservations: [SequenceReservation] { state?.sequenceReservations ?? [] }
     /// Records and operations that did not fit the state (an update of an object that does not exist, …), in order.
     package var anomalies: [String] { replayer.anomalies }
     /// The transaction IDs the log lacks since its last checkpoint (the gaps a salvage leaves).

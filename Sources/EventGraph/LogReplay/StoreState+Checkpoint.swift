@@ -84,9 +84,10 @@ extension StoreState {
                 if !batch.isEmpty { chunks.append(CheckpointChunk(foreignStores: foreignStores, records: batch)) }
             }
         }
-        let begin = CheckpointBegin(
+        var begin = CheckpointBegin(
             lastTransactionID: lastTransactionID, lastCommitTimeMicroseconds: lastCommitTimeMicroseconds,
             nextKey: nextKey, objectCount: UInt64(objectCount))
+        begin.sequenceReservations = sequenceReservations
         return (begin, entityChunks, chunks)
     }
 

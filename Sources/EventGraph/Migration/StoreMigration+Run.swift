@@ -37,7 +37,8 @@ struct MigrationRun {
             targetByteCount: 0)
         if report.isUpToDate { return report }
         if isDryRun {
-            try replay(mappings, steps, into: nil, &report)
+            var ledger = CrossStoreLedger()
+            try replay(mappings, steps, into: nil, &report, ledger: &ledger)
             return report
         }
         var writerOptions = LogWriter.Options(durability: .full, createIfMissing: false)
@@ -52,8 +53,9 @@ struct MigrationRun {
             try? writer.close()
             throw error
         }
+        var ledger = CrossStoreLedger()
         do {
-            try replay(mappings, steps, into: output, &report)
+            try replay(mappings, steps, into: output, &report, ledger: &ledger)
             try output.finish()
             try output.verify(storePath: path)
             let backup = StoreMigration.backupPath(for: path)
@@ -61,6 +63,8 @@ struct MigrationRun {
             report.backupPath = backup
         } catch {
             output.discard()
+            // A seal after an undecided part of a save across stores would decide it as committed.
+            if ledger.undecided != nil { writer.poison(because: "\(error)") }
             try? writer.close()
             throw error
         }
@@ -120,7 +124,7 @@ struct MigrationRun {
     /// something needs its values (see ``MigrationState``).
     private func replay(
         _ mappings: [MigrationMapping], _ steps: [RecordMapper.Chain.Step], into output: MigrationOutput?,
-        _ report: inout StoreMigration.Report
+        _ report: inout StoreMigration.Report, ledger: inout CrossStoreLedger
     ) throws {
         let keepsHistory = options.historyMode == .full
         let mapping = mappings.last!
@@ -135,6 +139,11 @@ struct MigrationRun {
         var checkpoint: CheckpointBegin?
         var checkpointBlobs: [BlobLocation] = []
         let scan = try reader.scan { record in
+            if case .transaction(let transaction) = record {
+                ledger.note(record, changeset: try transaction.changeset())
+            } else {
+                ledger.note(record, changeset: nil)
+            }
             switch record {
             case .schema(let schema, _):
                 if sawSchema { try mapper.adopt(schema) }
@@ -193,6 +202,14 @@ struct MigrationRun {
                 .log,
                 "\(path): \(damage.summary); a damaged log cannot be migrated: salvage it first (egctl salvage)")
         }
+        if let last = ledger.undecided {
+            // Migrating would seal the new log after the part (deciding it as committed) or, keeping only the live
+            // state, drop its record; only the stores opened together may decide it.
+            throw CrossStoreRecovery.undecidedMigrationError(path: path, last)
+        }
+        if !keepsHistory, !ledger.lastShared.isEmpty {
+            throw CrossStoreParts.liveStateMigrationError(path: path)
+        }
         report.sourceByteCount = scan.committedByteCount
         if let graph = state.graph {
             report.uniquenessFailures = Self.uniquenessFailures(in: graph, model: model, checking: checked)
@@ -207,10 +224,12 @@ struct MigrationRun {
         // The state's digest, when the state was built (computed once: a live-state checkpoint records it too).
         report.stateDigest = state.graph?.digest()
         if !keepsHistory, let graph = state.graph, let digest = report.stateDigest {
-            let begin = CheckpointBegin(
+            var begin = CheckpointBegin(
                 lastTransactionID: graph.lastTransactionID,
                 lastCommitTimeMicroseconds: graph.lastCommitTimeMicroseconds,
                 nextKey: graph.nextKey, objectCount: UInt64(graph.objectCount))
+            // The counters go on from where they were: a value handed out before is never handed out again.
+            begin.sequenceReservations = graph.sequenceReservations
             try output?.append(schema: mapping.targetSchema)
             let blobs = graph.referencedBlobs().map { ($0.0, $0.1.byteOffset) }
             report.targetByteCount = try writeCheckpoint(

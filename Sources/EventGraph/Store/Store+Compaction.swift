@@ -23,9 +23,15 @@ extension Store {
     /// Rewrites the log as the schema plus a checkpoint of the live state; `previousPath` keeps the old file.
     func compact(keepingPreviousAt previousPath: String? = nil) throws(EventGraphError) -> CompactionReport {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
-        return try withDrainedQueue { queue throws(EventGraphError) -> CompactionReport in
+        // The checkpoint drops the records of saves across stores: their other participants decide first.
+        let confirmed = try crossStoreParts.confirmParticipants(
+            of: "store \(storeUUID)", ledger: backend.crossStoreLedger, storeUUID: storeUUID.logUUID)
+        let report = try withDrainedQueue { queue throws(EventGraphError) -> CompactionReport in
             guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
             if let failure = queue.failure { throw failure }
+            if crossStoreParts.hasUnconfirmed(confirmed) {
+                throw EventGraphError(.conflict, "a save across stores came during the compaction; compact again")
+            }
             let snapshot = state.withLock { $0 }
             var input = try checkpointInput(of: snapshot)
             input.previousPath = previousPath
@@ -47,6 +53,8 @@ extension Store {
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
                 blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest)!)
         }
+        crossStoreParts.forget(confirmed)
+        return report
     }
 
     /// The checkpoint frames for a state (the engine's one checkpoint writer), with the bytes of every external

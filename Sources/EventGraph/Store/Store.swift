@@ -29,6 +29,8 @@ final class Store: Sendable {
     let transactionIDGaps: [ClosedRange<UInt64>]
     /// When the store rewrites its log as a checkpoint by itself (off until the container configures it).
     let automaticCheckpoint = AutomaticCheckpoint()
+    /// The saves across stores its log records, which a compaction must let the other participants decide first.
+    let crossStoreParts = CrossStoreParts()
 
     init(
         model: ObjectModel, backend: any LogBackend, state: StoreState, isReadOnly: Bool,

@@ -27,28 +27,36 @@ enum CrossStoreRecovery {
             guard let last = undecided(position), let record = last.crossStore, decided.insert(record.id).inserted
             else { continue }
             let holders = stores.indices.filter { undecided($0)?.crossStore?.id == record.id }
-            var answers: [Bool?] = []
-            for participant in record.participants {
-                answers.append(
-                    try answer(participant, of: record, stores, descriptions, holders: holders, asked: position))
+            // Each store as it is now: one confirmed by an earlier save of this pass has a transaction more.
+            let logs = stores.map { store in
+                CrossStoreDecision.Log(
+                    storeUUID: store.storeUUID.logUUID, ledger: store.backend.crossStoreLedger,
+                    lastTransactionID: store.lastTransactionID, readPart: store.backend.isPart)
             }
-            if answers.contains(false) {
+            switch try CrossStoreDecision(record, among: logs) {
+            case .notCommitted:
                 for holder in holders {
                     let removed = undecided(holder)!
                     try stores[holder].backend.discardLastTransaction(removed)
                     undone.append((holder, removed))
                 }
-            } else if let unknown = answers.firstIndex(of: nil) {
-                let participant = record.participants[unknown]
-                let other = stores.firstIndex { $0.storeUUID.logUUID == participant.storeUUID }!
+            case .undecided(let missing):
+                throw EventGraphError(
+                    .storeMismatch,
+                    "\(descriptions[position]) ends with a part of save \(record.id) across stores, which store "
+                        + "\(UUID(logUUID: missing[0])) took part in too, but the container was not given "
+                        + "that store; open the stores together to decide whether the save committed")
+            case .cannotTell(let participant):
+                let other = stores.firstIndex { $0.storeUUID.logUUID == participant }!
+                let transactionID = record.participants.first { $0.storeUUID == participant }!.transactionID
                 throw EventGraphError(
                     .storeMismatch,
                     "\(descriptions[position]) ends with a part of save \(record.id) across stores, and "
                         + "\(descriptions[other]) cannot tell whether it holds its part (its transaction "
-                        + "\(participant.transactionID)): a compaction rewrote that part of its log while the save was "
+                        + "\(transactionID)): a compaction rewrote that part of its log while the save was "
                         + "undecided; open \(descriptions[position]) read-only with ModelContainer.view(path:) to "
                         + "inspect it")
-            } else {
+            case .committed:
                 for holder in holders {
                     try confirm(stores[holder])
                     confirmed.insert(holder)
@@ -58,45 +66,35 @@ enum CrossStoreRecovery {
         return undone
     }
 
-    /// Whether one participant holds its part of `record` (`nil`: its log cannot tell).
-    private static func answer(
-        _ participant: CrossStoreTransaction.Participant, of record: CrossStoreTransaction, _ stores: [Store],
-        _ descriptions: [StoreDescription], holders: [Int], asked position: Int
-    ) throws(EventGraphError) -> Bool? {
-        guard let other = stores.firstIndex(where: { $0.storeUUID.logUUID == participant.storeUUID }) else {
-            throw EventGraphError(
-                .storeMismatch,
-                "\(descriptions[position]) ends with a part of save \(record.id) across stores, which store "
-                    + "\(UUID(logUUID: participant.storeUUID)) took part in too, but the container was not given "
-                    + "that store; open the stores together to decide whether the save committed")
-        }
-        if holders.contains(other) { return true }
-        let store = stores[other]
-        switch store.backend.crossStoreLedger.holds(
-            record.id, asTransaction: participant.transactionID, lastTransactionID: store.lastTransactionID)
-        {
-        case .holds: return true
-        case .lacks: return false
-        case .unknown: return nil
-        case .readTheLog: return try store.backend.isPart(participant.transactionID, ofSave: record.id)
-        }
-    }
-
     /// Records that the save a store's log ends with committed: an empty transaction after it.
-    private static func confirm(_ store: Store) throws(EventGraphError) {
+    static func confirm(_ store: Store) throws(EventGraphError) {
         _ = try store.commit(
             CommitRequest(author: ModelContainer.linkAuthor, operations: [], readRows: [:], mergePolicy: .error))
     }
 
     /// The error for a store opened on its own whose log ends with an undecided part of a save across stores.
     static func undecidedError(path: String, _ last: CrossStoreLedger.LastTransaction) -> EventGraphError {
-        let others = (last.crossStore?.participants ?? []).map { UUID(logUUID: $0.storeUUID).uuidString }
-        return EventGraphError(
+        EventGraphError(
             .storeMismatch,
             "\(path) ends with transaction \(last.transactionID), a part of a save across stores "
-                + "\(others.joined(separator: ", ")) that may not have committed in all of them; open it together "
+                + "\(participants(of: last)) that may not have committed in all of them; open it together "
                 + "with those stores (ModelContainer(model:stores:)), which decides the save, or read it with "
                 + "ModelContainer.view(path:), which leaves that save out")
+    }
+
+    /// The error for a migration of a store whose log ends with an undecided part of a save across stores: a
+    /// migrated log ends with a seal, which would decide the part as committed.
+    static func undecidedMigrationError(path: String, _ last: CrossStoreLedger.LastTransaction) -> EventGraphError {
+        EventGraphError(
+            .storeMismatch,
+            "\(path) cannot be migrated: it ends with transaction \(last.transactionID), a part of a save across "
+                + "stores \(participants(of: last)) that may not have committed in all of them, and a migrated log "
+                + "would count it as committed; open the stores together with the model they were written with "
+                + "first (ModelContainer(model:stores:) decides the save), then migrate")
+    }
+
+    private static func participants(of last: CrossStoreLedger.LastTransaction) -> String {
+        (last.crossStore?.participants ?? []).map { UUID(logUUID: $0.storeUUID).uuidString }.joined(separator: ", ")
     }
 }
 

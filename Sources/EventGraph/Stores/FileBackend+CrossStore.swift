@@ -12,14 +12,7 @@ extension FileBackend {
     }
 
     func isPart(_ transactionID: UInt64, ofSave id: LogUUID) throws(EventGraphError) -> Bool? {
-        var found: Bool?
-        _ = try EventGraphError.converting(path: path) {
-            try LogReader(path: path).scanTransactions(fromTransactionID: transactionID) { transaction in
-                guard transaction.transactionID == transactionID else { return }
-                found = try transaction.changeset().crossStore?.id == id
-            }
-        }
-        return found
+        try CrossStoreLedger.isPart(transactionID, ofSave: id, inLogAt: path)
     }
 
     func discardLastTransaction(_ last: CrossStoreLedger.LastTransaction) throws(EventGraphError) {

@@ -66,6 +66,10 @@ extension ModelContainer {
             Self.closeUndecided(opened, because: error.message)
             throw error
         }
+        for store in opened {
+            store.crossStoreParts.connect(
+                opened, ledger: store.backend.crossStoreLedger, storeUUID: store.storeUUID.logUUID)
+        }
         self.init(stores: opened, objectStore: coordinator, path: mounted[0].path)
         for (store, description) in zip(opened, mounted) {
             if let report = store.recoveryReport(path: description.path) { configuration.recoveryHandler?(report) }

@@ -55,6 +55,8 @@ extension StoreCoordinator {
             }
             for (position, store) in participants.enumerated() {
                 store.installQueued(through: queued[position].transactionID, in: &queues[position].pointee)
+                // Under the commit lock, so that a compaction, which drains the queue, sees it.
+                store.crossStoreParts.note(record, storeUUID: store.storeUUID.logUUID)
             }
             crossStoreStepObserver?(.installed)
             return prepared.map { Store.result(of: $0.transactionID, $0.staged, $0.permanentIdentities) }

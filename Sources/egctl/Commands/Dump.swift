@@ -3,7 +3,7 @@ import EventGraph
 import Foundation
 import LogFormat
 
-/// `egctl dump STORE --entity NAME [--where EXPR] [--format text|json|csv]`
+/// `egctl dump STORE --entity NAME [--where EXPR] [--format text|json|csv]`, or `egctl dump STORE --counters`
 struct Dump: ParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json, csv
@@ -11,6 +11,11 @@ struct Dump: ParsableCommand {
 
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of an entity (sub-entities included) with attributes and relationship targets.",
+        // The generated usage line runs past 80 columns; this one groups the choices.
+        usage: """
+            egctl dump <store> --entity <name> [--where <filter>] [--format <format>]
+            egctl dump <store> --counters [--format <format>]
+            """,
         discussion: """
             Relationship targets are printed as object URIs, which name their store; a target in another store is \
             also marked with that store (text) or listed under "foreignReferences" (json). --where takes comparisons (== != < <= > >= contains \
@@ -18,27 +23,47 @@ struct Dump: ParsableCommand {
             decimal numbers, "quoted strings", true, false, nil and date("2024-05-01T12:00:00Z"). A to-one \
             relationship compares as nil or its target's key, a to-many one as its number of targets.
 
+            --counters prints the store's named counters (sequence generators) instead: each name with the last \
+            value it handed out (the next is one more).
+
             Examples:
               egctl dump blog.eglog --entity Post \\
                 --where 'identity < 10 and (title contains "swift" or not author == nil)'
               egctl dump blog.eglog --entity Author --format csv > authors.csv
+              egctl dump school.eglog --counters --format json
             """)
 
     @OptionGroup var store: StoreArgument
     @Option(help: ArgumentHelp("The entity whose objects to print.", valueName: "name"))
-    var entity: String
+    var entity: String?
+    @Flag(help: "Print the named counters (sequence generators) and their last values instead of objects.")
+    var counters = false
     @Option(name: .customLong("where"), help: "A filter, e.g. 'identity >= 10 and title contains \"x\"'.")
     var filter: String?
     @Option(help: "Output format: text, json or csv.")
     var format: Format = .text
 
+    func validate() throws {
+        if counters == (entity != nil) { throw ValidationError("give either --entity or --counters") }
+        if counters && filter != nil {
+            throw ValidationError("--where filters objects; it does not apply to --counters")
+        }
+    }
+
     func run() throws {
         try Failure.guarding {
+            guard let entity else {
+                let loaded = try StoreLoader.load(store.store, label: "dump")
+                if let part = loaded.undecidedPart { Terminal.warn("egctl: note: " + part.text) }
+                printCounters(loaded.graph.sequenceReservations)
+                return
+            }
             let parsed: FetchFilter?
             do { parsed = try filter.map(FetchFilter.init(parsing:)) } catch {
                 throw ValidationError("--where: \(error)")
             }
             let loaded = try StoreLoader.load(store.store, label: "dump")
+            if let part = loaded.undecidedPart { Terminal.warn("egctl: note: " + part.text) }
             let graph = loaded.graph
             guard let catalog = graph.catalog, let entityIndex = catalog.entityIndex(named: entity) else {
                 let known = graph.catalog?.schema.entities.map(\.name).joined(separator: ", ") ?? "none"
@@ -117,6 +142,19 @@ struct Dump: ParsableCommand {
                 }
                 Terminal.warn("\(selected.count) \(entity) objects")
             }
+        }
+    }
+
+    /// Prints named counters in the chosen format.
+    private func printCounters(_ counters: [SequenceReservation]) {
+        switch format {
+        case .json: JSONOutput.print(counters.map(\.json))
+        case .csv:
+            print("name,lastValue")
+            for counter in counters { print("\(Self.csvField(counter.name)),\(counter.lastValue)") }
+        case .text:
+            for counter in counters { print("\(counter.name) = \(counter.lastValue)") }
+            Terminal.warn("\(counters.count) counter\(counters.count == 1 ? "" : "s")")
         }
     }
 

@@ -43,7 +43,7 @@ struct History: ParsableCommand {
             var entries: [[String: Any]] = []
             var found = false
             var before = LogGraph()
-            _ = try StoreLoader.load(store.store, label: "history") { changeset, _, after in
+            let loaded = try StoreLoader.load(store.store, label: "history") { changeset, _, after in
                 defer { before = after }
                 guard let entityIndex = after.catalog?.entityIndex(named: target.entityName) else { return }
                 found = true
@@ -116,11 +116,15 @@ struct History: ParsableCommand {
                     for change in changes { print("  " + change) }
                 }
             }
+            if let part = loaded.undecidedPart { Terminal.warn("egctl: note: " + part.text) }
             guard found else {
                 throw ValidationError("the store's model has no entity named '\(target.entityName)'")
             }
             if output.json {
-                JSONOutput.print(["object": object, "history": entries])
+                JSONOutput.print([
+                    "object": object, "history": entries,
+                    "undecidedSaveAcrossStores": loaded.undecidedPart?.json ?? NSNull(),
+                ])
             } else if entries.isEmpty {
                 print("no changes to \(object) in the log (it may predate the last checkpoint)")
             }

@@ -80,7 +80,10 @@ struct Replay: ParsableCommand {
             if let until, loaded.graph.lastTransactionID < until, loaded.report.lastTransactionID < until {
                 Terminal.warn("egctl: note: the log ends at transaction \(loaded.report.lastTransactionID)")
             }
-            if changesets { return }
+            if changesets {
+                if let part = loaded.undecidedPart { Terminal.warn("egctl: note: " + part.text) }
+                return
+            }
             let seconds = Double(Progress.now() - started) / 1e9
             let digest = loaded.graph.digest()
             let issues = loaded.graph.anomalies
@@ -95,6 +98,7 @@ struct Replay: ParsableCommand {
                     "tail": TailJSON.json(loaded.report.tail),
                     "missingTransactionIDs": loaded.missingTransactionIDs,
                     "anomalies": issues,
+                    "undecidedSaveAcrossStores": loaded.undecidedPart?.json ?? NSNull(),
                 ])
             } else {
                 print(
@@ -107,6 +111,7 @@ struct Replay: ParsableCommand {
                         + "\(Formatting.decimal(Double(loaded.report.fileByteCount) / max(seconds, 1e-9) / 1e6, digits: 1)) MB/s"
                 )
                 print("tail         \(StoreSummary(loaded).tailText)")
+                if let part = loaded.undecidedPart { print("undecided    \(part.text)") }
                 for issue in issues.prefix(20) { print("anomaly      \(issue)") }
             }
         }

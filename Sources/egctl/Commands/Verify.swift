@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventGraph
+import Foundation
 import LogFormat
 
 /// `egctl verify STORE… [--json]`
@@ -43,6 +44,10 @@ struct Verify: ParsableCommand {
                 }
                 verified.append(store)
             }
+            // A part of a save across stores that a log ends with counts only as the store decides it, from the
+            // stores given (one store alone: undecided, left out).
+            let logs = verified.map(\.loaded.decisionLog)
+            for index in verified.indices { try verified[index].decideUndecidedPart(among: logs) }
             var damaged = verified.contains { $0.isDamaged }
             guard verified.count > 1 else {
                 if output.json { JSONOutput.print(verified[0].json) } else { print(verified[0].text) }
@@ -110,8 +115,8 @@ struct Verify: ParsableCommand {
 /// One store's own checks: frames, payloads and the replayed graph.
 private struct StoreVerification {
     let path: String
-    let loaded: StoreLoader.Loaded
-    let issues: [IntegrityIssue]
+    private(set) var loaded: StoreLoader.Loaded
+    private(set) var issues: [IntegrityIssue]
     let seconds: Double
 
     init(path: String) throws {
@@ -123,6 +128,14 @@ private struct StoreVerification {
     }
 
     var storeUUID: LogUUID { loaded.reader.header.storeUUID }
+
+    /// Decides the part of a save across stores the log ends with, if any, from the stores given; a part that
+    /// committed is checked with the rest.
+    mutating func decideUndecidedPart(among logs: [CrossStoreDecision.Log]) throws {
+        guard loaded.undecidedPart != nil else { return }
+        try loaded.decideUndecidedPart(among: logs)
+        if loaded.undecidedPart?.isShown == true { issues = loaded.graph.integrityIssues() }
+    }
 
     var isDamaged: Bool {
         if !issues.isEmpty || loaded.report.headerCopyDamaged { return true }
@@ -143,6 +156,7 @@ private struct StoreVerification {
             "headerCopyDamaged": report.headerCopyDamaged,
             "tail": TailJSON.json(report.tail),
             "missingTransactionIDs": loaded.missingTransactionIDs,
+            "undecidedSaveAcrossStores": loaded.undecidedPart?.json ?? NSNull(),
             "issues": issues.map { ["kind": $0.kind.rawValue, "message": $0.message] },
             "seconds": seconds,
         ]
@@ -164,6 +178,7 @@ private struct StoreVerification {
                 "gaps         transaction IDs missing: \(loaded.missingTransactionIDs.joined(separator: ", ")) "
                     + "(left out by a salvage)")
         }
+        if let part = loaded.undecidedPart { lines.append("undecided    \(part.text)") }
         if issues.isEmpty {
             lines.append("graph        intact (inverses, references, uniqueness)")
         } else {

@@ -20,11 +20,43 @@ struct StoreLoader {
         var firstCommitMicroseconds: Int64?
         var lastCheckpoint: (transactionID: UInt64, byteOffset: UInt64)?
         var appliedTransactionCount: Int
+        /// What the log says about saves across stores (the library's ledger, kept as the store keeps it).
+        var ledger: CrossStoreLedger
+        /// The part of a save across stores the log ends with, undecided (`Docs/FileFormat.md` §3.6): held back
+        /// from ``graph`` until the stores given decide it committed (``admitUndecidedPart()``).
+        var undecidedPart: UndecidedPart?
 
         /// The transaction IDs the log lacks (the gaps a salvage leaves), as "3" or "7...9".
         var missingTransactionIDs: [String] {
             graph.transactionIDGaps.map { ids in
                 ids.lowerBound == ids.upperBound ? "\(ids.lowerBound)" : "\(ids.lowerBound)...\(ids.upperBound)"
+            }
+        }
+
+        var storeUUID: LogUUID { reader.header.storeUUID }
+
+        /// The log as the cross-store decision reads it.
+        var decisionLog: CrossStoreDecision.Log {
+            CrossStoreDecision.Log(storeUUID: storeUUID, path: reader.path, ledger: ledger)
+        }
+
+        /// Applies the held-back part (the stores given decided that its save committed).
+        mutating func admitUndecidedPart() {
+            guard let part = undecidedPart else { return }
+            graph.apply(part.changeset, blobs: part.transaction.blobs)
+            appliedTransactionCount += 1
+            undecidedPart?.decision = .committed
+        }
+
+        /// Decides the held-back part with the other stores given (`logs` may include this one); applies it when
+        /// its save committed.
+        mutating func decideUndecidedPart(among logs: [CrossStoreDecision.Log]) throws {
+            guard let record = undecidedPart?.changeset.crossStore else { return }
+            let decision = try CrossStoreDecision(record, among: logs)
+            if decision == .committed {
+                admitUndecidedPart()
+            } else {
+                undecidedPart?.decision = decision
             }
         }
     }
@@ -33,34 +65,54 @@ struct StoreLoader {
     private struct StopScan: Error {}
 
     /// Replays `path` up to `limit`, calling `each` with every applied changeset.
+    ///
+    /// A part of a save across stores that is the log's last transaction, with no seal after it, is undecided
+    /// (the library's ``CrossStoreLedger`` says so, as it does for the store): it is neither applied nor handed
+    /// to `each`, but returned as ``Loaded/undecidedPart``, as the store's own read-only view leaves it out.
     static func load(
         _ path: String, label: String = "replay", limit: Limit = .none,
         each: (Changeset, TransactionRecord, LogGraph) throws -> Void = { _, _, _ in }
     ) throws -> Loaded {
         let reader = try LogReader(path: path)
         var graph = LogGraph(source: path)
+        var ledger = CrossStoreLedger()
+        var held: (changeset: Changeset, transaction: TransactionRecord)?
         var first: Int64?
         var checkpoint: (UInt64, UInt64)?
         var applied = 0
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
         let progress = Progress(label, totalByteCount: size)
         defer { progress.finish() }
+        func apply(_ changeset: Changeset, _ transaction: TransactionRecord) throws {
+            graph.apply(changeset, blobs: transaction.blobs)
+            applied += 1
+            if first == nil { first = changeset.commitTimeMicroseconds }
+            try each(changeset, transaction, graph)
+        }
         var report: ScanReport?
         do {
             report = try reader.scan { record in
+                let changeset = try record.transaction?.changeset()
+                ledger.note(record, changeset: changeset)
+                // A part held back is decided as committed by whatever the ledger takes as deciding it.
+                if let part = held, ledger.undecided?.transactionID != part.transaction.transactionID {
+                    held = nil
+                    try apply(part.changeset, part.transaction)
+                }
                 switch record {
                 case .transaction(let transaction):
                     progress.update(byteOffset: transaction.byteOffset)
-                    let changeset = try transaction.changeset()
+                    let changeset = changeset!
                     switch limit {
                     case .transaction(let last) where changeset.transactionID > last: throw StopScan()
                     case .time(let micros) where changeset.commitTimeMicroseconds > micros: throw StopScan()
                     default: break
                     }
-                    graph.apply(changeset, blobs: transaction.blobs)
-                    applied += 1
-                    if first == nil { first = changeset.commitTimeMicroseconds }
-                    try each(changeset, transaction, graph)
+                    if ledger.undecided?.transactionID == transaction.transactionID {
+                        held = (changeset, transaction)
+                    } else {
+                        try apply(changeset, transaction)
+                    }
                 case .checkpointBegin(let begin, let offset):
                     if case .transaction(let last) = limit, begin.lastTransactionID > last {
                         throw LogFormatError(
@@ -85,6 +137,16 @@ struct StoreLoader {
         let finalReport = try report ?? reader.scan()
         return Loaded(
             reader: reader, graph: graph, report: finalReport, firstCommitMicroseconds: first,
-            lastCheckpoint: checkpoint, appliedTransactionCount: applied)
+            lastCheckpoint: checkpoint, appliedTransactionCount: applied, ledger: ledger,
+            undecidedPart: held.map {
+                UndecidedPart(changeset: $0.changeset, transaction: $0.transaction, storeUUID: reader.header.storeUUID)
+            })
+    }
+}
+
+extension LogRecord {
+    /// The transaction of a transaction record.
+    fileprivate var transaction: TransactionRecord? {
+        if case .transaction(let transaction) = self { transaction } else { nil }
     }
 }

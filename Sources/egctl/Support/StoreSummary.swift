@@ -67,6 +67,7 @@ struct StoreSummary {
             lines.append("checkpoint   none (the whole history is in the log)")
         }
         lines.append("tail         \(tailText)")
+        if let part = loaded.undecidedPart { lines.append("undecided    \(part.text)") }
         if let schema = loaded.graph.catalog?.schema {
             lines.append("")
             lines.append(
@@ -77,6 +78,10 @@ struct StoreSummary {
         lines.append("")
         lines.append("objects      \(loaded.graph.objectCount)")
         for (name, count) in countsByEntity { lines.append("  \(name): \(count)") }
+        lines.append("")
+        let counters = loaded.graph.sequenceReservations
+        lines.append("counters     \(counters.isEmpty ? "none" : "\(counters.count)")")
+        for counter in counters { lines.append("  \(counter.name): last value \(counter.lastValue)") }
         lines.append("")
         let foreign = foreignStoreCounts
         lines.append("other stores \(foreign.isEmpty ? "none" : "\(foreign.count)")")
@@ -103,8 +108,10 @@ struct StoreSummary {
             "lastTransactionID": report.lastTransactionID,
             "sealed": report.endsWithSeal,
             "tail": TailJSON.json(report.tail),
+            "undecidedSaveAcrossStores": loaded.undecidedPart?.json ?? NSNull(),
             "objectCount": loaded.graph.objectCount,
             "objectsByEntity": Dictionary(uniqueKeysWithValues: countsByEntity),
+            "counters": loaded.graph.sequenceReservations.map(\.json),
             "foreignStores": foreignStoreCounts.map {
                 ["storeUUID": "\($0.store)", "referenceCount": $0.referenceCount]
             },
@@ -119,6 +126,11 @@ struct StoreSummary {
         if let schema = loaded.graph.catalog?.schema { object["model"] = ModelDiagram.json(schema) }
         return object
     }
+}
+
+extension SequenceReservation {
+    /// A named counter as JSON: its name and the last value it handed out.
+    var json: [String: Any] { ["name": name, "lastValue": lastValue] }
 }
 
 /// The tail of a scan as JSON.

@@ -44,6 +44,19 @@ struct SequenceGeneratorTests {
         #expect(try reopened.nextValue(of: "studentID") == 7, "the checkpoint carried the counter")
     }
 
+    /// The checkpoint alone must carry the counters: no value is taken after the compaction, so no transaction
+    /// after the checkpoint records them again.
+    @Test func aCompactionThatIsTheLastWriteKeepsTheCounters() throws {
+        let directory = TemporaryDirectory()
+        let container = try open(directory)
+        for _ in 0..<5 { _ = try container.nextValue(of: "studentID") }
+        _ = try container.compact()
+        try container.close()
+        let reopened = try open(directory)
+        defer { try? reopened.close() }
+        #expect(try reopened.nextValue(of: "studentID") == 6, "the checkpoint carried the counter")
+    }
+
     /// Values handed out, then a save whose frame a crash tears (durability `.none`: nothing of it was synced):
     /// the copy of the file taken before closing is what a crash leaves.
     @Test func aTornTailAfterTheValuesDoesNotHandThemOutAgain() throws {
