@@ -133,7 +133,8 @@ struct MigrationInference {
         for (oldName, names) in computed {
             for name in names {
                 let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
-                let (entityName, propertyName) = parts.count == 2 ? (parts[0], parts[1]) : (newName(ofOldEntity: oldName), name)
+                let (entityName, propertyName) =
+                    parts.count == 2 ? (parts[0], parts[1]) : (newName(ofOldEntity: oldName), name)
                 guard let entity = target.entities.first(where: { $0.name == entityName }),
                     let property = entity.properties.first(where: { $0.name == propertyName }),
                     case .relationship(let relationship) = property, let inverse = relationship.inverseName

@@ -122,7 +122,7 @@ public struct MigratedObject: Sendable {
 
     /// Relates the new object through its to-many relationship `key` to the objects `targets` of the old store
     /// become, in this order; the inverse is written on each target, as
-    /// ``setRelationship(to:forKey:)-(MigrationObjectReference?,_)`` does.
+    /// the to-one `setRelationship(to:forKey:)` does.
     public mutating func setRelationship(to targets: [MigrationObjectReference], forKey key: String) {
         relationships[key] = targets
     }
@@ -133,7 +133,7 @@ public struct MigratedObject: Sendable {
     ///
     /// `relationships` relates the created object to existing objects of the store, by the created entity's
     /// relationship names (a to-one takes a list of at most one), with their inverses, as
-    /// ``setRelationship(to:forKey:)-([MigrationObjectReference],_)`` does; name each of them in
+    /// the to-many `setRelationship(to:forKey:)` does; name each of them in
     /// ``EntityMigration/computedPropertyNames`` as `"Entity.relationship"`.
     ///
     /// Calling it again for the same `key` replaces the values.

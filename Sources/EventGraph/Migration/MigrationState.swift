@@ -88,7 +88,8 @@ struct MigrationState {
         for entity in model.entities {
             // The graph's tables count their live objects; no row is built to count them.
             counts[entity.name] =
-                graph?.state.map { entity.index < $0.tables.count ? $0.tables[entity.index].count : 0 } ?? (liveKeys.isEmpty ? 0 : liveKeys[entity.index].count)
+                graph?.state.map { entity.index < $0.tables.count ? $0.tables[entity.index].count : 0 }
+                ?? (liveKeys.isEmpty ? 0 : liveKeys[entity.index].count)
         }
         return counts
     }
