@@ -24,6 +24,18 @@ struct MigrationRelationshipStageTests {
         #expect(try context.fetch(FetchDescriptor<WritingV2.Text>()).count == 2)
     }
 
+    /// Opens the migrated store with version 2: its last transaction, the reported digest, sound inverses and the
+    /// final state.
+    private func expectMigrated(_ path: String, _ store: WritingStore, _ report: StoreMigration.Report) throws {
+        let container = try ModelContainer(
+            path: path, model: WritingV2.model, configuration: .init(recoveryHandler: nil))
+        #expect(container.lastTransactionID == store.last)
+        #expect(try container.stateDigest() == report.stateDigest)
+        #expect(try GraphIntegrity.issues(container) == [])
+        try expectFinalState(container.newBackgroundContext())
+        try container.close()
+    }
+
     private func migrate(_ path: String, historyMode: StoreMigration.HistoryMode) throws -> StoreMigration.Report {
         var options = StoreMigration.Options(historyMode: historyMode)
         options.computesStateDigest = true
@@ -40,13 +52,10 @@ struct MigrationRelationshipStageTests {
         #expect(report.changes.contains { $0.kind == .computed && $0.description.hasPrefix("Author.texts") })
         #expect(report.changes.contains { $0.kind == .computed && $0.description.hasPrefix("Author.edited") })
 
+        try expectMigrated(path, store, report)
+
         let container = try ModelContainer(
             path: path, model: WritingV2.model, configuration: .init(recoveryHandler: nil))
-        #expect(container.lastTransactionID == store.last)
-        #expect(try container.stateDigest() == report.stateDigest)
-        #expect(try GraphIntegrity.issues(container) == [])
-        try expectFinalState(container.newBackgroundContext())
-
         // History: before post 0 moved to bob and post 2 was deleted, ann wrote and edited posts 0 and 2.
         let view = try container.view(asOfTransaction: store.early).newBackgroundContext()
         let ann = try #require(
@@ -63,14 +72,7 @@ struct MigrationRelationshipStageTests {
         let directory = TemporaryDirectory()
         let path = directory.file()
         let store = try WritingStore.write(at: path)
-        let report = try migrate(path, historyMode: .liveState)
-        let container = try ModelContainer(
-            path: path, model: WritingV2.model, configuration: .init(recoveryHandler: nil))
-        #expect(container.lastTransactionID == store.last)
-        #expect(try container.stateDigest() == report.stateDigest)
-        #expect(try GraphIntegrity.issues(container) == [])
-        try expectFinalState(container.newBackgroundContext())
-        try container.close()
+        try expectMigrated(path, store, try migrate(path, historyMode: .liveState))
     }
 
     /// The old log's checkpoint holds whole objects: the inverse values the code puts on authors, whose records
@@ -80,14 +82,7 @@ struct MigrationRelationshipStageTests {
         let directory = TemporaryDirectory()
         let path = directory.file()
         let store = try WritingStore.write(at: path, compactingAfter: step)
-        let report = try migrate(path, historyMode: historyMode)
-        let container = try ModelContainer(
-            path: path, model: WritingV2.model, configuration: .init(recoveryHandler: nil))
-        #expect(container.lastTransactionID == store.last)
-        #expect(try container.stateDigest() == report.stateDigest)
-        #expect(try GraphIntegrity.issues(container) == [])
-        try expectFinalState(container.newBackgroundContext())
-        try container.close()
+        try expectMigrated(path, store, try migrate(path, historyMode: historyMode))
     }
 
     @Test func aDryRunCountsTheCreatedObjectsAndWritesNothing() throws {
