@@ -97,7 +97,10 @@ final class CustomStageMapper {
         if !inverses.isEmpty {
             var deleted: Set<ObjectReference> = []
             for case .delete(let reference) in mapped.operations { deleted.insert(reference) }
-            mapped.operations += inverses.filter { !deleted.contains($0.object) }
+            // Removals first: an object that leaves a to-one inverse and one that takes it in the same transaction
+            // leave it set to the second.
+            let kept = inverses.filter { !deleted.contains($0.object) }
+            mapped.operations += kept.filter(Self.isRemoval) + kept.filter { !Self.isRemoval($0) }
         }
         return mapped
     }
@@ -221,6 +224,15 @@ final class CustomStageMapper {
                     : .update(side.target, [PropertyChange(propertyIndex: side.inverse, value: .toOne(source))]))
         }
         return operations
+    }
+
+    /// Whether an inverse operation takes a source out of an inverse (rather than putting it in).
+    private static func isRemoval(_ operation: ChangeOperation) -> Bool {
+        switch operation {
+        case .relate(_, _, let added, _): added.isEmpty
+        case .update(_, let changes): changes.allSatisfy { $0.value == .toOne(nil) }
+        default: false
+        }
     }
 
     private static func changes(_ properties: [UInt32: PropertyValue]) -> [PropertyChange] {

@@ -85,6 +85,42 @@ struct MigrationRelationshipStageTests {
         try expectMigrated(path, store, try migrate(path, historyMode: historyMode))
     }
 
+    /// In one transaction the person with the lower key takes the desk the other leaves: the mapped transaction
+    /// must leave the desk's inverse set to the taker, whichever person's operations come first.
+    @Test func aOneToOneTargetChangingHandsInOneTransactionKeepsTheTaker() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        do {
+            let container = try ModelContainer(path: path, model: OfficeV1.model)
+            let context = container.newBackgroundContext()
+            let first = OfficeV1.Person()
+            let second = OfficeV1.Person()
+            let desk = OfficeV1.Desk()
+            context.insert(first)
+            context.insert(second)
+            context.insert(desk)
+            first.name = "first"
+            second.name = "second"
+            desk.label = "window"
+            second.desk = desk
+            try context.save()
+            first.desk = desk
+            try context.save()
+            #expect(second.desk == nil)
+            try container.close()
+        }
+        try StoreMigration.migrate(path: path, plan: OfficeV2.plan)
+        let container = try ModelContainer(
+            path: path, model: OfficeV2.model, configuration: .init(recoveryHandler: nil))
+        let context = container.newBackgroundContext()
+        #expect(try GraphIntegrity.issues(container) == [])
+        let desks = try context.fetch(FetchDescriptor<OfficeV2.Desk>())
+        #expect(desks.map { $0.sitter?.name } == ["first"])
+        let people = try context.fetch(FetchDescriptor<OfficeV2.Person>(sortBy: [SortDescriptor(\.name)]))
+        #expect(people.map { $0.seat?.label } == ["window", nil])
+        try container.close()
+    }
+
     @Test func aDryRunCountsTheCreatedObjectsAndWritesNothing() throws {
         let directory = TemporaryDirectory()
         let path = directory.file()

@@ -144,3 +144,49 @@ struct WritingStore {
         return store
     }
 }
+
+/// Version 1 of an office: a person sits at a desk (one to one).
+enum OfficeV1 {
+    final class Person: ManagedObject {
+        override class var entityName: String { "Person" }
+        @Attribute var name: String = ""
+        @Relationship(inverse: "occupant") var desk: Desk?
+    }
+
+    final class Desk: ManagedObject {
+        override class var entityName: String { "Desk" }
+        @Attribute var label: String = ""
+        @Relationship(inverse: "desk") var occupant: Person?
+    }
+
+    static let model = try! ObjectModel(name: "Office", version: "1", types: [Person.self, Desk.self])
+}
+
+/// Version 2: the seat is set by a custom stage from the old desk (a one-to-one the code writes both sides of).
+enum OfficeV2 {
+    final class Person: ManagedObject {
+        override class var entityName: String { "Person" }
+        @Attribute var name: String = ""
+        @Relationship(inverse: "sitter") var seat: Desk?
+    }
+
+    final class Desk: ManagedObject {
+        override class var entityName: String { "Desk" }
+        @Attribute var label: String = ""
+        @Relationship(inverse: "seat") var sitter: Person?
+    }
+
+    static let model = try! ObjectModel(name: "Office", version: "2", types: [Person.self, Desk.self])
+
+    static let plan = MigrationPlan(
+        from: OfficeV1.model,
+        stages: [
+            .custom(
+                to: model,
+                [
+                    EntityMigration(entity: "Person", computing: ["seat"]) { old, new in
+                        new.setRelationship(to: old.relatedObject(forKey: "desk"), forKey: "seat")
+                    }
+                ])
+        ])
+}
