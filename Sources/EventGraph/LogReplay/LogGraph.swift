@@ -56,13 +56,13 @@ package struct LogGraph: Sendable {
         }
     }
 
-    /// The live state as checkpoint chunks (the engine's one checkpoint writer), handed to `body` in turn.
+    /// The live state as checkpoint chunks (the engine's one checkpoint writer), handed to `body` one at a time as
+    /// each is built (never all at once).
     package func forEachCheckpointChunk(
         recordsPerChunk: Int = StoreState.checkpointChunkObjectCount, _ body: (CheckpointChunk) throws -> Void
     ) rethrows {
         guard let state, let model else { return }
-        let (_, chunks) = state.checkpointRecords(model: model, nextKey: nextKey, recordsPerChunk: recordsPerChunk)
-        for chunk in chunks { try body(chunk) }
+        try state.forEachCheckpointChunk(model: model, recordsPerChunk: recordsPerChunk, body)
     }
 
     /// The external values the live objects reference, with where the log holds them.

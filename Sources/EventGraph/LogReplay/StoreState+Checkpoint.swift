@@ -5,41 +5,35 @@ extension StoreState {
     static let checkpointChunkObjectCount = 2048
 
     /// The one checkpoint writer: every live object with its persistent values that differ from the model's
-    /// defaults (a checkpoint record leaves defaults out, as an insert does), in chunks that fit a frame, and the
-    /// begin record. The library's compaction and `egctl compact` both write what this returns.
-    ///
-    /// - Parameter nextKey: the next key the store hands out (the library's key counter may be ahead of the log).
-    func checkpointRecords(
-        model: ObjectModel, nextKey: UInt64, recordsPerChunk: Int = checkpointChunkObjectCount
-    ) -> (CheckpointBegin, [CheckpointChunk]) {
-        var chunks: [CheckpointChunk] = []
+    /// defaults (a checkpoint record leaves defaults out, as an insert does), in chunks that fit a frame, handed to
+    /// `body` one at a time as each is filled (a chunk is built only after the previous one was handed out, so a
+    /// caller that writes each chunk holds one, never the whole checkpoint).
+    func forEachCheckpointChunk(
+        model: ObjectModel, recordsPerChunk: Int = checkpointChunkObjectCount,
+        _ body: (CheckpointChunk) throws -> Void
+    ) rethrows {
         var records: [ObjectRecord] = []
         var recordBytes = 0
         for entityIndex in model.entities.indices {
             let entity = model.entities[entityIndex]
-            forEachRow(ofEntity: entityIndex) { row in
+            try forEachRow(ofEntity: entityIndex) { row in
                 let (record, byteCount) = Self.record(of: row, entity: entity)
                 records.append(record)
                 recordBytes += byteCount
                 if records.count >= recordsPerChunk || recordBytes >= LogLimits.maxFrameRawByteCount / 4 {
-                    chunks.append(CheckpointChunk(foreignStores: foreignStores, records: records))
+                    try body(CheckpointChunk(foreignStores: foreignStores, records: records))
                     records.removeAll(keepingCapacity: true)
                     recordBytes = 0
                 }
             }
         }
-        if !records.isEmpty { chunks.append(CheckpointChunk(foreignStores: foreignStores, records: records)) }
-        var begin = CheckpointBegin(
-            lastTransactionID: lastTransactionID, lastCommitTimeMicroseconds: lastCommitTimeMicroseconds,
-            nextKey: nextKey, objectCount: UInt64(objectCount))
-        begin.sequenceReservations = sequenceReservations
-        return (begin, chunks)
+        if !records.isEmpty { try body(CheckpointChunk(foreignStores: foreignStores, records: records)) }
     }
 
     /// The live objects in the chunk layout (format 1.3, `Docs/FileFormat-Checkpoints.md`): per entity, one entity
     /// chunk per column chunk that holds live objects, in slot order, so that a reader loads chunk *i* of an entity
     /// into its column chunk *i*. An entity one of whose chunks might not fit a frame (a very large value) is
-    /// returned as ordinary chunks instead, split as ``checkpointRecords(model:nextKey:recordsPerChunk:)`` splits.
+    /// returned as ordinary chunks instead, split as ``forEachCheckpointChunk(model:recordsPerChunk:_:)`` splits.
     func checkpointEntityChunks(model: ObjectModel, nextKey: UInt64)
         -> (begin: CheckpointBegin, entityChunks: [CheckpointChunk], chunks: [CheckpointChunk])
     {

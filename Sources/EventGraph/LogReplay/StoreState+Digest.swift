@@ -38,11 +38,17 @@ extension StoreState {
                     )
                 }
                 .sorted { $0.name < $1.name }
-            var rows: [Row] = []
-            rows.reserveCapacity(objectCount(ofEntity: entityIndex))
-            forEachRow(ofEntity: entityIndex) { rows.append($0) }
-            rows.sort { $0.key < $1.key }
-            for row in rows {
+            // Key order from (key, slot) pairs: each row is built when it is hashed, never all of an entity's at
+            // once (they would be a second copy of the state's largest entity).
+            let table = tables[entityIndex]
+            var order: [(key: UInt64, slot: Int)] = []
+            order.reserveCapacity(table.count)
+            table.forEachLiveSlot { chunk, position, slot in order.append((chunk.keys[position], slot)) }
+            if !order.indices.dropFirst().allSatisfy({ order[$0 - 1].key < order[$0].key }) {
+                order.sort { $0.key < $1.key }
+            }
+            for (_, slot) in order {
+                let row = table.row(atSlot: slot)
                 combine(row.reference, into: &hasher)
                 for property in plan {
                     hasher.combine(string: property.name)

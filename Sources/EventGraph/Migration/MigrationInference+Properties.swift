@@ -20,6 +20,12 @@ extension MigrationInference {
                 note(.computed, new, property.name, "computed by the migration plan's custom stage")
                 continue
             }
+            if computedInverses.contains("\(new.name).\(property.name)") {
+                // The code writes both sides of the relationships it sets; the old values of this side are dropped.
+                if let position = oldPositions[property.name] { used.insert(position) }
+                note(.computed, new, property.name, "the inverse of a relationship the custom stage sets")
+                continue
+            }
             let original: String? =
                 switch property {
                 case .attribute(let attribute): attribute.originalName

@@ -182,5 +182,28 @@ extension RecordMapper {
                 }
             }
         }
+
+        /// The inverse values the custom stages put on objects of the checkpoint just mapped, as records under the
+        /// last model that list only those relationships (see ``CustomStageMapper/takeCheckpointInverses()``).
+        func takeCheckpointInverses() -> [ObjectRecord] {
+            var records: [ObjectRecord] = []
+            for (position, step) in steps.enumerated() {
+                guard case .custom(let mapper) = step else { continue }
+                // Through the later steps' inference only: these are partial records, so no defaults are added.
+                records += steps[(position + 1)...].reduce(mapper.takeCheckpointInverses()) { partial, later in
+                    let inference =
+                        switch later {
+                        case .inferred(let mapper): mapper
+                        case .custom(let mapper): mapper.inference
+                        }
+                    return partial.compactMap { record in
+                        inference.map(record.object).map {
+                            ObjectRecord(object: $0, properties: inference.map(record.properties, of: record.object))
+                        }
+                    }
+                }
+            }
+            return records
+        }
     }
 }

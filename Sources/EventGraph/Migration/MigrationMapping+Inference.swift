@@ -46,6 +46,9 @@ struct MigrationInference {
     var changes: [MigrationChange] = []
     /// For each new entity, the index of the old entity it continues (`nil`: added).
     var origins: [Int?] = []
+    /// The inverses (`Entity.property`) of the relationships a custom stage sets: the code writes both sides, so
+    /// inference maps neither.
+    var computedInverses: Set<String> = []
 
     init(source: SchemaPayload, model: ObjectModel, computed: [String: Set<String>]) {
         self.source = source
@@ -56,6 +59,7 @@ struct MigrationInference {
 
     mutating func run() throws(EventGraphError) -> MigrationMapping {
         try matchEntities()
+        computedInverses = inversesOfComputedRelationships()
         var entityTargets = [UInt32?](repeating: nil, count: source.entities.count)
         for (newIndex, origin) in origins.enumerated() {
             if let origin { entityTargets[origin] = UInt32(newIndex) }
@@ -120,6 +124,25 @@ struct MigrationInference {
             }
             origins.append(origin)
         }
+    }
+
+    /// `Entity.property` for the inverse of every relationship named in ``computed`` (by its new entity's name, or
+    /// qualified).
+    func inversesOfComputedRelationships() -> Set<String> {
+        var inverses: Set<String> = []
+        for (oldName, names) in computed {
+            for name in names {
+                let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+                let (entityName, propertyName) =
+                    parts.count == 2 ? (parts[0], parts[1]) : (newName(ofOldEntity: oldName), name)
+                guard let entity = target.entities.first(where: { $0.name == entityName }),
+                    let property = entity.properties.first(where: { $0.name == propertyName }),
+                    case .relationship(let relationship) = property, let inverse = relationship.inverseName
+                else { continue }
+                inverses.insert("\(relationship.destinationEntityName).\(inverse)")
+            }
+        }
+        return inverses
     }
 
     /// The new name of an old entity, or its old name when it was removed.

@@ -51,16 +51,40 @@ public struct EntityMigration: Sendable {
     }
 }
 
-/// An object of the old model as a custom migration stage reads it: every attribute by name.
+/// An object of the old model as a custom migration stage reads it: every attribute by name, and the objects its
+/// relationships lead to.
 public struct MigratingObject: Sendable {
     /// The old entity's name.
     public let entityName: String
     /// The object's key in the store (the same in the new log).
     public let key: UInt64
     let values: [String: StoredValue]
+    /// The targets of each relationship, by name (a to-one's target is a list of one; foreign stores' objects are
+    /// left out).
+    let relationships: [String: [MigrationObjectReference]]
 
     /// The value of an attribute of the old model; `nil` when the old entity has no attribute of that name.
     public func value(forKey key: String) -> StoredValue? { values[key] }
+
+    /// The object a to-one relationship of the old model leads to; `nil` when it leads nowhere, or the old entity
+    /// has no relationship of that name. Only the reference is read: a stage sees one object's values at a time.
+    public func relatedObject(forKey key: String) -> MigrationObjectReference? { relationships[key]?.first }
+
+    /// The objects a to-many relationship of the old model leads to, in the order the log recorded them (empty when
+    /// the old entity has no relationship of that name; a to-one gives its target alone).
+    public func relatedObjects(forKey key: String) -> [MigrationObjectReference] { relationships[key] ?? [] }
+}
+
+/// An object of the store as a custom migration stage sees it through a relationship: its entity under the old
+/// model, and its key (which the object keeps under the new model).
+public struct MigrationObjectReference: Sendable, Hashable, CustomStringConvertible {
+    /// The old entity's name.
+    public let entityName: String
+    /// The object's key.
+    public let key: UInt64
+
+    /// "Author #3".
+    public var description: String { "\(entityName) #\(key)" }
 }
 
 /// What a custom migration stage writes for one old object: the object under the new model, and objects of other
@@ -70,8 +94,16 @@ public struct MigratedObject: Sendable {
     public let entityName: String
     /// Attribute values set on the object, by name.
     var values: [String: StoredValue] = [:]
+    /// Relationships of the object set to existing objects, by name.
+    var relationships: [String: [MigrationObjectReference]] = [:]
     /// Objects created beside it, by the name of the relationship of this object that leads to them.
-    var relatedObjects: [String: [String: StoredValue]] = [:]
+    var relatedObjects: [String: CreatedObject] = [:]
+
+    /// An object the code creates beside the migrated one.
+    struct CreatedObject {
+        var values: [String: StoredValue]
+        var relationships: [String: [MigrationObjectReference]]
+    }
 
     init(entityName: String) { self.entityName = entityName }
 
@@ -79,13 +111,37 @@ public struct MigratedObject: Sendable {
     /// property inference maps: the code's value wins).
     public mutating func setValue(_ value: StoredValue, forKey key: String) { values[key] = value }
 
+    /// Relates the new object through its to-one relationship `key` to the object `target` of the old store
+    /// becomes (`nil`: to none). The relationship must be one of the ``EntityMigration/computedPropertyNames``; its
+    /// inverse, on the target, is written too (the migration treats the inverse as computed as well).
+    ///
+    /// The target's entity must not be one the same stage migrates with code (a programmer error).
+    public mutating func setRelationship(to target: MigrationObjectReference?, forKey key: String) {
+        relationships[key] = target.map { [$0] } ?? []
+    }
+
+    /// Relates the new object through its to-many relationship `key` to the objects `targets` of the old store
+    /// become, in this order; the inverse is written on each target, as
+    /// the to-one `setRelationship(to:forKey:)` does.
+    public mutating func setRelationship(to targets: [MigrationObjectReference], forKey key: String) {
+        relationships[key] = targets
+    }
+
     /// Creates an object of the destination entity of the relationship `key` of this object, with the attribute
     /// values `values`, and relates the two (both sides: the relationship and its inverse). Running the code again
     /// for a later change of the old object updates the same created object; deleting the old object deletes it.
     ///
+    /// `relationships` relates the created object to existing objects of the store, by the created entity's
+    /// relationship names (a to-one takes a list of at most one), with their inverses, as
+    /// the to-many `setRelationship(to:forKey:)` does; name each of them in
+    /// ``EntityMigration/computedPropertyNames`` as `"Entity.relationship"`.
+    ///
     /// Calling it again for the same `key` replaces the values.
-    public mutating func setRelatedObject(_ values: [String: StoredValue], forKey key: String) {
-        relatedObjects[key] = values
+    public mutating func setRelatedObject(
+        _ values: [String: StoredValue], relating relationships: [String: [MigrationObjectReference]] = [:],
+        forKey key: String
+    ) {
+        relatedObjects[key] = CreatedObject(values: values, relationships: relationships)
     }
 }
 

@@ -51,15 +51,45 @@ struct MigrationState {
         try graph?.apply(record)
     }
 
+    /// Adds to the state just read from a checkpoint the inverse values a custom stage's code put on objects whose
+    /// records did not carry them (see ``RecordMapper/Chain/takeCheckpointInverses()``): a to-many value's objects
+    /// join the list, a to-one value is set.
+    mutating func merge(inverses records: [ObjectRecord]) {
+        guard !records.isEmpty, let current = graph, var state = current.state, let model = current.model else {
+            return
+        }
+        graph = nil
+        for record in records {
+            let entityIndex = Int(record.object.entityIndex)
+            guard record.object.storeIndex == 0, entityIndex < model.entities.count,
+                let row = state.row(entityIndex: entityIndex, key: record.object.key)
+            else { continue }
+            var values = row.values
+            for change in record.properties where Int(change.propertyIndex) < values.count {
+                let index = Int(change.propertyIndex)
+                if case .toMany(let added) = change.value, case .toMany(let existing) = values[index] {
+                    let present = Set(existing)
+                    values[index] = .toMany(existing + added.filter { !present.contains($0) })
+                } else {
+                    values[index] = change.value
+                }
+            }
+            state.put(Row(entityIndex: entityIndex, key: row.key, version: row.version, values: values))
+        }
+        graph = LogGraph(model: model, state: state)
+    }
+
     /// The live objects so far (while a checkpoint is read, those it holds so far).
     var objectCount: Int { graph?.objectCount ?? liveKeys.reduce(0) { $0 + $1.count } }
 
     /// Live objects per entity of `model` (the new model; every entity named, with 0 when it has none).
     func objectCounts(model: ObjectModel) -> [String: Int] {
         var counts: [String: Int] = [:]
-        for entity in model.entities { counts[entity.name] = liveKeys.isEmpty ? 0 : liveKeys[entity.index].count }
-        for object in graph?.objectReferences ?? [] {
-            counts[model.entities[Int(object.entityIndex)].name, default: 0] += 1
+        for entity in model.entities {
+            // The graph's tables count their live objects; no row is built to count them.
+            counts[entity.name] =
+                graph?.state.map { entity.index < $0.tables.count ? $0.tables[entity.index].count : 0 }
+                ?? (liveKeys.isEmpty ? 0 : liveKeys[entity.index].count)
         }
         return counts
     }

@@ -184,6 +184,7 @@ struct MigrationRun {
                 let count = UInt64(state.objectCount)
                 try state.apply(
                     checkpoint: .checkpointEnd(CheckpointEnd(objectCount: count, stateDigest: []), byteOffset: offset))
+                state.merge(inverses: mapper.takeCheckpointInverses())
                 if keepsHistory, let begin = checkpoint, let graph = state.graph {
                     var mappedBegin = begin
                     mappedBegin.objectCount = count

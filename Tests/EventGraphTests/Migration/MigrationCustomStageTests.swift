@@ -67,6 +67,42 @@ struct MigrationCustomStageTests {
         #expect(try StoreMigration.migrate(path: path, plan: PeopleStages.plan).isUpToDate)
     }
 
+    /// Objects a stage creates for the records of a checkpoint go with their old object when a later transaction
+    /// deletes it (they were left behind, dangling, before).
+    @Test func objectsCreatedFromACheckpointAreDeletedWithTheirOldObject() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        do {
+            let container = try ModelContainer(path: path, model: PeopleV1.model)
+            let context = container.newBackgroundContext()
+            for index in 0..<3 {
+                let person = PeopleV1.Person()
+                context.insert(person)
+                person.name = "person \(index)"
+                person.age = "\(30 + index)"
+                person.street = "\(index) Main Street"
+            }
+            try context.save()
+            try container.compact()
+            let people = try context.fetch(FetchDescriptor<PeopleV1.Person>(sortBy: [SortDescriptor(\.name)]))
+            context.delete(people[1])
+            try context.save()
+            try container.close()
+        }
+        var options = StoreMigration.Options()
+        options.computesStateDigest = true
+        let report = try StoreMigration.migrate(path: path, plan: PeopleStages.plan, options: options)
+        #expect(report.objectCounts == ["Person": 2, "Address": 2])
+        let container = try ModelContainer(
+            path: path, model: PeopleV4.model, configuration: .init(recoveryHandler: nil))
+        #expect(try container.stateDigest() == report.stateDigest)
+        let context = container.newBackgroundContext()
+        let addresses = try context.fetch(FetchDescriptor<PeopleV4.Address>(sortBy: [SortDescriptor(\.street)]))
+        #expect(addresses.map(\.street) == ["0 Main Street", "2 Main Street"])
+        #expect(addresses.allSatisfy { $0.person != nil })
+        try container.close()
+    }
+
     @Test func aPlanStartsAtTheStoresVersion() throws {
         let directory = TemporaryDirectory()
         let path = directory.file()

@@ -72,7 +72,9 @@ enum LibraryUniqueISBN {
 /// Writes a version 1 library: three shelves, `bookCount` books saved one per transaction, one book retitled and
 /// one deleted later (so history differs from the final state). Returns the last transaction ID.
 @discardableResult
-func writeLibraryV1(at path: String, bookCount: Int = 10, duplicateISBN: Bool = false) throws -> UInt64 {
+func writeLibraryV1(
+    at path: String, bookCount: Int = 10, booksPerTransaction: Int = 1, duplicateISBN: Bool = false
+) throws -> UInt64 {
     let container = try ModelContainer(path: path, model: LibraryV1.model)
     let context = container.newBackgroundContext(name: "writer")
     var shelves: [LibraryV1.Shelf] = []
@@ -93,7 +95,7 @@ func writeLibraryV1(at path: String, bookCount: Int = 10, duplicateISBN: Bool = 
         book.isbn = duplicateISBN && (index == 2 || index == 3) ? "same" : "isbn-\(index)"
         book.shelf = shelves[index % 3]
         books.append(book)
-        try context.save()
+        if (index + 1) % booksPerTransaction == 0 || index == bookCount - 1 { try context.save() }
     }
     books[0].title = "retitled"
     try context.save()
