@@ -87,7 +87,8 @@ final class Store: Sendable {
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
-        state.withLock { state in
+        buildPendingIndexes(for: [entityIndex])
+        return state.withLock { state in
             state.indexedRows(
                 entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
         }
@@ -95,7 +96,8 @@ final class Store: Sendable {
 
     /// The holder of a unique value tuple.
     func holder(of tuple: UniqueKey) -> UInt64? {
-        state.withLock { $0.holder(of: tuple) }
+        buildPendingIndexes(for: [tuple.entityIndex])
+        return state.withLock { $0.holder(of: tuple) }
     }
 
     /// Allocates a key; keys are never reused, even when the object is never saved.

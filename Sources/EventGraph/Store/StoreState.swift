@@ -33,6 +33,10 @@ struct StoreState: Sendable {
     /// For each entity, a sorted index of each indexed attribute over the entity's own rows (none unless
     /// ``isIndexed``).
     var indexes: [[AttributeIndex]]
+    /// The entities whose chunks came from a checkpoint unloaded and whose uniqueness entries and attribute indexes
+    /// are not built yet: they are built on first need (``buildPendingIndexes(_:model:)``); until then commits
+    /// leave them out and ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` declines (a scan answers).
+    var pendingIndexEntities: Set<Int> = []
 
     init(model: ObjectModel, isIndexed: Bool = true) {
         self.isIndexed = isIndexed
@@ -82,6 +86,13 @@ struct StoreState: Sendable {
 
     /// Removes the row of `key` from one entity.
     mutating func removeRow(entityIndex: Int, key: UInt64) { tables[entityIndex].remove(key: key) }
+
+    /// Takes a checkpoint's chunks of one entity (format 1.3) as chunks that stay on disk until touched; the
+    /// entity's indexes are built on first need.
+    mutating func adoptUnloadedChunks(_ chunks: [LazyColumnChunk], entityIndex: Int) {
+        tables[entityIndex].adoptUnloadedChunks(chunks)
+        if isIndexed { pendingIndexEntities.insert(entityIndex) }
+    }
 
     /// Makes room for `count` more rows of one entity.
     mutating func reserveCapacity(ofEntity entityIndex: Int, adding count: Int) {
