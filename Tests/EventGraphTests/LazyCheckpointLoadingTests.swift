@@ -47,6 +47,12 @@ struct LazyCheckpointLoadingTests {
         #expect(courses.map(\.code) == ["B"])
         #expect(Self.state(of: container).version(ofEntity: Self.courseEntity).unreadChunkCount == 0)
         #expect(students.unreadChunkCount == 2)
+        // Only the uniqueness entries were built; the attribute indexes wait for a fetch that uses them.
+        #expect(Self.state(of: container).pendingUniqueEntities.isDisjoint(with: [Self.courseEntity]))
+        #expect(Self.state(of: container).pendingAttributeIndexEntities.contains(Self.courseEntity))
+        let named = try context.fetch(FetchDescriptor<Student>(filter: .equal("name", .string("student 9998"))))
+        #expect(named.count == 1)
+        #expect(!Self.state(of: container).pendingAttributeIndexEntities.contains(Self.studentEntity))
 
         #expect(try container.stateDigest() == digest)
         #expect(students.unreadChunkCount == 0)

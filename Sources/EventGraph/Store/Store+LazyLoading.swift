@@ -4,19 +4,40 @@ import LogFormat
 /// damage reported, before anything is staged; the indexes of entities whose chunks came unloaded are built the
 /// first time a lookup or a uniqueness check needs them.
 extension Store {
-    /// Builds the pending indexes that lookups of `entities` need (see ``StoreState/pendingIndexEntities``): the
-    /// chunks are loaded outside the state's lock (each chunk's box has its own), then the indexes are built from
-    /// the loaded columns under it.
-    func buildPendingIndexes(for entities: some Sequence<Int>) {
+    /// Adds the pending uniqueness entries that lookups of tuples of `entities`' constraints need (see
+    /// ``StoreState/pendingUniqueEntities``).
+    func buildPendingUniqueEntries(for entities: some Sequence<Int>) {
+        buildPending { state in
+            state.pendingUniqueEntities(for: entities, model: model)
+        } build: { state, needed in
+            state.buildPendingUniqueEntries(needed, model: model)
+        }
+    }
+
+    /// Builds the attribute indexes of one entity if they are pending (see
+    /// ``StoreState/pendingAttributeIndexEntities``).
+    func buildPendingAttributeIndexes(ofEntity entityIndex: Int) {
+        buildPending { state in
+            state.pendingAttributeIndexEntities.contains(entityIndex) ? [entityIndex] : []
+        } build: { state, needed in
+            state.buildPendingAttributeIndexes(needed)
+        }
+    }
+
+    /// Loads the chunks of the entities `select` names outside the state's lock (each chunk's box has its own),
+    /// then runs `build` on them under it.
+    private func buildPending(
+        _ select: (StoreState) -> [Int], build: (inout StoreState, [Int]) -> Void
+    ) {
         let (needed, versions) = state.withLock { state in
-            let needed = state.pendingIndexEntities(for: entities, model: model)
+            let needed = select(state)
             return (needed, needed.map { state.version(ofEntity: $0) })
         }
         guard !needed.isEmpty else { return }
         // A damaged chunk is left to read as empty here: lookups cannot throw; commits and compaction throw its
-        // error (`loadChunks(touchedBy:)`, `StoreState.loadAllChunks()`).
+        // error (`prepareState(for:)`, `StoreState.loadAllChunks()`).
         for version in versions { try? version.loadAll() }
-        state.withLock { $0.buildPendingIndexes(needed, model: model) }
+        state.withLock { build(&$0, needed) }
     }
 
     /// Loads the chunks a commit's operations touch and builds the uniqueness indexes it checks.
@@ -25,12 +46,10 @@ extension Store {
     ///   of those chunks is damaged.
     func prepareState(for operations: [ChangeOperation]) throws(EventGraphError) {
         let snapshot = state.withLock { $0 }
-        guard snapshot.hasUnloadedChunks || !snapshot.pendingIndexEntities.isEmpty else { return }
+        guard snapshot.hasUnloadedChunks || !snapshot.pendingUniqueEntities.isEmpty else { return }
         try snapshot.loadChunks(touchedBy: operations)
-        let constrained = Set(operations.lazy.map { Int($0.object.entityIndex) }).filter {
-            $0 < model.entities.count && !model.entities[$0].uniqueConstraints.isEmpty
-        }
-        buildPendingIndexes(for: constrained)
+        let entities = Set(operations.lazy.map { Int($0.object.entityIndex) }).filter { $0 < model.entities.count }
+        buildPendingUniqueEntries(for: entities)
     }
 }
 

@@ -87,7 +87,7 @@ final class Store: Sendable {
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
-        buildPendingIndexes(for: [entityIndex])
+        buildPendingAttributeIndexes(ofEntity: entityIndex)
         return state.withLock { state in
             state.indexedRows(
                 entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
@@ -96,7 +96,7 @@ final class Store: Sendable {
 
     /// The holder of a unique value tuple.
     func holder(of tuple: UniqueKey) -> UInt64? {
-        buildPendingIndexes(for: [tuple.entityIndex])
+        buildPendingUniqueEntries(for: [tuple.entityIndex])
         return state.withLock { $0.holder(of: tuple) }
     }
 

@@ -201,8 +201,8 @@ extension StoreState {
         for key in staged.order {
             guard let (entityIndex, newRow) = staged.rows[key] else { continue }
             // An entity whose indexes are pending gets them built from its columns later, changes included.
-            let isPending = pendingIndexEntities.contains(entityIndex)
-            let constraints = isIndexed && !isPending ? model.entities[entityIndex].uniqueConstraints : []
+            let isUniquePending = pendingUniqueEntities.contains(entityIndex)
+            let constraints = isIndexed && !isUniquePending ? model.entities[entityIndex].uniqueConstraints : []
             let oldRow = row(entityIndex: entityIndex, key: key)
             if let old = oldRow {
                 for constraint in constraints {
@@ -211,7 +211,7 @@ extension StoreState {
                     }
                 }
             }
-            if !isPending {
+            if !pendingAttributeIndexEntities.contains(entityIndex) {
                 indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
             }
             if let newRow {

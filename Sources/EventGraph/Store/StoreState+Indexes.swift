@@ -13,7 +13,7 @@ extension StoreState {
     /// Builds every attribute index from the tables (after a checkpoint was loaded row by row), except those of
     /// entities whose indexes are pending (built on first need).
     mutating func rebuildIndexes() {
-        for entityIndex in indexes.indices where !pendingIndexEntities.contains(entityIndex) {
+        for entityIndex in indexes.indices where !pendingAttributeIndexEntities.contains(entityIndex) {
             rebuildAttributeIndexes(ofEntity: entityIndex)
         }
     }
@@ -33,38 +33,41 @@ extension StoreState {
         }
     }
 
-    /// The entities among `entities`, and among the families their uniqueness constraints span, whose indexes are
-    /// still pending, in increasing order.
-    func pendingIndexEntities(for entities: some Sequence<Int>, model: ObjectModel) -> [Int] {
-        guard !pendingIndexEntities.isEmpty else { return [] }
+    /// The entities among `entities`, and among the families their uniqueness constraints span, whose uniqueness
+    /// entries are still pending, in increasing order.
+    func pendingUniqueEntities(for entities: some Sequence<Int>, model: ObjectModel) -> [Int] {
+        guard !pendingUniqueEntities.isEmpty else { return [] }
         var needed: Set<Int> = []
         for entityIndex in entities {
-            needed.insert(entityIndex)
             for constraint in model.entities[entityIndex].uniqueConstraints {
                 needed.formUnion(model.entities[constraint.entityIndex].familyIndices)
             }
         }
-        return needed.filter(pendingIndexEntities.contains).sorted()
+        return needed.filter(pendingUniqueEntities.contains).sorted()
     }
 
-    /// Builds the uniqueness entries and attribute indexes of some entities whose indexes are pending, from their
-    /// columns (every chunk of theirs is loaded; a damaged one counts as holding no object).
-    mutating func buildPendingIndexes(_ entities: [Int], model: ObjectModel) {
-        for entityIndex in entities where pendingIndexEntities.remove(entityIndex) != nil {
+    /// Adds the uniqueness entries of some entities whose entries are pending, from their columns (every chunk of
+    /// theirs is loaded; a damaged one counts as holding no object).
+    mutating func buildPendingUniqueEntries(_ entities: [Int], model: ObjectModel) {
+        for entityIndex in entities where pendingUniqueEntities.remove(entityIndex) != nil {
             let constraints = model.entities[entityIndex].uniqueConstraints
-            if !constraints.isEmpty {
-                uniqueIndex.reserveCapacity(uniqueIndex.count + tables[entityIndex].count * constraints.count)
-                tables[entityIndex].forEachLiveSlot { chunk, position, _ in
-                    for constraint in constraints {
-                        let values = constraint.propertyIndices.map { chunk.attributeValue(at: position, property: $0) }
-                        // Nulls are never equal (as in SQL): a tuple with one is not indexed.
-                        guard !values.contains(.null) else { continue }
-                        let tuple = UniqueKey(
-                            entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: values)
-                        uniqueIndex[tuple] = chunk.keys[position]
-                    }
+            guard !constraints.isEmpty else { continue }
+            uniqueIndex.reserveCapacity(uniqueIndex.count + tables[entityIndex].count * constraints.count)
+            tables[entityIndex].forEachLiveSlot { chunk, position, _ in
+                for constraint in constraints {
+                    let values = constraint.propertyIndices.map { chunk.attributeValue(at: position, property: $0) }
+                    // Nulls are never equal (as in SQL): a tuple with one is not indexed.
+                    guard !values.contains(.null) else { continue }
+                    let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: values)
+                    uniqueIndex[tuple] = chunk.keys[position]
                 }
             }
+        }
+    }
+
+    /// Builds the attribute indexes of some entities whose indexes are pending, from their columns.
+    mutating func buildPendingAttributeIndexes(_ entities: [Int]) {
+        for entityIndex in entities where pendingAttributeIndexEntities.remove(entityIndex) != nil {
             rebuildAttributeIndexes(ofEntity: entityIndex)
         }
     }
@@ -75,7 +78,7 @@ extension StoreState {
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
-        guard !pendingIndexEntities.contains(entityIndex) else { return nil }
+        guard !pendingAttributeIndexEntities.contains(entityIndex) else { return nil }
         let table = tables[entityIndex]
         var best: [UInt64]?
         for (propertyIndex, range) in ranges {

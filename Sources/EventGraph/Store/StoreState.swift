@@ -33,10 +33,14 @@ struct StoreState: Sendable {
     /// For each entity, a sorted index of each indexed attribute over the entity's own rows (none unless
     /// ``isIndexed``).
     var indexes: [[AttributeIndex]]
-    /// The entities whose chunks came from a checkpoint unloaded and whose uniqueness entries and attribute indexes
-    /// are not built yet: they are built on first need (``buildPendingIndexes(_:model:)``); until then commits
-    /// leave them out and ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` declines (a scan answers).
-    var pendingIndexEntities: Set<Int> = []
+    /// The entities whose chunks came from a checkpoint unloaded and whose uniqueness entries are not in
+    /// ``uniqueIndex`` yet: they are added on first need (``buildPendingUniqueEntries(_:model:)``); until then
+    /// commits leave those entities' entries out.
+    var pendingUniqueEntities: Set<Int> = []
+    /// The entities whose chunks came from a checkpoint unloaded and whose attribute indexes are not built yet:
+    /// built on first need (``buildPendingAttributeIndexes(_:)``); until then commits leave them out and
+    /// ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` declines (a scan answers).
+    var pendingAttributeIndexEntities: Set<Int> = []
 
     init(model: ObjectModel, isIndexed: Bool = true) {
         self.isIndexed = isIndexed
@@ -91,7 +95,9 @@ struct StoreState: Sendable {
     /// entity's indexes are built on first need.
     mutating func adoptUnloadedChunks(_ chunks: [LazyColumnChunk], entityIndex: Int) {
         tables[entityIndex].adoptUnloadedChunks(chunks)
-        if isIndexed { pendingIndexEntities.insert(entityIndex) }
+        guard isIndexed else { return }
+        pendingUniqueEntities.insert(entityIndex)
+        pendingAttributeIndexEntities.insert(entityIndex)
     }
 
     /// Makes room for `count` more rows of one entity.
