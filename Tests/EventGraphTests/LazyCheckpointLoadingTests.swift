@@ -1,5 +1,6 @@
 import Foundation
 import LogFormat
+import Synchronization
 import Testing
 
 @testable import EventGraph
@@ -133,13 +134,7 @@ struct LazyCheckpointLoadingTests {
 
         // A save that changes an object of the damaged chunk throws naming it.
         let inDamaged = try #require(Self.damagedChunkKey(keys, target: target, in: container))
-        let changes = CommitRequest(
-            author: "test",
-            operations: [
-                .update(
-                    ObjectReference(entityIndex: UInt32(Self.studentEntity), key: inDamaged),
-                    [PropertyChange(propertyIndex: UInt32(Self.nameProperty), value: .attribute(.string("x")))])
-            ], readRows: [:], mergePolicy: .error)
+        let changes = Self.renaming(studentKey: inDamaged)
         for attempt in [
             { () throws -> Void in _ = try container.store.commit(changes) },
             { _ = try container.stateDigest() },
@@ -150,6 +145,45 @@ struct LazyCheckpointLoadingTests {
             #expect(message.contains("chunk 1 of entity Student"), "\(message)")
             #expect(message.contains("byte offset \(target.byteOffset)"), "\(message)")
         }
+    }
+
+    @Test func threadsTouchingOneUnloadedChunkAtOnceReadItOnceAndSeeTheSameRows() throws {
+        let directory = TemporaryDirectory()
+        try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
+        let keys = try Self.studentKeys(of: directory.file())
+        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+        defer { try? container.close() }
+        let store = container.store
+        let barrier = ThreadBarrier(count: 8)
+        let names = Mutex<[UInt64: Set<String>]>([:])
+        onThreads(8) { thread in
+            barrier.arriveAndWait()
+            // Every thread reads keys of every chunk, in its own order, while one commits a change to the middle one.
+            for key in thread % 2 == 0 ? keys : keys.reversed() where key % 97 == UInt64(thread) {
+                let row = store.row(entityIndex: Self.studentEntity, key: key)
+                let name = row.map { "\($0.values[Self.nameProperty])" } ?? "missing"
+                names.withLock { _ = $0[key, default: []].insert(name) }
+            }
+            if thread == 0 {
+                let key = keys[keys.count / 2]
+                #expect(throws: Never.self) { _ = try store.commit(Self.renaming(studentKey: key)) }
+            }
+        }
+        let seen = names.withLock { $0 }
+        #expect(seen.values.allSatisfy { $0.count == 1 && !$0.contains("missing") })
+        #expect(Self.state(of: container).version(ofEntity: Self.studentEntity).unreadChunkCount == 0)
+        #expect(try container.stateDigest() == Self.fullReplayDigest(of: directory.file()))
+    }
+
+    /// A request that renames one student, straight to the store (no context).
+    static func renaming(studentKey key: UInt64) -> CommitRequest {
+        CommitRequest(
+            author: "test",
+            operations: [
+                .update(
+                    ObjectReference(entityIndex: UInt32(studentEntity), key: key),
+                    [PropertyChange(propertyIndex: UInt32(nameProperty), value: .attribute(.string("x")))])
+            ], readRows: [:], mergePolicy: .storeWins)
     }
 
     /// A key the damaged chunk's directory entry lists (between its smallest and largest key).

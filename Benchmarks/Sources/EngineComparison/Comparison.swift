@@ -225,7 +225,8 @@ final class Comparison {
         // open-1m opens a compacted store (issue 14's goal is "after compaction"): EventGraph's checkpoint, SQLite's
         // vacuumed file. Not measured.
         for engine in engines {
-            log("large store: compacting for \(engine.name) before open-1m: \(format(try engine.compact(path: path(engine)))) s")
+            let seconds = try engine.compact(path: path(engine))
+            log("large store: compacted for \(engine.name) before open-1m in \(format(seconds)) s")
         }
 
         let identity = Int64(count / 2)

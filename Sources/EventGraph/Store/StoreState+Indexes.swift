@@ -58,7 +58,8 @@ extension StoreState {
                     let values = constraint.propertyIndices.map { chunk.attributeValue(at: position, property: $0) }
                     // Nulls are never equal (as in SQL): a tuple with one is not indexed.
                     guard !values.contains(.null) else { continue }
-                    let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: values)
+                    let tuple = UniqueKey(
+                        entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: values)
                     uniqueIndex[tuple] = chunk.keys[position]
                 }
             }
