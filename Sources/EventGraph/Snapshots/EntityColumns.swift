@@ -35,6 +35,9 @@ struct EntityColumns: Sendable {
     /// The number of chunks, loaded or not.
     var chunkCount: Int { resident.count }
 
+    /// Whether some chunk is still on disk in this version.
+    var hasUnloadedChunks: Bool { unloadedObjectCount > 0 }
+
     /// The number of chunks still on disk in this version.
     var unloadedChunkCount: Int { unloaded.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 

@@ -55,7 +55,7 @@ extension Store {
 
 extension StoreState {
     /// Whether any entity still has chunks on disk.
-    var hasUnloadedChunks: Bool { tables.contains { $0.unloadedChunkCount > 0 } }
+    var hasUnloadedChunks: Bool { tables.contains(where: \.hasUnloadedChunks) }
 
     /// Loads every unloaded chunk that holds an object `operations` name (changed, or the target of a relationship)
     /// or an object those objects' current relationships point to (what inverse repair changes).
