@@ -117,6 +117,34 @@ struct LazyCheckpointLoadingTests {
         #expect(try Self.fullReplayDigest(of: directory.file()) == expected)
     }
 
+    @Test func aViewAsOfATransactionOfTheTailReadsTheCheckpointLazilyToo() throws {
+        let directory = TemporaryDirectory()
+        try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
+        let keys = try Self.studentKeys(of: directory.file())
+        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+        defer { try? container.close() }
+        let store = container.store
+        _ = try store.commit(Self.renaming(studentKey: keys[0]))
+        let renamed = container.store.lastTransactionID
+        _ = try store.commit(Self.renaming(studentKey: keys[1]))
+
+        let view = try container.view(asOfTransaction: renamed)
+        let students = Self.state(of: view).version(ofEntity: Self.studentEntity)
+        #expect(students.unloadedChunkCount == 2)
+        let name = { (row: Row?) in row.map { "\($0.values[Self.nameProperty])" } }
+        #expect(
+            name(view.store.row(entityIndex: Self.studentEntity, key: keys[0]))
+                == name(
+                    store.row(
+                        entityIndex: Self.studentEntity, key: keys[0])))
+        #expect(
+            name(view.store.row(entityIndex: Self.studentEntity, key: keys[1]))
+                != name(
+                    store.row(
+                        entityIndex: Self.studentEntity, key: keys[1])))
+        #expect(view.store.row(entityIndex: Self.studentEntity, key: keys.last!) != nil)
+    }
+
     @Test func aDamagedChunkStopsOnlyWhatTouchesIt() throws {
         let directory = TemporaryDirectory()
         try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
