@@ -76,26 +76,35 @@ struct CheckpointChunkLayoutTests {
         try reopened.close()
     }
 
-    @Test func damageInsideAChunkNamesTheChunkAndTheEntityAndAFullScanFindsIt() throws {
-        let directory = TemporaryDirectory()
-        try Self.compactedStore(at: directory.file(), studentCount: 10_000)
-        let listed = try #require(try Self.directory(of: directory.file()))
+    /// Flips a bit in the middle of the second student chunk's body (after its 48-byte frame header); returns the
+    /// chunk's directory entry.
+    @discardableResult
+    static func damageSecondStudentChunk(at path: String) throws -> EntityChunkEntry {
+        let listed = try #require(try Self.directory(of: path))
         let students = try #require(listed.entities.first { $0.chunks.count == 3 })
         let target = students.chunks[1]
-        // A byte in the middle of the second student chunk's body (after its 48-byte frame header).
-        let handle = try #require(FileHandle(forUpdatingAtPath: directory.file()))
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
         try handle.seek(toOffset: target.byteOffset + 48 + 100)
         let byte = try #require(try handle.read(upToCount: 1))
         try handle.seek(toOffset: target.byteOffset + 48 + 100)
         try handle.write(contentsOf: [byte[0] ^ 0x10])
         try handle.close()
+        return target
+    }
 
-        let error = #expect(throws: EventGraphError.self) {
-            try ModelContainer(path: directory.file(), model: TestModels.school)
-        }
+    @Test func damageInsideAChunkNamesTheChunkAndTheEntityAndAFullScanFindsIt() throws {
+        let directory = TemporaryDirectory()
+        try Self.compactedStore(at: directory.file(), studentCount: 10_000)
+        let target = try Self.damageSecondStudentChunk(at: directory.file())
+
+        // Open reads no chunk, so it succeeds; what reads the damaged chunk throws (more in
+        // LazyCheckpointLoadingTests).
+        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+        let error = #expect(throws: EventGraphError.self) { try container.stateDigest() }
         let message = error?.message ?? ""
         #expect(message.contains("chunk 1 of entity Student"), "\(message)")
         #expect(message.contains("byte offset \(target.byteOffset)"), "\(message)")
+        try container.close()
 
         // What `egctl verify` runs: a scan that reads every body.
         let report = try LogReader(path: directory.file()).scan()

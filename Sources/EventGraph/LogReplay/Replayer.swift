@@ -61,6 +61,9 @@ struct Replayer {
             if let until = untilTransaction, changeset.transactionID > until { return }
             // Transactions a checkpoint already contains are skipped.
             if checkpointFloor != nil, changeset.transactionID <= state!.lastTransactionID { return }
+            // The checkpoint's chunks this transaction changes are loaded first, so that a damaged one stops the
+            // replay with its error.
+            try state!.loadChunks(touchedBy: changeset.operations)
             let gap = try state!.replay(
                 changeset, blobHandles: handles, model: model, insertDefaults: recordedDefaults, policy: policy,
                 anomalies: &anomalies)
@@ -82,21 +85,7 @@ struct Replayer {
             guard let model, let current = checkpoint else {
                 return try reject("a checkpoint directory outside a checkpoint")
             }
-            let source = CheckpointChunkSource(
-                reader: reader, checkpointTransactionID: current.begin.lastTransactionID)
-            for entity in directory.entities {
-                let entityIndex = Int(entity.entityIndex)
-                guard entityIndex < model.entities.count else {
-                    try reject("the checkpoint directory lists chunks of entity #\(entityIndex), not in the model")
-                    continue
-                }
-                for (chunkIndex, entry) in entity.chunks.enumerated() {
-                    let chunk = try source.load(
-                        entry, chunkIndex: chunkIndex, entityIndex: entityIndex,
-                        entityName: model.entities[entityIndex].name)
-                    try load(chunk, model: model)
-                }
-            }
+            try adopt(directory, reader: reader, model: model, checkpointTransactionID: current.begin.lastTransactionID)
         case .checkpointEnd(let end):
             guard let current = checkpoint else { return try reject("a checkpoint end without a beginning") }
             if end.objectCount != current.count || current.begin.objectCount != current.count {
@@ -111,6 +100,47 @@ struct Replayer {
             state = current.state
             state!.rebuildIndexes()
             transactionIDGaps = []
+        }
+    }
+
+    /// Takes the checkpoint's directory (format 1.3): every listed entity chunk stays on disk, in the state as an
+    /// unloaded chunk read on first touch. Only the first chunk is read now, for the checkpoint's table of foreign
+    /// stores (the writer gives every chunk the same one), which the state's references are expressed in.
+    private mutating func adopt(
+        _ directory: CheckpointDirectory, reader: LogReader, model: ObjectModel, checkpointTransactionID: UInt64
+    ) throws(EventGraphError) {
+        let source = CheckpointChunkSource(reader: reader, checkpointTransactionID: checkpointTransactionID)
+        if let first = directory.entities.first, Int(first.entityIndex) < model.entities.count {
+            let chunk = try source.load(
+                first.chunks[0], chunkIndex: 0, entityIndex: Int(first.entityIndex),
+                entityName: model.entities[Int(first.entityIndex)].name)
+            for uuid in chunk.foreignStores { _ = checkpoint!.state.storeIndex(of: uuid) }
+        }
+        for entity in directory.entities {
+            let entityIndex = Int(entity.entityIndex)
+            guard entityIndex < model.entities.count else {
+                try reject("the checkpoint directory lists chunks of entity #\(entityIndex), not in the model")
+                continue
+            }
+            let entityName = model.entities[entityIndex].name
+            guard checkpoint!.state.objectCount(ofEntity: entityIndex) == 0 else {
+                // Ordinary chunks already put objects of this entity in place (a writer's rule was broken): the
+                // entity chunks are read now and their objects put after them, as before lazy loading.
+                for (chunkIndex, entry) in entity.chunks.enumerated() {
+                    let chunk = try source.load(
+                        entry, chunkIndex: chunkIndex, entityIndex: entityIndex, entityName: entityName)
+                    try load(chunk, model: model)
+                }
+                continue
+            }
+            let decoder = CheckpointChunkDecoder(
+                source: source, entityIndex: entityIndex, entityName: entityName,
+                defaults: recordedDefaults[entityIndex], foreignStores: checkpoint!.state.foreignStores)
+            let chunks = entity.chunks.enumerated().map { chunkIndex, entry in
+                LazyColumnChunk(entry: entry, chunkIndex: chunkIndex, decoder: decoder)
+            }
+            checkpoint!.state.adoptUnloadedChunks(chunks, entityIndex: entityIndex)
+            checkpoint!.count += entity.chunks.reduce(0) { $0 + UInt64($1.objectCount) }
         }
     }
 

@@ -17,6 +17,10 @@ struct ColumnChunk: Sendable {
     private(set) var liveBits = [UInt64](repeating: 0, count: slotCapacity / 64)
     private(set) var columns: [Column] = []
 
+    /// What an entity's chunk list holds in the place of a chunk that is still on disk (and what a damaged chunk
+    /// reads as): no object.
+    static let unloaded = ColumnChunk()
+
     /// The number of slots used (live or emptied); new objects go after them.
     var slotCount: Int { keys.count }
 

@@ -3,14 +3,26 @@ import LogFormat
 /// The committed objects of one entity, by column in chunks of ``ColumnChunk/slotCapacity``, in commit order
 /// (deterministic across reopen), with a key directory.
 ///
+/// Chunks of a checkpoint (format 1.3) may stay on disk until something touches them (``LazyColumnChunk``): a
+/// version finds a key in such a chunk through the directory's key range and the chunk's own sorted keys, and a
+/// commit that changes the chunk makes it resident first.
+///
 /// It is a value, and a cheap one to copy: a copy is a version of the entity that later commits do not change. A
 /// commit copies only the chunks (and their columns) and key-directory shards it touches while an older version is
 /// held, so a reader takes a version under the store's lock and reads it after letting the lock go. Deleting
 /// empties a slot that scans skip; the chunks are rewritten without empty slots once those outnumber the live ones.
 struct EntityColumns: Sendable {
     let entityIndex: Int
-    private(set) var chunks: [ColumnChunk] = []
+    /// The chunks in memory; an unloaded chunk's place holds ``ColumnChunk/unloaded`` until it is touched.
+    private var resident: [ColumnChunk] = []
+    /// For each chunk, the checkpoint chunk it still is on disk (`nil` once this version holds it in `resident`).
+    private var unloaded: [LazyColumnChunk?] = []
+    /// The keys of the objects in resident chunks (an unloaded chunk's keys are found through its box).
     private var directory = KeyDirectory()
+    /// The number of objects in unloaded chunks (all live: a checkpoint holds live objects only).
+    private var unloadedObjectCount = 0
+    /// The largest key an unloaded chunk may hold: a new key above it needs no chunk loaded to prove it is new.
+    private var unloadedMaxKey: UInt64 = 0
     private var emptiedCount = 0
 
     init(entityIndex: Int) {
@@ -18,21 +30,65 @@ struct EntityColumns: Sendable {
     }
 
     /// The number of live objects.
-    var count: Int { directory.count }
+    var count: Int { directory.count + unloadedObjectCount }
+
+    /// The number of chunks, loaded or not.
+    var chunkCount: Int { resident.count }
+
+    /// Whether some chunk is still on disk in this version.
+    var hasUnloadedChunks: Bool { unloadedObjectCount > 0 }
+
+    /// The number of chunks still on disk in this version.
+    var unloadedChunkCount: Int { unloaded.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
+
+    /// The number of chunks of the checkpoint that no version has read yet (a probe for tests: open reads none).
+    var unreadChunkCount: Int { unloaded.reduce(0) { $0 + ($1.map { $0.isLoaded ? 0 : 1 } ?? 0) } }
 
     /// The number of slots used, live or emptied (slots are numbered in commit order).
-    var slotCount: Int { chunks.last.map { (chunks.count - 1) * ColumnChunk.slotCapacity + $0.slotCount } ?? 0 }
+    var slotCount: Int {
+        guard let last = resident.indices.last else { return 0 }
+        return last * ColumnChunk.slotCapacity + (unloaded[last]?.objectCount ?? resident[last].slotCount)
+    }
+
+    /// Chunk `index`, read from the checkpoint the first time any version touches it. A chunk that cannot be read
+    /// reads as holding no object here; ``loadedChunk(at:)`` and ``load(keys:)`` throw its error.
+    func chunk(at index: Int) -> ColumnChunk {
+        guard let lazy = unloaded[index] else { return resident[index] }
+        return (try? lazy.load()) ?? ColumnChunk.unloaded
+    }
+
+    /// Chunk `index`, read from the checkpoint if it is not in memory yet.
+    ///
+    /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when the
+    ///   chunk is damaged.
+    func loadedChunk(at index: Int) throws(EventGraphError) -> ColumnChunk {
+        guard let lazy = unloaded[index] else { return resident[index] }
+        return try lazy.load()
+    }
+
+    /// Every chunk in slot order (each unloaded one is loaded).
+    var chunks: [ColumnChunk] { resident.indices.map(chunk(at:)) }
 
     /// The slot of a live object.
-    func slot(forKey key: UInt64) -> Int? { directory[key] }
+    func slot(forKey key: UInt64) -> Int? {
+        if let slot = directory[key] { return slot }
+        guard unloadedObjectCount > 0, key <= unloadedMaxKey else { return nil }
+        for (index, lazy) in unloaded.enumerated() {
+            if let lazy, lazy.mayHold(key), let position = lazy.position(of: key) {
+                return index * ColumnChunk.slotCapacity + position
+            }
+        }
+        return nil
+    }
 
     func row(forKey key: UInt64) -> Row? {
-        directory[key].map { row(atSlot: $0) }
+        slot(forKey: key).map { row(atSlot: $0) }
     }
 
     /// The row of a live slot.
     func row(atSlot slot: Int) -> Row {
-        chunks[slot / ColumnChunk.slotCapacity].row(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+        chunk(at: slot / ColumnChunk.slotCapacity).row(
+            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
     }
 
     /// The rows of some live slots in commit order (slot order), each once however often it is listed.
@@ -49,48 +105,110 @@ struct EntityColumns: Sendable {
 
     /// Whether a slot holds a live object.
     func isLive(slot: Int) -> Bool {
-        chunks[slot / ColumnChunk.slotCapacity].isLive(slot % ColumnChunk.slotCapacity)
+        chunk(at: slot / ColumnChunk.slotCapacity).isLive(slot % ColumnChunk.slotCapacity)
     }
+
+    // MARK: - Loading
+
+    /// Takes a checkpoint's chunks of this entity (format 1.3), in slot order, as chunks that stay on disk until
+    /// touched: chunk *i* holds slots *i* × ``ColumnChunk/slotCapacity`` onwards.
+    ///
+    /// - Precondition: the entity holds no object yet.
+    mutating func adoptUnloadedChunks(_ chunks: [LazyColumnChunk]) {
+        precondition(resident.isEmpty, "entity #\(entityIndex) already holds objects when its checkpoint chunks come")
+        resident = Array(repeating: ColumnChunk.unloaded, count: chunks.count)
+        unloaded = chunks
+        unloadedObjectCount = chunks.reduce(0) { $0 + $1.objectCount }
+        unloadedMaxKey = chunks.map(\.entry.maxKey).max() ?? 0
+    }
+
+    /// Loads every unloaded chunk that may hold one of `keys` (a commit's or a replayed transaction's objects),
+    /// so that the changes are applied to chunks known to be intact.
+    ///
+    /// - Throws: the error of the first such chunk that is damaged.
+    func load(keys: some Sequence<UInt64>) throws(EventGraphError) {
+        guard unloadedObjectCount > 0 else { return }
+        for key in keys where key <= unloadedMaxKey && directory[key] == nil {
+            for case let lazy? in unloaded where lazy.mayHold(key) { _ = try lazy.load() }
+        }
+    }
+
+    /// Loads every unloaded chunk (compaction, verification).
+    ///
+    /// - Throws: the error of the first chunk that is damaged.
+    func loadAll() throws(EventGraphError) {
+        for case let lazy? in unloaded { _ = try lazy.load() }
+    }
+
+    /// Makes chunk `index` resident in this version (its keys join the directory) before it is changed.
+    private mutating func makeResident(_ index: Int) {
+        guard let lazy = unloaded[index] else { return }
+        // Callers loaded the chunks they change with `load(keys:)`, which throws for a damaged one.
+        let chunk = (try? lazy.load()) ?? ColumnChunk.unloaded
+        unloaded[index] = nil
+        resident[index] = chunk
+        unloadedObjectCount -= lazy.objectCount
+        let base = index * ColumnChunk.slotCapacity
+        for (position, key) in chunk.keys.enumerated() where chunk.isLive(position) {
+            directory.set(base + position, for: key)
+        }
+    }
+
+    // MARK: - Changing
 
     /// Makes room for `count` more objects.
     mutating func reserveCapacity(adding count: Int) {
         directory.reserveCapacity(adding: count)
         let chunkCount = (slotCount + count + ColumnChunk.slotCapacity - 1) / ColumnChunk.slotCapacity
-        chunks.reserveCapacity(chunkCount)
+        resident.reserveCapacity(chunkCount)
+        unloaded.reserveCapacity(chunkCount)
     }
 
     /// Inserts or replaces the row with the same key.
     mutating func put(_ row: Row) {
         precondition(row.entityIndex == entityIndex, "a row of entity #\(row.entityIndex) put in #\(entityIndex)")
-        if let slot = directory[row.key] {
-            chunks[slot / ColumnChunk.slotCapacity].replace(at: slot % ColumnChunk.slotCapacity, with: row)
+        if let slot = slot(forKey: row.key) {
+            makeResident(slot / ColumnChunk.slotCapacity)
+            resident[slot / ColumnChunk.slotCapacity].replace(at: slot % ColumnChunk.slotCapacity, with: row)
             return
         }
-        if chunks.last?.isFull ?? true { chunks.append(ColumnChunk()) }
-        let position = chunks[chunks.count - 1].append(row)
-        directory.set((chunks.count - 1) * ColumnChunk.slotCapacity + position, for: row.key)
+        // The last chunk takes the new object unless it is full (a full one on disk stays there).
+        if let last = resident.indices.last, let lazy = unloaded[last], lazy.objectCount < ColumnChunk.slotCapacity {
+            makeResident(last)
+        }
+        if resident.isEmpty || unloaded[resident.count - 1] != nil || resident[resident.count - 1].isFull {
+            resident.append(ColumnChunk())
+            unloaded.append(nil)
+        }
+        let position = resident[resident.count - 1].append(row)
+        directory.set((resident.count - 1) * ColumnChunk.slotCapacity + position, for: row.key)
     }
 
     mutating func remove(key: UInt64) {
+        guard let found = slot(forKey: key) else { return }
+        makeResident(found / ColumnChunk.slotCapacity)
         guard let slot = directory.remove(key) else { return }
-        chunks[slot / ColumnChunk.slotCapacity].remove(at: slot % ColumnChunk.slotCapacity)
+        resident[slot / ColumnChunk.slotCapacity].remove(at: slot % ColumnChunk.slotCapacity)
         emptiedCount += 1
-        if emptiedCount > 1024 && emptiedCount > directory.count { compact() }
+        if emptiedCount > 1024 && emptiedCount > count { compact() }
     }
 
     /// Rewrites the chunks with the live objects only, in the same order.
     private mutating func compact() {
         let live = liveRows
-        chunks.removeAll()
+        resident.removeAll()
+        unloaded.removeAll()
         directory.removeAll()
+        unloadedObjectCount = 0
         emptiedCount = 0
         reserveCapacity(adding: live.count)
         for row in live { put(row) }
     }
 
-    /// Calls `body` with every live slot in commit order.
+    /// Calls `body` with every live slot in commit order (unloaded chunks are loaded).
     func forEachLiveSlot(_ body: (_ chunk: ColumnChunk, _ position: Int, _ slot: Int) throws -> Void) rethrows {
-        for (chunkIndex, chunk) in chunks.enumerated() {
+        for chunkIndex in resident.indices {
+            let chunk = chunk(at: chunkIndex)
             let base = chunkIndex * ColumnChunk.slotCapacity
             for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
                 var bits = word

@@ -65,6 +65,7 @@ extension Store {
             throw EventGraphError(
                 .log, "the store refuses saves after the log failed (\(failure.message)); reopen it to recover")
         }
+        try prepareState(for: request.operations)
         var operations = request.operations
         // The last ID comes from the log, which may end at the largest one.
         guard queue.lastTransactionID < UInt64.max else {

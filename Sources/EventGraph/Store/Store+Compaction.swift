@@ -60,6 +60,9 @@ extension Store {
     /// The checkpoint frames for a state (the engine's one checkpoint writer), with the bytes of every external
     /// value the live objects reference.
     func checkpointInput(of snapshot: StoreState) throws(EventGraphError) -> CheckpointInput {
+        // Chunks still on disk are read now: a damaged one stops the checkpoint with its error instead of being
+        // written as empty.
+        try snapshot.loadAllChunks()
         let (begin, entityChunks, chunks) = snapshot.checkpointEntityChunks(model: model, nextKey: keyWatermark)
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         for reference in snapshot.referencedBlobs(model: model) {

@@ -52,16 +52,18 @@ final class Store: Sendable {
     }
 
     /// The committed row of an object.
+    ///
+    /// The entity's version is taken under the lock and read after it is let go: reading may load a chunk of the
+    /// checkpoint from disk.
     func row(entityIndex: Int, key: UInt64) -> Row? {
-        state.withLock { $0.row(entityIndex: entityIndex, key: key) }
+        state.withLock { $0.version(ofEntity: entityIndex) }.row(forKey: key)
     }
 
     /// The committed row of an object whose entity is unknown (for example from an ``ObjectID`` of a sub-entity).
     func row(forKey key: UInt64, in entityIndices: [Int]) -> Row? {
-        state.withLock { state in
-            for index in entityIndices { if let row = state.row(entityIndex: index, key: key) { return row } }
-            return nil
-        }
+        let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
+        for version in versions { if let row = version.row(forKey: key) { return row } }
+        return nil
     }
 
     /// The rows of some entities in commit order: the versions are taken under the lock, and the rows are built
@@ -89,7 +91,8 @@ final class Store: Sendable {
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
-        state.withLock { state in
+        buildPendingAttributeIndexes(ofEntity: entityIndex)
+        return state.withLock { state in
             state.indexedRows(
                 entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
         }
@@ -97,7 +100,8 @@ final class Store: Sendable {
 
     /// The holder of a unique value tuple.
     func holder(of tuple: UniqueKey) -> UInt64? {
-        state.withLock { $0.holder(of: tuple) }
+        buildPendingUniqueEntries(for: [tuple.entityIndex])
+        return state.withLock { $0.holder(of: tuple) }
     }
 
     /// Allocates a key; keys are never reused, even when the object is never saved.

@@ -200,7 +200,9 @@ extension StoreState {
         }
         for key in staged.order {
             guard let (entityIndex, newRow) = staged.rows[key] else { continue }
-            let constraints = isIndexed ? model.entities[entityIndex].uniqueConstraints : []
+            // An entity whose indexes are pending gets them built from its columns later, changes included.
+            let isUniquePending = pendingUniqueEntities.contains(entityIndex)
+            let constraints = isIndexed && !isUniquePending ? model.entities[entityIndex].uniqueConstraints : []
             let oldRow = row(entityIndex: entityIndex, key: key)
             if let old = oldRow {
                 for constraint in constraints {
@@ -209,7 +211,9 @@ extension StoreState {
                     }
                 }
             }
-            indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+            if !pendingAttributeIndexEntities.contains(entityIndex) {
+                indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+            }
             if let newRow {
                 put(newRow)
                 for constraint in constraints {

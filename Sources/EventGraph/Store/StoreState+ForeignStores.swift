@@ -43,7 +43,7 @@ extension StoreState {
         stores.map { storeIndex(of: $0) }
     }
 
-    private static func localize(_ reference: ObjectReference, _ map: [UInt32]) -> ObjectReference {
+    static func localize(_ reference: ObjectReference, _ map: [UInt32]) -> ObjectReference {
         // Decoding checked every index against the payload's table; a payload built in memory with a bad index is
         // left as it is rather than trapping.
         guard reference.storeIndex > 0, Int(reference.storeIndex) <= map.count else { return reference }
@@ -52,7 +52,7 @@ extension StoreState {
         return local
     }
 
-    private static func localize(_ change: PropertyChange, _ map: [UInt32]) -> PropertyChange {
+    static func localize(_ change: PropertyChange, _ map: [UInt32]) -> PropertyChange {
         switch change.value {
         case .attribute:
             change

@@ -10,21 +10,66 @@ extension StoreState {
         rebuildIndexes()
     }
 
-    /// Builds every attribute index from the tables (after a checkpoint was loaded row by row).
+    /// Builds every attribute index from the tables (after a checkpoint was loaded row by row), except those of
+    /// entities whose indexes are pending (built on first need).
     mutating func rebuildIndexes() {
-        for entityIndex in indexes.indices {
-            for position in indexes[entityIndex].indices {
-                let propertyIndex = indexes[entityIndex][position].propertyIndex
-                var entries: [AttributeIndex.Entry] = []
-                entries.reserveCapacity(tables[entityIndex].count)
-                tables[entityIndex].forEachAttributeValue(property: propertyIndex) { key, value in
-                    guard case .attribute(let value)? = value else { return }
-                    entries.append(AttributeIndex.Entry(value: value, key: key))
-                }
-                var fresh = AttributeIndex(propertyIndex: propertyIndex)
-                fresh.rebuild(removing: [], inserting: entries)
-                indexes[entityIndex][position] = fresh
+        for entityIndex in indexes.indices where !pendingAttributeIndexEntities.contains(entityIndex) {
+            rebuildAttributeIndexes(ofEntity: entityIndex)
+        }
+    }
+
+    private mutating func rebuildAttributeIndexes(ofEntity entityIndex: Int) {
+        for position in indexes[entityIndex].indices {
+            let propertyIndex = indexes[entityIndex][position].propertyIndex
+            var entries: [AttributeIndex.Entry] = []
+            entries.reserveCapacity(tables[entityIndex].count)
+            tables[entityIndex].forEachAttributeValue(property: propertyIndex) { key, value in
+                guard case .attribute(let value)? = value else { return }
+                entries.append(AttributeIndex.Entry(value: value, key: key))
             }
+            var fresh = AttributeIndex(propertyIndex: propertyIndex)
+            fresh.rebuild(removing: [], inserting: entries)
+            indexes[entityIndex][position] = fresh
+        }
+    }
+
+    /// The entities among `entities`, and among the families their uniqueness constraints span, whose uniqueness
+    /// entries are still pending, in increasing order.
+    func pendingUniqueEntities(for entities: some Sequence<Int>, model: ObjectModel) -> [Int] {
+        guard !pendingUniqueEntities.isEmpty else { return [] }
+        var needed: Set<Int> = []
+        for entityIndex in entities {
+            for constraint in model.entities[entityIndex].uniqueConstraints {
+                needed.formUnion(model.entities[constraint.entityIndex].familyIndices)
+            }
+        }
+        return needed.filter(pendingUniqueEntities.contains).sorted()
+    }
+
+    /// Adds the uniqueness entries of some entities whose entries are pending, from their columns (every chunk of
+    /// theirs is loaded; a damaged one counts as holding no object).
+    mutating func buildPendingUniqueEntries(_ entities: [Int], model: ObjectModel) {
+        for entityIndex in entities where pendingUniqueEntities.remove(entityIndex) != nil {
+            let constraints = model.entities[entityIndex].uniqueConstraints
+            guard !constraints.isEmpty else { continue }
+            uniqueIndex.reserveCapacity(uniqueIndex.count + tables[entityIndex].count * constraints.count)
+            tables[entityIndex].forEachLiveSlot { chunk, position, _ in
+                for constraint in constraints {
+                    let values = constraint.propertyIndices.map { chunk.attributeValue(at: position, property: $0) }
+                    // Nulls are never equal (as in SQL): a tuple with one is not indexed.
+                    guard !values.contains(.null) else { continue }
+                    let tuple = UniqueKey(
+                        entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: values)
+                    uniqueIndex[tuple] = chunk.keys[position]
+                }
+            }
+        }
+    }
+
+    /// Builds the attribute indexes of some entities whose indexes are pending, from their columns.
+    mutating func buildPendingAttributeIndexes(_ entities: [Int]) {
+        for entityIndex in entities where pendingAttributeIndexEntities.remove(entityIndex) != nil {
+            rebuildAttributeIndexes(ofEntity: entityIndex)
         }
     }
 
@@ -34,6 +79,7 @@ extension StoreState {
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
+        guard !pendingAttributeIndexEntities.contains(entityIndex) else { return nil }
         let table = tables[entityIndex]
         var best: [UInt64]?
         for (propertyIndex, range) in ranges {

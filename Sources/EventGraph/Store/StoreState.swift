@@ -33,6 +33,14 @@ struct StoreState: Sendable {
     /// For each entity, a sorted index of each indexed attribute over the entity's own rows (none unless
     /// ``isIndexed``).
     var indexes: [[AttributeIndex]]
+    /// The entities whose chunks came from a checkpoint unloaded and whose uniqueness entries are not in
+    /// ``uniqueIndex`` yet: they are added on first need (``buildPendingUniqueEntries(_:model:)``); until then
+    /// commits leave those entities' entries out.
+    var pendingUniqueEntities: Set<Int> = []
+    /// The entities whose chunks came from a checkpoint unloaded and whose attribute indexes are not built yet:
+    /// built on first need (``buildPendingAttributeIndexes(_:)``); until then commits leave them out and
+    /// ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` declines (a scan answers).
+    var pendingAttributeIndexEntities: Set<Int> = []
 
     init(model: ObjectModel, isIndexed: Bool = true) {
         self.isIndexed = isIndexed
@@ -82,6 +90,15 @@ struct StoreState: Sendable {
 
     /// Removes the row of `key` from one entity.
     mutating func removeRow(entityIndex: Int, key: UInt64) { tables[entityIndex].remove(key: key) }
+
+    /// Takes a checkpoint's chunks of one entity (format 1.3) as chunks that stay on disk until touched; the
+    /// entity's indexes are built on first need.
+    mutating func adoptUnloadedChunks(_ chunks: [LazyColumnChunk], entityIndex: Int) {
+        tables[entityIndex].adoptUnloadedChunks(chunks)
+        guard isIndexed else { return }
+        pendingUniqueEntities.insert(entityIndex)
+        pendingAttributeIndexEntities.insert(entityIndex)
+    }
 
     /// Makes room for `count` more rows of one entity.
     mutating func reserveCapacity(ofEntity entityIndex: Int, adding count: Int) {

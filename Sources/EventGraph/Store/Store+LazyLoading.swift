@@ -1,0 +1,100 @@
+import LogFormat
+
+/// The store's side of lazily loaded checkpoints (format 1.3): the chunks a commit changes are loaded, and their
+/// damage reported, before anything is staged; the indexes of entities whose chunks came unloaded are built the
+/// first time a lookup or a uniqueness check needs them.
+extension Store {
+    /// Adds the pending uniqueness entries that lookups of tuples of `entities`' constraints need (see
+    /// ``StoreState/pendingUniqueEntities``).
+    func buildPendingUniqueEntries(for entities: some Sequence<Int>) {
+        buildPending { state in
+            state.pendingUniqueEntities(for: entities, model: model)
+        } build: { state, needed in
+            state.buildPendingUniqueEntries(needed, model: model)
+        }
+    }
+
+    /// Builds the attribute indexes of one entity if they are pending (see
+    /// ``StoreState/pendingAttributeIndexEntities``).
+    func buildPendingAttributeIndexes(ofEntity entityIndex: Int) {
+        buildPending { state in
+            state.pendingAttributeIndexEntities.contains(entityIndex) ? [entityIndex] : []
+        } build: { state, needed in
+            state.buildPendingAttributeIndexes(needed)
+        }
+    }
+
+    /// Loads the chunks of the entities `select` names outside the state's lock (each chunk's box has its own),
+    /// then runs `build` on them under it.
+    private func buildPending(
+        _ select: (StoreState) -> [Int], build: (inout StoreState, [Int]) -> Void
+    ) {
+        let (needed, versions) = state.withLock { state in
+            let needed = select(state)
+            return (needed, needed.map { state.version(ofEntity: $0) })
+        }
+        guard !needed.isEmpty else { return }
+        // A damaged chunk is left to read as empty here: lookups cannot throw; commits and compaction throw its
+        // error (`prepareState(for:)`, `StoreState.loadAllChunks()`).
+        for version in versions { try? version.loadAll() }
+        state.withLock { build(&$0, needed) }
+    }
+
+    /// Loads the chunks a commit's operations touch and builds the uniqueness indexes it checks.
+    ///
+    /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when one
+    ///   of those chunks is damaged.
+    func prepareState(for operations: [ChangeOperation]) throws(EventGraphError) {
+        let snapshot = state.withLock { $0 }
+        guard snapshot.hasUnloadedChunks || !snapshot.pendingUniqueEntities.isEmpty else { return }
+        try snapshot.loadChunks(touchedBy: operations)
+        let entities = Set(operations.lazy.map { Int($0.object.entityIndex) }).filter { $0 < model.entities.count }
+        buildPendingUniqueEntries(for: entities)
+    }
+}
+
+extension StoreState {
+    /// Whether any entity still has chunks on disk.
+    var hasUnloadedChunks: Bool { tables.contains(where: \.hasUnloadedChunks) }
+
+    /// Loads every unloaded chunk that holds an object `operations` name (changed, or the target of a relationship)
+    /// or an object those objects' current relationships point to (what inverse repair changes).
+    ///
+    /// - Throws: the error of the first damaged chunk.
+    func loadChunks(touchedBy operations: [ChangeOperation]) throws(EventGraphError) {
+        var references: [ObjectReference] = []
+        for operation in operations {
+            references.append(operation.object)
+            switch operation {
+            case .insert(_, let changes), .update(_, let changes):
+                for change in changes { references += change.value.references }
+            case .relate(_, _, let added, let removed):
+                references += added
+                references += removed
+            case .delete: break
+            }
+        }
+        try loadChunks(holding: references)
+        var targets: [ObjectReference] = []
+        for reference in references where reference.storeIndex == 0 && Int(reference.entityIndex) < tables.count {
+            guard let row = row(entityIndex: Int(reference.entityIndex), key: reference.key) else { continue }
+            for value in row.values { targets += value.references }
+        }
+        try loadChunks(holding: targets)
+    }
+
+    private func loadChunks(holding references: [ObjectReference]) throws(EventGraphError) {
+        var keys: [Int: [UInt64]] = [:]
+        for reference in references where reference.storeIndex == 0 && Int(reference.entityIndex) < tables.count {
+            keys[Int(reference.entityIndex), default: []].append(reference.key)
+        }
+        for (entityIndex, keys) in keys { try tables[entityIndex].load(keys: keys) }
+    }
+
+    /// Loads every unloaded chunk (a checkpoint of the state is about to be written).
+    ///
+    /// - Throws: the error of the first damaged chunk.
+    func loadAllChunks() throws(EventGraphError) {
+        for table in tables { try table.loadAll() }
+    }
+}
