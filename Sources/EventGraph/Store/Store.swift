@@ -49,24 +49,24 @@ final class Store: Sendable {
         self.observers = CommitObservers(model: model, storeUUID: storeUUID)
     }
 
-    /// The committed row of an object.
+    /// The committed row of an object: a handle on its chunk (see ``Row``).
     func row(entityIndex: Int, key: UInt64) -> Row? {
-        state.withLock { $0.row(entityIndex: entityIndex, key: key) }
+        state.withLock { $0.rowHandle(entityIndex: entityIndex, key: key) }
     }
 
     /// The committed row of an object whose entity is unknown (for example from an ``ObjectID`` of a sub-entity).
     func row(forKey key: UInt64, in entityIndices: [Int]) -> Row? {
         state.withLock { state in
-            for index in entityIndices { if let row = state.row(entityIndex: index, key: key) { return row } }
+            for index in entityIndices { if let row = state.rowHandle(entityIndex: index, key: key) { return row } }
             return nil
         }
     }
 
-    /// The rows of some entities in commit order: the versions are taken under the lock, and the rows are built
-    /// from their columns after it is let go, while commits may install newer versions.
+    /// The rows of some entities in commit order: the versions are taken under the lock, and handles on their chunks
+    /// are made after it is let go, while commits may install newer versions.
     func rowSnapshots(of entityIndices: [Int]) -> [[Row?]] {
         let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
-        return versions.map { $0.liveRows.map(Optional.some) }
+        return versions.map { $0.liveRowHandles.map(Optional.some) }
     }
 
     /// The rows of one entity whose values pass `filter`, plus those of `extraKeys`, in commit order: the filter
