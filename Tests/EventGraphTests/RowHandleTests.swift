@@ -231,3 +231,57 @@ struct ObjectHandleTests {
         try container.close()
     }
 }
+
+@Suite("#Predicate fetches run the column scans of the equivalent filters")
+struct PredicateScanTests {
+    @Test("the benchmark's predicate shapes translate completely and fetch what their filters fetch, on random data")
+    func predicatesMatchFilters() throws {
+        let seed = TestSeed.make()
+        var generator = SeededGenerator(seed: seed)
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(path: directory.file(), model: TestModels.samples)
+        let words = ["alpha", "beta", "gamma", "delta", "é", "ab"]
+        do {
+            let context = container.newBackgroundContext()
+            for index in 0..<3_000 {
+                let sample = Sample()
+                context.insert(sample)
+                sample.int64 = Int64(index)
+                sample.int32 = Int32(generator.next() % 50)
+                sample.date = Date(timeIntervalSinceReferenceDate: Double(generator.next() % 200))
+                sample.string = (0..<3).map { _ in words[Int(generator.next() % UInt64(words.count))] }.joined(
+                    separator: " ")
+            }
+            try context.save()
+        }
+        let context = container.newBackgroundContext()
+        let entity = try #require(container.model.entity(for: Sample.self))
+        func keys(_ descriptor: FetchDescriptor<Sample>) throws -> [Int64] {
+            try context.fetch(descriptor).map(\.int64).sorted()
+        }
+        func check(_ predicate: Predicate<Sample>, _ filter: FetchFilter, _ what: String) throws {
+            let plan = try FetchPlan(FetchDescriptor<Sample>(predicate: predicate), entity: entity)
+            #expect(plan.predicate == nil, "\(what) did not translate completely")
+            let byPredicate = try keys(FetchDescriptor<Sample>(predicate: predicate))
+            let byFilter = try keys(FetchDescriptor<Sample>(filter: filter))
+            #expect(byPredicate == byFilter, "\(what), seed \(seed)")
+        }
+        for _ in 0..<10 {
+            let word = words[Int(generator.next() % UInt64(words.count))]
+            let date = Date(timeIntervalSinceReferenceDate: Double(generator.next() % 200))
+            let upper = date.addingTimeInterval(Double(generator.next() % 40))
+            let number = Int32(generator.next() % 50)
+            try check(#Predicate { $0.string.contains(word) }, .compare("string", .contains, .string(word)), "contains")
+            try check(
+                #Predicate { $0.string.starts(with: word) }, .compare("string", .beginsWith, .string(word)), "prefix")
+            try check(#Predicate { $0.string == word }, .equal("string", .string(word)), "string equality")
+            try check(#Predicate { $0.date == date }, .equal("date", .date(date)), "date equality")
+            try check(
+                #Predicate { $0.date >= date && $0.date <= upper },
+                .and([.compare("date", .greaterOrEqual, .date(date)), .compare("date", .lessOrEqual, .date(upper))]),
+                "date range")
+            try check(#Predicate { $0.int32 < number }, .compare("int32", .less, .int32(number)), "number range")
+        }
+        try container.close()
+    }
+}
