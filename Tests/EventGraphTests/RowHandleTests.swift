@@ -208,7 +208,9 @@ struct ObjectHandleTests {
                 // The writer keeps `string == "v\(int64)"` true in every commit.
                 for round in 1...40 {
                     let context = container.newBackgroundContext()
-                    let samples = (try? context.fetch(FetchDescriptor<Sample>(filter: .compare("int64", .less, .int64(200))))) ?? []
+                    let samples =
+                        (try? context.fetch(FetchDescriptor<Sample>(filter: .compare("int64", .less, .int64(200)))))
+                        ?? []
                     for sample in samples {
                         sample.int64 += 1_000 * Int64(round)
                         sample.string = "v\(sample.int64)"

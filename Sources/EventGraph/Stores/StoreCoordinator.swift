@@ -105,7 +105,9 @@ final class StoreCoordinator: ObjectStore {
 
     func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
         row(inStoreAt: identity.storeIndex) { state in
-            for index in entityIndices { if let row = state.rowHandle(entityIndex: index, key: identity.key) { return row } }
+            for index in entityIndices {
+                if let row = state.rowHandle(entityIndex: index, key: identity.key) { return row }
+            }
             return nil
         }
     }
