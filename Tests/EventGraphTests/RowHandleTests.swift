@@ -36,6 +36,20 @@ private func randomRow(_ generator: inout SeededGenerator, key: UInt64, version:
     return Row(entityIndex: 0, key: key, version: version, values: (0..<count).map { _ in randomValue(&generator) })
 }
 
+/// Saves `count` samples, numbered by `int64`, each set up by `configure`.
+private func insertSamples(
+    _ count: Int, into container: ModelContainer, _ configure: (Sample, Int) -> Void = { _, _ in }
+) throws {
+    let context = container.newBackgroundContext()
+    for index in 0..<count {
+        let sample = Sample()
+        context.insert(sample)
+        sample.int64 = Int64(index)
+        configure(sample, index)
+    }
+    try context.save()
+}
+
 @Suite("Handle rows read their chunk version")
 struct RowHandleTests {
     @Test("a handle reads every value as the row built from the same slot, on random data")
@@ -98,11 +112,7 @@ struct RowHandleTests {
 struct ObjectHandleTests {
     private static func fill(_ container: ModelContainer, count: Int, seed: UInt64) throws {
         var generator = SeededGenerator(seed: seed)
-        let context = container.newBackgroundContext()
-        for index in 0..<count {
-            let sample = Sample()
-            context.insert(sample)
-            sample.int64 = Int64(index)
+        try insertSamples(count, into: container) { sample, index in
             sample.int32 = Int32(truncatingIfNeeded: generator.next() % 100)
             sample.double = Double(generator.next() % 1_000) / 8
             sample.string = "title \(generator.next() % 500) of sample number \(index)"
@@ -110,7 +120,6 @@ struct ObjectHandleTests {
             sample.date = Date(timeIntervalSinceReferenceDate: Double(generator.next() % 10_000))
             sample.data = Data([UInt8(index & 0xFF), 1, 2])
         }
-        try context.save()
     }
 
     private struct Values: Equatable {
@@ -192,16 +201,7 @@ struct ObjectHandleTests {
     func concurrentReadersAndWriter() throws {
         let directory = TemporaryDirectory()
         let container = try ModelContainer(path: directory.file(), model: TestModels.samples)
-        do {
-            let context = container.newBackgroundContext()
-            for index in 0..<2_000 {
-                let sample = Sample()
-                context.insert(sample)
-                sample.int64 = Int64(index)
-                sample.string = "v\(index)"
-            }
-            try context.save()
-        }
+        try insertSamples(2_000, into: container) { sample, index in sample.string = "v\(index)" }
         let failures = Mutex(0)
         onThreads(4) { thread in
             if thread == 0 {
@@ -243,18 +243,11 @@ struct PredicateScanTests {
         let directory = TemporaryDirectory()
         let container = try ModelContainer(path: directory.file(), model: TestModels.samples)
         let words = ["alpha", "beta", "gamma", "delta", "é", "ab"]
-        do {
-            let context = container.newBackgroundContext()
-            for index in 0..<3_000 {
-                let sample = Sample()
-                context.insert(sample)
-                sample.int64 = Int64(index)
-                sample.int32 = Int32(generator.next() % 50)
-                sample.date = Date(timeIntervalSinceReferenceDate: Double(generator.next() % 200))
-                sample.string = (0..<3).map { _ in words[Int(generator.next() % UInt64(words.count))] }.joined(
-                    separator: " ")
-            }
-            try context.save()
+        try insertSamples(3_000, into: container) { sample, _ in
+            sample.int32 = Int32(generator.next() % 50)
+            sample.date = Date(timeIntervalSinceReferenceDate: Double(generator.next() % 200))
+            sample.string = (0..<3).map { _ in words[Int(generator.next() % UInt64(words.count))] }.joined(
+                separator: " ")
         }
         let context = container.newBackgroundContext()
         let entity = try #require(container.model.entity(for: Sample.self))
