@@ -46,10 +46,11 @@ extension ColumnChunk {
 }
 
 extension EntityColumns {
-    /// The chunk that holds a slot: every read of a chunk by slot goes through here, so that a chunk can later be
-    /// loaded on first touch in one place.
+    /// Chunk `index`: every read of one chunk by handles goes through here, so that a chunk can be loaded on first
+    /// touch in one place. (The lazy-open work, branch h30, declares the same accessor in `EntityColumns.swift`,
+    /// loading the chunk from the checkpoint; when both meet, this one is deleted.)
     @inline(__always)
-    func chunk(holding slot: Int) -> ColumnChunk { chunks[slot / ColumnChunk.slotCapacity] }
+    func chunk(at index: Int) -> ColumnChunk { chunks[index] }
 
     /// A handle row of a live object (see ``Row``), for readers that keep it.
     func rowHandle(forKey key: UInt64) -> Row? {
@@ -58,7 +59,8 @@ extension EntityColumns {
 
     /// A handle row of a live slot.
     func rowHandle(atSlot slot: Int) -> Row {
-        chunk(holding: slot).rowHandle(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+        chunk(at: slot / ColumnChunk.slotCapacity).rowHandle(
+            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
     }
 
     /// The handle rows of the live objects in commit order: no value is copied.

@@ -49,17 +49,17 @@ final class Store: Sendable {
         self.observers = CommitObservers(model: model, storeUUID: storeUUID)
     }
 
-    /// The committed row of an object: a handle on its chunk (see ``Row``).
+    /// The committed row of an object: a handle on its chunk (see ``Row``), made from the entity's version after the
+    /// lock is let go.
     func row(entityIndex: Int, key: UInt64) -> Row? {
-        state.withLock { $0.rowHandle(entityIndex: entityIndex, key: key) }
+        state.withLock { $0.version(ofEntity: entityIndex) }.rowHandle(forKey: key)
     }
 
     /// The committed row of an object whose entity is unknown (for example from an ``ObjectID`` of a sub-entity).
     func row(forKey key: UInt64, in entityIndices: [Int]) -> Row? {
-        state.withLock { state in
-            for index in entityIndices { if let row = state.rowHandle(entityIndex: index, key: key) { return row } }
-            return nil
-        }
+        let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
+        for version in versions { if let row = version.rowHandle(forKey: key) { return row } }
+        return nil
     }
 
     /// The rows of some entities in commit order: the versions are taken under the lock, and handles on their chunks
