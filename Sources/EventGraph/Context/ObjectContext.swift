@@ -166,13 +166,23 @@ public final class ObjectContext {
     @inline(__always)
     func materialize(_ row: Row, inStore storeIndex: UInt32) -> ManagedObject {
         let identity = row.identity(inStore: storeIndex)
-        if let object = registered[identity] {
-            if object.pending.isEmpty, !object.flags.contains(.isInserted), object.row !== row {
-                object.row = row
-                object.loadedBlobs.removeAll()
-            }
-            return object
+        if let object = registered[identity] { return update(object, with: row) }
+        return makeFault(holding: row, identity: identity)
+    }
+
+    /// A registered object brought up to date with a committed row, unless it has unsaved changes.
+    @inline(__always)
+    func update(_ object: ManagedObject, with row: Row) -> ManagedObject {
+        if object.pending.isEmpty, !object.flags.contains(.isInserted), object.row !== row {
+            object.row = row
+            object.loadedBlobs.removeAll()
         }
+        return object
+    }
+
+    /// A new registered fault holding a committed row (an unregistered identity).
+    @inline(__always)
+    func makeFault(holding row: Row, identity: ObjectIdentity) -> ManagedObject {
         let object = newObject(of: model.entities[row.entityIndex], identity: identity, flags: [.isFault])
         object.row = row
         registered[identity] = object

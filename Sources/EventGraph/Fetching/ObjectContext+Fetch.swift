@@ -58,16 +58,23 @@ extension ObjectContext {
             plan.filter == nil || !plan.includesPending ? [] : changedObjects(in: plan.family).map(\.identity)
         for entityIndex in plan.familyIndices {
             var batches: [StoreRows]?
+            // Rows a store filtered passed the filter on their committed values exactly (objects changed here are
+            // judged by their own values in `consider` either way), so they are not filtered a second time.
+            var passedFilter = false
             if !ranges.isEmpty {
                 batches = parentStore.indexedRows(entityIndex: entityIndex, ranges: ranges, including: changed)
                 if batches != nil { collector.statistics.usedIndex = true }
             }
             if batches == nil, let filter = plan.filter {
                 batches = parentStore.filteredRows(entityIndex: entityIndex, filter: filter, including: changed)
+                passedFilter = true
             }
-            for batch in batches ?? parentStore.rows(of: entityIndex) {
+            let scanned = batches ?? parentStore.rows(of: entityIndex)
+            registered.reserveCapacity(registered.count + scanned.reduce(0) { $0 + $1.rows.count })
+            for batch in scanned {
                 for case let row? in batch.rows {
-                    guard try consider(row, inStore: batch.storeIndex, into: &collector) else { return }
+                    guard try consider(row, inStore: batch.storeIndex, passedFilter: passedFilter, into: &collector)
+                    else { return }
                 }
             }
         }
@@ -75,22 +82,35 @@ extension ObjectContext {
 
     /// Considers one committed row; returns false once the window is full. The context's own view of an object
     /// with unsaved changes wins over the committed row.
-    func consider<T>(_ row: Row, inStore storeIndex: UInt32, into collector: inout FetchCollector<T>)
-        throws(EventGraphError) -> Bool
-    {
+    ///
+    /// `passedFilter` says the store already filtered the row on its committed values. The object is looked up once:
+    /// a registered one is brought up to date with the row, otherwise a new fault holds the row (a handle on its
+    /// chunk, so nothing is copied until a property is read).
+    func consider<T>(
+        _ row: Row, inStore storeIndex: UInt32, passedFilter: Bool = false, into collector: inout FetchCollector<T>
+    ) throws(EventGraphError) -> Bool {
         if collector.isFull { return false }
         collector.statistics.rowsExamined += 1
+        let identity = row.identity(inStore: storeIndex)
         // The plan is read in place, not copied: this runs for every row a scan examines.
-        if collector.plan.includesPending, let registered = registered[row.identity(inStore: storeIndex)],
-            !registered.pending.isEmpty || registered.flags.contains(.isDeleted)
-        {
+        guard let registered = registered[identity] else {
+            if !passedFilter, let filter = collector.plan.filter, !filter.matches({ row.values.attributeValue(at: $0) })
+            {
+                return true
+            }
+            try collector.accept(makeFault(holding: row, identity: identity))
+            return true
+        }
+        if collector.plan.includesPending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {
             guard !registered.flags.contains(.isDeleted) else { return true }
             if let filter = collector.plan.filter, !matches(filter, registered, pending: true) { return true }
             try collector.accept(registered)
             return true
         }
-        if let filter = collector.plan.filter, !filter.matches({ Self.committedAttribute(row, $0) }) { return true }
-        try collector.accept(materialize(row, inStore: storeIndex))
+        if !passedFilter, let filter = collector.plan.filter, !filter.matches({ row.values.attributeValue(at: $0) }) {
+            return true
+        }
+        try collector.accept(update(registered, with: row))
         return true
     }
 
@@ -186,15 +206,10 @@ extension ObjectContext {
         return entity
     }
 
-    private static func committedAttribute(_ row: Row, _ index: Int) -> AttributeValue {
-        if case .attribute(let value) = row.values[index] { return value }
-        return .null
-    }
-
     func matches(_ filter: ResolvedFilter, _ object: ManagedObject, pending: Bool) -> Bool {
         filter.matches { index in
             if pending, let value = object.storedAttributeValue(at: index) { return value }
-            if let row = object.row, case .attribute(let value) = row.values[index] { return value }
+            if let row = object.row { return row.values.attributeValue(at: index) }
             if case .attribute(let value) = object.entity.defaultValues[index] { return value }
             return .null
         }

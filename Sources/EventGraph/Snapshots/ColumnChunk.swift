@@ -12,7 +12,7 @@ struct ColumnChunk: Sendable {
     private(set) var keys: [UInt64] = []
     private(set) var versions: [UInt64] = []
     /// How many properties each slot's row has (a later schema may have added some).
-    private var valueCounts: [UInt16] = []
+    private(set) var valueCounts: [UInt16] = []
     /// Bit `slot % 64` of word `slot / 64` is set when the slot holds a live object.
     private(set) var liveBits = [UInt64](repeating: 0, count: slotCapacity / 64)
     private(set) var columns: [Column] = []

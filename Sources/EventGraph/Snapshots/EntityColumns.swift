@@ -91,13 +91,14 @@ struct EntityColumns: Sendable {
             at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
     }
 
-    /// The rows of some live slots in commit order (slot order), each once however often it is listed.
+    /// The rows of some live slots in commit order (slot order), each once however often it is listed: handles that
+    /// read their values from the chunks (see ``Row``).
     func rows(atSlots slots: [Int]) -> [Row] {
         var rows: [Row] = []
         rows.reserveCapacity(slots.count)
         var previous = -1
         for slot in slots.sorted() where slot != previous {
-            rows.append(row(atSlot: slot))
+            rows.append(rowHandle(atSlot: slot))
             previous = slot
         }
         return rows
@@ -195,7 +196,7 @@ struct EntityColumns: Sendable {
 
     /// Rewrites the chunks with the live objects only, in the same order.
     private mutating func compact() {
-        let live = liveRows
+        let live = liveRowHandles
         resident.removeAll()
         unloaded.removeAll()
         directory.removeAll()

@@ -4,23 +4,98 @@ import LogFormat
 ///
 /// Objects keep a reference to the row they fired from; its ``version`` (the transaction that last changed the
 /// object) is what optimistic conflict detection compares at save.
+///
+/// A row holds its values in one of two ways. A row that a commit or a replay builds holds them in an array. A row
+/// that a reader takes from the store (a fetch, a fault firing, a lookup by ID) is a *handle* on one slot of the
+/// chunk version it was read from (``ChunkSlot``): it copies no value up front, and each read decodes one value from
+/// the columns, the way Realm's accessors read theirs. A chunk version is immutable (a later commit copies the chunk
+/// before writing it), so a handle keeps reading the values it was taken with, whatever is committed after.
 final class Row: Sendable {
     let entityIndex: Int
     let key: UInt64
     /// The transaction that last changed the object.
     let version: UInt64
     /// One value per property of the entity (transient attributes hold `.null`).
-    let values: [PropertyValue]
+    let values: RowValues
 
     init(entityIndex: Int, key: UInt64, version: UInt64, values: [PropertyValue]) {
         self.entityIndex = entityIndex
         self.key = key
         self.version = version
-        self.values = values
+        self.values = RowValues(.array(values))
+    }
+
+    /// A row that reads its values from a slot of a chunk version.
+    init(entityIndex: Int, key: UInt64, version: UInt64, slot: ChunkSlot) {
+        self.entityIndex = entityIndex
+        self.key = key
+        self.version = version
+        self.values = RowValues(.slot(slot))
     }
 
     var reference: ObjectReference {
         ObjectReference(entityIndex: UInt32(entityIndex), key: key)
+    }
+
+    /// Whether the row reads its values from a chunk version instead of holding them (for tests).
+    var isHandle: Bool {
+        if case .slot = values.storage { return true }
+        return false
+    }
+}
+
+/// The values of a ``Row``, by property index: an array, or a slot of a chunk version decoded on each read.
+///
+/// Reading one value of a handle decodes that value only (a string is built from the arena's bytes); code that reads
+/// every value several times should copy them once (`Array(row.values)`).
+struct RowValues: RandomAccessCollection, Equatable, Sendable {
+    enum Storage: Sendable {
+        case array([PropertyValue])
+        case slot(ChunkSlot)
+    }
+
+    let storage: Storage
+
+    init(_ storage: Storage) {
+        self.storage = storage
+    }
+
+    static func == (lhs: RowValues, rhs: RowValues) -> Bool { lhs.elementsEqual(rhs) }
+
+    var startIndex: Int { 0 }
+
+    var endIndex: Int {
+        switch storage {
+        case .array(let values): values.count
+        case .slot(let slot): slot.valueCount
+        }
+    }
+
+    @inline(__always)
+    subscript(index: Int) -> PropertyValue {
+        switch storage {
+        case .array(let values): values[index]
+        case .slot(let slot): slot.value(at: index)
+        }
+    }
+
+    /// The values as an array: the row's own array (shared, not copied), or a handle's values decoded.
+    var array: [PropertyValue] {
+        switch storage {
+        case .array(let values): values
+        case .slot: Array(self)
+        }
+    }
+
+    /// The value of one property as an attribute: `.null` for a relationship.
+    @inline(__always)
+    func attributeValue(at index: Int) -> AttributeValue {
+        switch storage {
+        case .array(let values):
+            if case .attribute(let value) = values[index] { return value }
+            return .null
+        case .slot(let slot): return slot.attributeValue(at: index)
+        }
     }
 }
 

@@ -51,26 +51,24 @@ final class Store: Sendable {
         self.observers = CommitObservers(model: model, storeUUID: storeUUID)
     }
 
-    /// The committed row of an object.
-    ///
-    /// The entity's version is taken under the lock and read after it is let go: reading may load a chunk of the
-    /// checkpoint from disk.
+    /// The committed row of an object: a handle on its chunk (see ``Row``), made from the entity's version after the
+    /// lock is let go.
     func row(entityIndex: Int, key: UInt64) -> Row? {
-        state.withLock { $0.version(ofEntity: entityIndex) }.row(forKey: key)
+        state.withLock { $0.version(ofEntity: entityIndex) }.rowHandle(forKey: key)
     }
 
     /// The committed row of an object whose entity is unknown (for example from an ``ObjectID`` of a sub-entity).
     func row(forKey key: UInt64, in entityIndices: [Int]) -> Row? {
         let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
-        for version in versions { if let row = version.row(forKey: key) { return row } }
+        for version in versions { if let row = version.rowHandle(forKey: key) { return row } }
         return nil
     }
 
-    /// The rows of some entities in commit order: the versions are taken under the lock, and the rows are built
-    /// from their columns after it is let go, while commits may install newer versions.
+    /// The rows of some entities in commit order: the versions are taken under the lock, and handles on their chunks
+    /// are made after it is let go, while commits may install newer versions.
     func rowSnapshots(of entityIndices: [Int]) -> [[Row?]] {
         let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
-        return versions.map { $0.liveRows.map(Optional.some) }
+        return versions.map { $0.liveRowHandles.map(Optional.some) }
     }
 
     /// The rows of one entity whose values pass `filter`, plus those of `extraKeys`, in commit order: the filter

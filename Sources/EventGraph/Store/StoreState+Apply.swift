@@ -114,14 +114,14 @@ extension StoreState {
                     Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
             case .update(let reference, let changes):
                 guard let base = try current(reference, "updates") else { continue }
-                var values = base.values
+                var values = base.values.array
                 try apply(changes, to: &values, of: reference)
                 put(
                     reference.key, base.entityIndex,
                     Row(entityIndex: base.entityIndex, key: reference.key, version: version, values: values))
             case .relate(let reference, let propertyIndex, let added, let removed):
                 guard let base = try current(reference, "relates") else { continue }
-                var values = base.values
+                var values = base.values.array
                 guard Int(propertyIndex) < values.count, case .toMany(var targets) = values[Int(propertyIndex)] else {
                     try reject("relates \(name(reference)) through property #\(propertyIndex), which is not to-many")
                     continue

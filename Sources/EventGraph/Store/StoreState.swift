@@ -133,7 +133,8 @@ struct UniqueKey: Hashable, Sendable {
     }
 
     /// The tuple of a row for a constraint; `nil` when a value is null (nulls are never equal, as in SQL).
-    init?(_ constraint: UniqueConstraint, values rowValues: [PropertyValue]) {
+    init?<Values: RandomAccessCollection<PropertyValue>>(_ constraint: UniqueConstraint, values rowValues: Values)
+    where Values.Index == Int {
         let indices = constraint.propertyIndices
         guard case .attribute(let first) = rowValues[indices[0]], first != .null else { return nil }
         var rest: [AttributeValue] = []

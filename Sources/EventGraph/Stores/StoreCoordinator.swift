@@ -100,12 +100,14 @@ final class StoreCoordinator: ObjectStore {
     // MARK: Reading
 
     func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
-        row(inStoreAt: identity.storeIndex) { $0.row(entityIndex: entityIndex, key: identity.key) }
+        row(inStoreAt: identity.storeIndex) { $0.rowHandle(entityIndex: entityIndex, key: identity.key) }
     }
 
     func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
         row(inStoreAt: identity.storeIndex) { state in
-            for index in entityIndices { if let row = state.row(entityIndex: index, key: identity.key) { return row } }
+            for index in entityIndices {
+                if let row = state.rowHandle(entityIndex: index, key: identity.key) { return row }
+            }
             return nil
         }
     }
@@ -119,7 +121,7 @@ final class StoreCoordinator: ObjectStore {
             let (version, foreignStores) = stores[position].state.withLock { state in
                 (state.version(ofEntity: entityIndex), state.foreignStores)
             }
-            let rows = version.liveRows.map(Optional.some)
+            let rows = version.liveRowHandles.map(Optional.some)
             guard !rows.isEmpty else { return nil }
             let numbering = numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
             guard hasRelationships(ofEntity: entityIndex), !numbering.isIdentity else {

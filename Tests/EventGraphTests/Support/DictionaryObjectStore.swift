@@ -144,11 +144,11 @@ final class DictionaryObjectStore: ObjectStore {
             for change in changes { values[Int(change.propertyIndex)] = change.value }
             return put(reference, values)
         case .update(let reference, let changes):
-            var values = state.rows[reference.identity]!.values
+            var values = state.rows[reference.identity]!.values.array
             for change in changes { values[Int(change.propertyIndex)] = change.value }
             return put(reference, values)
         case .relate(let reference, let propertyIndex, let added, let removed):
-            var values = state.rows[reference.identity]!.values
+            var values = state.rows[reference.identity]!.values.array
             var targets = values[Int(propertyIndex)].references
             targets.removeAll { target in removed.contains { $0.identity == target.identity } }
             targets += added.filter { new in !targets.contains { $0.identity == new.identity } }
