@@ -64,7 +64,7 @@ struct MigrationState {
             guard record.object.storeIndex == 0, entityIndex < model.entities.count,
                 let row = state.row(entityIndex: entityIndex, key: record.object.key)
             else { continue }
-            var values = row.values
+            var values = row.values.array
             for change in record.properties where Int(change.propertyIndex) < values.count {
                 let index = Int(change.propertyIndex)
                 if case .toMany(let added) = change.value, case .toMany(let existing) = values[index] {
