@@ -84,6 +84,11 @@ struct RowHandleTests {
                 let expected: AttributeValue
                 if case .attribute(let value) = built.values[index] { expected = value } else { expected = .null }
                 #expect(handle.values.attributeValue(at: index) == expected, "slot \(slot), seed \(seed)")
+                // The direct decode of a property read: the attribute, `nil` for a relationship.
+                let attribute: AttributeValue?
+                if case .attribute(let value) = built.values[index] { attribute = value } else { attribute = nil }
+                #expect(handle.values.attributeValueUnlessRelationship(at: index) == attribute, "seed \(seed)")
+                #expect(built.values.attributeValueUnlessRelationship(at: index) == attribute, "seed \(seed)")
             }
         }
         #expect(table.rows(atSlots: slots.reversed() + slots).map(\.key) == slots.map { table.row(atSlot: $0).key })

@@ -48,11 +48,14 @@ final class Comparison {
         results.append(ScenarioResult(scenario: scenario, eventGraph: values.0, grdb: values.1))
     }
 
-    func run() throws {
-        try writeScenarios()
+    /// Runs every scenario, or with `readsOnly` the read scenarios alone (to profile or compare the read path).
+    func run(readsOnly: Bool = false) throws {
+        if !readsOnly { try writeScenarios() }
         try readScenarios()
-        try largeStoreScenarios()
-        try crossStoreScenarios()  // issue 12: two stores against one, reported as notes
+        if !readsOnly {
+            try largeStoreScenarios()
+            try crossStoreScenarios()  // issue 12: two stores against one, reported as notes
+        }
         results.sort { a, b in
             Scenario.all.firstIndex { $0.key == a.scenario.key }! < Scenario.all.firstIndex {
                 $0.key == b.scenario.key

@@ -1,5 +1,5 @@
 // `Benchmarks/compare`: EventGraph against SQLite (GRDB) on the same workload, in one run.
-// Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N]
+// Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
 import Foundation
 import Workload
 
@@ -50,17 +50,19 @@ if arguments.first == "sample-posts" {
 if flag("--help") || flag("-h") {
     print(
         """
-        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N]
+        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
           --chart PATH     write an SVG bar chart of the ratios
           --markdown PATH  write the table and notes as Markdown
           --directory DIR  where the stores are made (default: a new directory in $TMPDIR or /tmp)
           --runs N         runs per scenario and engine (default 3; the median is reported)
+          --reads          only the read scenarios (fetch-all, fetch-by-id, predicates), e.g. for a profile
         """)
     exit(0)
 }
 let quick = flag("--quick")
+let readsOnly = flag("--reads")
 let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
@@ -77,7 +79,7 @@ try? FileManager.default.createDirectory(atPath: directory, withIntermediateDire
 let started = Date()
 let comparison = Comparison(sizes: sizes, directory: directory)
 do {
-    try comparison.run()
+    try comparison.run(readsOnly: readsOnly)
 } catch {
     fail("\(error)")
 }

@@ -18,7 +18,7 @@ public final class ObjectContext {
     public var mergePolicy: MergePolicy = .error
 
     /// One object per identity (uniquing); the identity includes the store, since keys repeat across stores.
-    var registered: [ObjectIdentity: ManagedObject] = [:]
+    var registered = ObjectRegistry()
     var insertedList: [ManagedObject] = []
     var changedList: [ManagedObject] = []
     var deletedList: [ManagedObject] = []
@@ -36,6 +36,8 @@ public final class ObjectContext {
     var childSaveCount: UInt64 = 0
     /// The child contexts made from this one and still alive (`Context/ObjectContext+Children`).
     var childContexts: [WeakContext] = []
+    /// The entity the last lookup by ID named (see ``object(with:)``).
+    private var lastEntityByName: EntityDescription?
 
     init(parentStore: any ObjectStore, name: String) {
         self.parentStore = parentStore
@@ -46,7 +48,8 @@ public final class ObjectContext {
         guard !registered.isEmpty else { return }
         // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`).
         let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .released)
-        for object in registered.values { object.detach(detachment) }
+        // An object only the registry holds goes away with it: it needs no detaching.
+        registered.forEachSharedObject { $0.detach(detachment) }
     }
 
     /// The model of the store.
@@ -126,14 +129,24 @@ public final class ObjectContext {
     /// An ID resolves only in the store whose UUID it carries: every store numbers its objects from the same
     /// start, so another store's ID with the same key names a different object.
     public func object(with id: ObjectID) -> ManagedObject? {
-        guard let storeIndex = parentStore.storeIndex(of: id.storeUUID), let entity = model.entity(named: id.entityName)
+        guard let storeIndex = parentStore.storeIndex(of: id.storeUUID), let entity = entity(named: id.entityName)
         else { return nil }
         let identity = ObjectIdentity(storeIndex: storeIndex, key: id.key)
         if let object = registered[identity] {
             return object.entity.isKindOf(entity) && !object.flags.contains(.isDead) ? object : nil
         }
         guard let row = parentStore.row(of: identity, in: entity.familyIndices) else { return nil }
-        return materialize(row, inStore: storeIndex)
+        // Not registered (looked up above): a new fault, without a second lookup.
+        return makeFault(holding: row, identity: identity)
+    }
+
+    /// The model's entity with a name; the last one found is kept, since lookups by ID usually name one entity
+    /// after another (comparing a short name is cheaper than hashing it).
+    private func entity(named name: String) -> EntityDescription? {
+        if let last = lastEntityByName, last.name == name { return last }
+        let found = model.entity(named: name)
+        lastEntityByName = found
+        return found
     }
 
     /// The object for a reference: the registered one or a new fault.

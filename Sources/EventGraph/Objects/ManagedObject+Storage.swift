@@ -33,7 +33,17 @@ extension ManagedObject {
     /// The current attribute value, with externally stored bytes read on demand.
     @inline(__always)
     final func storedAttributeValue(at index: Int) -> AttributeValue? {
-        guard case .attribute(let value) = currentValue(at: index) else { return nil }
+        let value: AttributeValue
+        if pending.isEmpty, let row, !flags.contains(.isProbe) {
+            // The committed value, as `currentValue` reads it (firing a fault that holds its row only clears the
+            // flag), decoded without building a `PropertyValue`: this runs for every property read.
+            if flags.contains(.isFault) { flags.remove(.isFault) }
+            guard let committed = row.values.attributeValueUnlessRelationship(at: index) else { return nil }
+            value = committed
+        } else {
+            guard case .attribute(let current) = currentValue(at: index) else { return nil }
+            value = current
+        }
         if case .blob(let reference) = value { return externalValue(reference, at: index) }
         return value
     }

@@ -44,11 +44,24 @@ struct Column: Sendable {
         }
     }
 
-    /// The attribute value of a slot (`.null` for an absent slot or a relationship), without building a
-    /// ``PropertyValue``.
-    func attributeValue(at slot: Int) -> AttributeValue {
-        guard case .attribute(let value)? = value(at: slot) else { return .null }
-        return value
+    /// The attribute value of a slot (`.null` for an absent slot or a relationship), decoded straight from its
+    /// storage without building a ``PropertyValue``: every property read of a handle comes here.
+    @inline(__always)
+    func attributeValue(at slot: Int) -> AttributeValue { attributeValueUnlessRelationship(at: slot) ?? .null }
+
+    /// The attribute value of a slot (`.null` for an absent slot), `nil` for a relationship: what
+    /// ``value(at:)`` wraps in ``PropertyValue/attribute(_:)``, decoded without building it.
+    @inline(__always)
+    func attributeValueUnlessRelationship(at slot: Int) -> AttributeValue? {
+        let tag = tag(at: slot)
+        switch tag {
+        case .int16, .int32, .int64, .double, .float, .bool, .date: return AttributeValue(fixedWidth: tag, words[slot])
+        case .string, .url, .decimal, .binary, .transformable:
+            return arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
+        case .uuid, .blob: return others[slot]!
+        case .absent, .null: return .null
+        case .toOneNil, .toOne, .toMany: return nil
+        }
     }
 
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the

@@ -21,10 +21,13 @@ struct ChunkSlot: Sendable {
     var valueCount: Int { Int(count) }
 
     /// The value of one property, as ``ColumnChunk/row(at:entityIndex:)`` builds it (an absent value is `.null`).
+    ///
+    /// The column is read in place: `columns[property]` would copy the ``Column`` (a retain and a release of each
+    /// of its storages) on every read.
     @inline(__always)
     func value(at property: Int) -> PropertyValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns[property].value(at: Int(position)) ?? .attribute(.null)
+        return columns.withUnsafeBufferPointer { $0[property].value(at: Int(position)) } ?? .attribute(.null)
     }
 
     /// The value of one property as an attribute (`.null` for a relationship), without building a
@@ -32,7 +35,15 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func attributeValue(at property: Int) -> AttributeValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns[property].attributeValue(at: Int(position))
+        return columns.withUnsafeBufferPointer { $0[property].attributeValue(at: Int(position)) }
+    }
+
+    /// The value of one property as an attribute, `nil` for a relationship (``value(at:)``'s attribute, without
+    /// building a ``PropertyValue``).
+    @inline(__always)
+    func attributeValueUnlessRelationship(at property: Int) -> AttributeValue? {
+        precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
+        return columns.withUnsafeBufferPointer { $0[property].attributeValueUnlessRelationship(at: Int(position)) }
     }
 }
 
@@ -58,10 +69,17 @@ extension EntityColumns {
     }
 
     /// The handle rows of the live objects in commit order: no value is copied.
-    var liveRowHandles: [Row] {
-        var rows: [Row] = []
+    var liveRowHandles: [Row] { collectLiveRowHandles { $0 } }
+
+    /// ``liveRowHandles`` as a scan's batch holds them (``StoreRows/rows``), without a second array.
+    var liveRowHandleSlots: [Row?] { collectLiveRowHandles { $0 } }
+
+    private func collectLiveRowHandles<Element>(_ wrap: (Row) -> Element) -> [Element] {
+        var rows: [Element] = []
         rows.reserveCapacity(count)
-        forEachLiveSlot { chunk, position, _ in rows.append(chunk.rowHandle(at: position, entityIndex: entityIndex)) }
+        forEachLiveSlot { chunk, position, _ in
+            rows.append(wrap(chunk.rowHandle(at: position, entityIndex: entityIndex)))
+        }
         return rows
     }
 }

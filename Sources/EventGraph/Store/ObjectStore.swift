@@ -40,6 +40,9 @@ protocol ObjectStore: AnyObject, Sendable {
     func unmountedStore(at storeIndex: UInt32) -> UnmountedStore?
     /// Whether any store of the table is unmounted: when not, references need no check on the way up.
     var hasUnmountedStores: Bool { get }
+    /// The index of a store in ``storeUUIDs``, if it is beneath (a lookup by ID asks for every object, so a store
+    /// of one answers without building its table).
+    func storeIndex(of storeUUID: UUID) -> UInt32?
 
     // MARK: Reading
 

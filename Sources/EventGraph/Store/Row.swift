@@ -87,6 +87,18 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
         }
     }
 
+    /// The value of one property as an attribute, `nil` for a relationship: what a property read of an object
+    /// without unsaved changes returns (a handle decodes the one value, no ``PropertyValue`` is built).
+    @inline(__always)
+    func attributeValueUnlessRelationship(at index: Int) -> AttributeValue? {
+        switch storage {
+        case .array(let values):
+            if case .attribute(let value) = values[index] { return value }
+            return nil
+        case .slot(let slot): return slot.attributeValueUnlessRelationship(at: index)
+        }
+    }
+
     /// The value of one property as an attribute: `.null` for a relationship.
     @inline(__always)
     func attributeValue(at index: Int) -> AttributeValue {

@@ -12,6 +12,10 @@ extension Store: ObjectStore {
 
     var storeUUIDs: [UUID] { [storeUUID] }
 
+    func storeIndex(of storeUUID: UUID) -> UInt32? {
+        storeUUID == self.storeUUID ? Self.ownStoreIndex : nil
+    }
+
     func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
         requireOwn(identity.storeIndex)
         return row(entityIndex: entityIndex, key: identity.key)

@@ -59,6 +59,7 @@ final class Store: Sendable {
 
     /// The committed row of an object whose entity is unknown (for example from an ``ObjectID`` of a sub-entity).
     func row(forKey key: UInt64, in entityIndices: [Int]) -> Row? {
+        if entityIndices.count == 1 { return row(entityIndex: entityIndices[0], key: key) }
         let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
         for version in versions { if let row = version.rowHandle(forKey: key) { return row } }
         return nil
@@ -68,7 +69,7 @@ final class Store: Sendable {
     /// are made after it is let go, while commits may install newer versions.
     func rowSnapshots(of entityIndices: [Int]) -> [[Row?]] {
         let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
-        return versions.map { $0.liveRowHandles.map(Optional.some) }
+        return versions.map(\.liveRowHandleSlots)
     }
 
     /// The rows of one entity whose values pass `filter`, plus those of `extraKeys`, in commit order: the filter

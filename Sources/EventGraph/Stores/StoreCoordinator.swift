@@ -121,7 +121,7 @@ final class StoreCoordinator: ObjectStore {
             let (version, foreignStores) = stores[position].state.withLock { state in
                 (state.version(ofEntity: entityIndex), state.foreignStores)
             }
-            let rows = version.liveRowHandles.map(Optional.some)
+            let rows = version.liveRowHandleSlots
             guard !rows.isEmpty else { return nil }
             let numbering = numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
             guard hasRelationships(ofEntity: entityIndex), !numbering.isIdentity else {

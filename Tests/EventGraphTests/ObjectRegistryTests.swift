@@ -1,0 +1,90 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EventGraph
+
+@Suite("A context's registry keeps one object per identity")
+struct ObjectRegistryTests {
+    @Test("random inserts, replacements and removals agree with a dictionary, in several stores")
+    func agreesWithDictionary() {
+        let seed = TestSeed.make()
+        var generator = SeededGenerator(seed: seed)
+        var registry = ObjectRegistry()
+        var reference: [ObjectIdentity: ManagedObject] = [:]
+        for step in 0..<40_000 {
+            // Few stores and a key range that makes long probe runs and many removals inside them.
+            let identity = ObjectIdentity(
+                storeIndex: UInt32(generator.next() % 3), key: generator.next() % 3_000 + (step < 20_000 ? 0 : 1 << 40))
+            switch generator.next() % 10 {
+            case 0..<5:
+                let object = ManagedObject()
+                #expect(registry.updateValue(object, forKey: identity) === reference.updateValue(object, forKey: identity))
+            case 5..<8:
+                #expect(registry.removeValue(forKey: identity) === reference.removeValue(forKey: identity))
+            case 8:
+                registry[identity] = nil
+                reference[identity] = nil
+            default:
+                #expect(registry[identity] === reference[identity], "step \(step), seed \(seed)")
+            }
+            #expect(registry.count == reference.count)
+            if step % 5_000 == 0 {
+                for (identity, object) in reference { #expect(registry[identity] === object, "seed \(seed)") }
+            }
+        }
+        for (identity, object) in reference { #expect(registry[identity] === object, "seed \(seed)") }
+        #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(reference.values.map(ObjectIdentifier.init)))
+        registry.removeAll()
+        #expect(registry.isEmpty && registry.values.isEmpty)
+        #expect(registry[ObjectIdentity(storeIndex: 0, key: 1)] == nil)
+    }
+
+    @Test("a reserved registry grows past its reservation and finds every object")
+    func growsPastReservation() {
+        var registry = ObjectRegistry()
+        registry.reserveCapacity(100)
+        let objects = (0..<1_000).map { _ in ManagedObject() }
+        for (key, object) in objects.enumerated() {
+            registry[ObjectIdentity(storeIndex: 0, key: UInt64(key))] = object
+        }
+        #expect(registry.count == 1_000)
+        for (key, object) in objects.enumerated() {
+            #expect(registry[ObjectIdentity(storeIndex: 0, key: UInt64(key))] === object)
+            #expect(registry[ObjectIdentity(storeIndex: 1, key: UInt64(key))] == nil)
+        }
+    }
+
+    @Test("fetches, lookups by ID and traversals hand out one object per ID in a context")
+    func uniquingAcrossReadPaths() throws {
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(path: directory.file(), model: TestModels.samples)
+        let writer = container.newBackgroundContext()
+        for index in 0..<3_000 {
+            let sample = Sample()
+            writer.insert(sample)
+            sample.int64 = Int64(index)
+            sample.string = "sample \(index)"
+        }
+        try writer.save()
+        let context = container.newBackgroundContext()
+        let ids = try container.newBackgroundContext().fetch(FetchDescriptor<Sample>()).map(\.objectID)
+        // Half by ID first, then a fetch of all, then every ID again.
+        let early = ids.prefix(1_500).map { context.object(with: $0) }
+        let fetched = try context.fetch(FetchDescriptor<Sample>())
+        #expect(fetched.count == 3_000)
+        for (index, object) in early.enumerated() { #expect(object === fetched[index]) }
+        for (index, id) in ids.enumerated() { #expect(context.object(with: id) === fetched[index]) }
+        let filtered = try context.fetch(FetchDescriptor<Sample>(filter: .compare("int64", .less, .int64(10))))
+        #expect(filtered.allSatisfy { object in object === fetched[Int(object.int64)] })
+        #expect(context.registeredObjects.count == 3_000)
+        // Deleting and saving takes the objects out; the others stay unique.
+        for object in fetched.prefix(1_000) { context.delete(object) }
+        try context.save()
+        #expect(context.registeredObjects.count == 2_000)
+        let again = try context.fetch(FetchDescriptor<Sample>())
+        #expect(again.count == 2_000)
+        for (index, object) in again.enumerated() { #expect(object === fetched[1_000 + index]) }
+        try container.close()
+    }
+}
