@@ -19,7 +19,8 @@ struct ObjectRegistryTests {
             switch generator.next() % 10 {
             case 0..<5:
                 let object = ManagedObject()
-                #expect(registry.updateValue(object, forKey: identity) === reference.updateValue(object, forKey: identity))
+                #expect(
+                    registry.updateValue(object, forKey: identity) === reference.updateValue(object, forKey: identity))
             case 5..<8:
                 #expect(registry.removeValue(forKey: identity) === reference.removeValue(forKey: identity))
             case 8:
