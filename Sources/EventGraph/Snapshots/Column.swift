@@ -35,7 +35,7 @@ struct Column: Sendable {
             return .attribute(AttributeValue(fixedWidth: tag, words[slot]))
         case .string, .url, .decimal, .binary, .transformable:
             return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) })
-        case .uuid, .blob: return .attribute(others[slot]!)
+        case .uuid, .blob: return .attribute(otherValue(at: slot))
         case .toOneNil: return .toOne(nil)
         case .toOne: return .toOne(targets[slot])
         case .toMany:
@@ -58,11 +58,16 @@ struct Column: Sendable {
         case .int16, .int32, .int64, .double, .float, .bool, .date: return AttributeValue(fixedWidth: tag, words[slot])
         case .string, .url, .decimal, .binary, .transformable:
             return arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
-        case .uuid, .blob: return others[slot]!
+        case .uuid, .blob: return otherValue(at: slot)
         case .absent, .null: return .null
         case .toOneNil, .toOne, .toMany: return nil
         }
     }
+
+    /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
+    /// whole column (a retain and a release of each storage) for every read of every kind.
+    @inline(never)
+    private func otherValue(at slot: Int) -> AttributeValue { others[slot]! }
 
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
     /// storages a commit did not change.

@@ -21,13 +21,10 @@ struct ChunkSlot: Sendable {
     var valueCount: Int { Int(count) }
 
     /// The value of one property, as ``ColumnChunk/row(at:entityIndex:)`` builds it (an absent value is `.null`).
-    ///
-    /// The column is read in place: `columns[property]` would copy the ``Column`` (a retain and a release of each
-    /// of its storages) on every read.
     @inline(__always)
     func value(at property: Int) -> PropertyValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns.withUnsafeBufferPointer { $0[property].value(at: Int(position)) } ?? .attribute(.null)
+        return columns[property].value(at: Int(position)) ?? .attribute(.null)
     }
 
     /// The value of one property as an attribute (`.null` for a relationship), without building a
@@ -35,7 +32,7 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func attributeValue(at property: Int) -> AttributeValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns.withUnsafeBufferPointer { $0[property].attributeValue(at: Int(position)) }
+        return columns[property].attributeValue(at: Int(position))
     }
 
     /// The value of one property as an attribute, `nil` for a relationship (``value(at:)``'s attribute, without
@@ -43,7 +40,7 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func attributeValueUnlessRelationship(at property: Int) -> AttributeValue? {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns.withUnsafeBufferPointer { $0[property].attributeValueUnlessRelationship(at: Int(position)) }
+        return columns[property].attributeValueUnlessRelationship(at: Int(position))
     }
 }
 
