@@ -56,7 +56,7 @@ struct ObjectRegistryTests {
         }
     }
 
-    @Test("fetches, lookups by ID and traversals hand out one object per ID in a context")
+    @Test("fetches, filtered fetches and lookups by ID hand out one object per ID in a context")
     func uniquingAcrossReadPaths() throws {
         let directory = TemporaryDirectory()
         let container = try ModelContainer(path: directory.file(), model: TestModels.samples)
