@@ -50,3 +50,50 @@ extension LogReader {
         return chunk
     }
 }
+
+extension LogReader {
+    /// Reads, verifies and decodes one checkpoint index chunk by its directory entry (format 1.4). Safe to call from
+    /// any thread (`pread`).
+    ///
+    /// Checked against the directory: the frame verifies and is an index chunk of this checkpoint; it holds exactly
+    /// `entry.entryCount` entries of `arity` values; its first and last entries carry the directory's bounds. The
+    /// order of the entries is the object layer's to check (LogFormat does not order values).
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` naming the byte offset when any check fails, or an I/O error.
+    package func readIndexChunk(_ entry: IndexChunkEntry, arity: Int, checkpointTransactionID: UInt64)
+        throws(LogFormatError) -> CheckpointIndexChunk
+    {
+        let offset = entry.byteOffset
+        func damaged(_ reason: String) -> LogFormatError {
+            LogFormatError(
+                .damaged, "the checkpoint index chunk at byte offset \(offset) \(reason)", path: path,
+                byteOffset: offset)
+        }
+        let (frameHeader, payload): (FrameHeader, [UInt8])
+        do throws(LogFormatError) {
+            (frameHeader, payload) = try readFrame(at: offset)
+        } catch  where error.code == .invalidArgument {
+            throw damaged("cannot be read: \(error.message)")
+        }
+        guard frameHeader.type == .checkpointIndexChunk, frameHeader.transactionID == checkpointTransactionID else {
+            throw damaged(
+                "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not an index chunk of "
+                    + "the checkpoint at transaction \(checkpointTransactionID)")
+        }
+        let chunk: CheckpointIndexChunk
+        do throws(LogFormatError) {
+            chunk = try CheckpointIndexChunk(decoding: payload)
+        } catch {
+            throw damaged("does not decode: \(error.message)")
+        }
+        guard chunk.arity == arity, chunk.entries.count == Int(entry.entryCount) else {
+            throw damaged(
+                "holds \(chunk.entries.count) entries of arity \(chunk.arity); the directory says "
+                    + "\(entry.entryCount) of arity \(arity)")
+        }
+        guard chunk.entries.first?.values == entry.firstValues, chunk.entries.last?.values == entry.lastValues else {
+            throw damaged("does not begin and end with the values its directory entry lists")
+        }
+        return chunk
+    }
+}
