@@ -214,6 +214,57 @@ struct StoredCheckpointIndexTests {
         #expect(try container.stateDigest() == digest)
     }
 
+    @Test func verifyComparesEachStoredIndexWithTheCheckpointsObjects() throws {
+        let directory = TemporaryDirectory()
+        try Self.compactedStore(at: directory.file(), count: 5_000)
+        #expect(try Self.storedIndexIssues(of: directory.file()).isEmpty)
+
+        // The same checkpoint rewritten with one entry of the uniqueness index pointing at another key: every frame
+        // verifies, so only the comparison with the objects finds it.
+        let path = directory.file()
+        var schema: SchemaPayload?
+        var begin: CheckpointBegin?
+        var end: CheckpointEnd?
+        var chunks: [CheckpointChunk] = []
+        try LogReader(path: path).scan { record in
+            switch record {
+            case .schema(let found, _): schema = found
+            case .checkpointBegin(let found, _): begin = found
+            case .checkpointChunk(let chunk, _): chunks.append(chunk)
+            case .checkpointEnd(let found, _): end = found
+            default: break
+            }
+        }
+        let listed = try #require(try CheckpointChunkLayoutTests.directory(of: path))
+        let reader = try LogReader(path: path)
+        let writer = try LogWriter(path: path)
+        _ = try writer.rewrite(schema: try #require(schema), begin: try #require(begin), end: try #require(end)) {
+            sink in
+            for chunk in chunks { try sink.appendEntityChunk(chunk) }
+            for index in listed.indexes {
+                for (position, entry) in index.chunks.enumerated() {
+                    var chunk = try reader.readIndexChunk(
+                        entry, arity: Int(index.arity), checkpointTransactionID: begin!.lastTransactionID)
+                    if index.kind == .unique && position == 0 { chunk.entries[1].key = chunk.entries[2].key }
+                    try sink.appendIndexChunk(chunk, of: index)
+                }
+            }
+        }
+        try writer.close()
+        let issues = try Self.storedIndexIssues(of: path)
+        #expect(issues.count == 1)
+        #expect(issues.first?.message.contains("uniqueness index #0 of entity IndexedItem") == true, "\(issues)")
+        #expect(issues.first?.message.contains("first differ at entry 1") == true, "\(issues)")
+    }
+
+    /// The stored-index issues `egctl verify` reports for the log at `path`.
+    static func storedIndexIssues(of path: String) throws -> [IntegrityIssue] {
+        var graph = LogGraph(source: path)
+        graph.checksStoredIndexes = true
+        try LogReader(path: path).scan { record in try graph.apply(record) }
+        return graph.integrityIssues().filter { $0.kind == .storedIndexMismatch }
+    }
+
     @Test func aStoreWhoseCheckpointHasNoIndexesBuildsThemAsBefore() throws {
         // The 1.3 layout: the same checkpoint without index chunks (the directory of payload version 1).
         let directory = TemporaryDirectory()
