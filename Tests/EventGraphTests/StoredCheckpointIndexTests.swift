@@ -51,9 +51,7 @@ struct StoredCheckpointIndexTests {
     }
 
     static func fullReplayDigest(of path: String) throws -> StateDigest {
-        var graph = LogGraph()
-        try LogReader(path: path).scan { record in try graph.apply(record) }
-        return graph.digest()
+        try LazyCheckpointLoadingTests.fullReplayDigest(of: path)
     }
 
     @Test func theDirectoryListsBothIndexesAndOpenReadsNone() throws {

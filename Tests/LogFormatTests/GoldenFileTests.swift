@@ -384,6 +384,14 @@ struct GoldenFileTests {
         "write the format 1.3 golden file into the source tree",
         .enabled(if: ProcessInfo.processInfo.environment["EG_WRITE_GOLDEN"] == "1.3"))
     func writeEntityChunksGoldenFile() throws {
+        try writeChunkLayoutGoldenFile(as: .entityChunks, indexChunks: [])
+    }
+
+    /// The 1.3 and 1.4 files: transactions 1–4, a rewrite at transaction 2 in the chunk layout (with
+    /// `indexChunks` after the entity chunks), transaction 5.
+    private func writeChunkLayoutGoldenFile(as golden: Golden, indexChunks: [(IndexChunks, CheckpointIndexChunk)])
+        throws
+    {
         let directory = TemporaryDirectory()
         let path = directory.file("golden.eglog")
         let (writer, _) = try writeTransactionsOneToFour(at: path)
@@ -392,10 +400,11 @@ struct GoldenFileTests {
                 BlobReference(transactionID: 1, index: 0, byteCount: UInt64(Self.checkpointBlob.count)),
                 bytes: Self.checkpointBlob)
             for chunk in Self.checkpointChunks { try sink.appendEntityChunk(chunk) }
+            for (index, chunk) in indexChunks { try sink.appendIndexChunk(chunk, of: index) }
         }
         try writer.appendTransaction(id: 5, payload: try Self.changeset(5).encoded())
         try writer.close()
-        try save(path, as: .entityChunks)
+        try save(path, as: golden)
     }
 
     /// The 1.4 file's stored indexes: Author's uniqueness index (its first constraint) and Book's index of `title`.
@@ -420,19 +429,7 @@ struct GoldenFileTests {
         "write the format 1.4 golden file into the source tree",
         .enabled(if: ProcessInfo.processInfo.environment["EG_WRITE_GOLDEN"] == "1.4"))
     func writeIndexChunksGoldenFile() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("golden.eglog")
-        let (writer, _) = try writeTransactionsOneToFour(at: path)
-        _ = try writer.rewrite(schema: Self.schema, begin: Self.checkpointBegin, end: Self.checkpointEnd) { sink in
-            try sink.appendBlob(
-                BlobReference(transactionID: 1, index: 0, byteCount: UInt64(Self.checkpointBlob.count)),
-                bytes: Self.checkpointBlob)
-            for chunk in Self.checkpointChunks { try sink.appendEntityChunk(chunk) }
-            for (index, chunk) in Self.indexChunks { try sink.appendIndexChunk(chunk, of: index) }
-        }
-        try writer.appendTransaction(id: 5, payload: try Self.changeset(5).encoded())
-        try writer.close()
-        try save(path, as: .indexChunks)
+        try writeChunkLayoutGoldenFile(as: .indexChunks, indexChunks: Self.indexChunks)
     }
 
     /// The golden files' common start: the schema and transactions 1–4 (transaction 3 with a blob), fragments of

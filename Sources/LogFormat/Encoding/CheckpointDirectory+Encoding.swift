@@ -101,7 +101,7 @@ extension CheckpointDirectory {
     {
         let start = reader.offset
         let byteOffset = try reader.readVarUInt("a chunk's byte offset")
-        guard byteOffset >= LogFileHeader.framesByteOffset, byteOffset % UInt64(FrameHeader.alignment) == 0 else {
+        guard isFrameOffset(byteOffset, after: nil) else {
             throw reader.malformed(
                 "a chunk of entity #\(entityIndex) is at byte offset \(byteOffset), where no frame can start", at: start
             )
@@ -139,10 +139,7 @@ extension CheckpointDirectory {
             if let previousEntity, entity.entityIndex <= previousEntity { return "lists entities out of order" }
             if entity.chunks.isEmpty { return "lists no chunks for entity #\(entity.entityIndex)" }
             for chunk in entity.chunks {
-                if chunk.byteOffset < LogFileHeader.framesByteOffset
-                    || chunk.byteOffset % UInt64(FrameHeader.alignment) != 0
-                    || previousOffset.map({ chunk.byteOffset <= $0 }) == true
-                {
+                if !isFrameOffset(chunk.byteOffset, after: previousOffset) {
                     return "lists a chunk at byte offset \(chunk.byteOffset)"
                 }
                 if chunk.objectCount < 1 || Int(chunk.objectCount) > LogLimits.maxEntityChunkObjectCount {
@@ -154,5 +151,11 @@ extension CheckpointDirectory {
             previousEntity = entity.entityIndex
         }
         return indexProblem(in: directory.indexes, after: previousOffset)
+    }
+
+    /// Whether a listed chunk may be at `offset`: in the frame area, 8-aligned, after `previousOffset` when given.
+    static func isFrameOffset(_ offset: UInt64, after previousOffset: UInt64?) -> Bool {
+        offset >= LogFileHeader.framesByteOffset && offset % UInt64(FrameHeader.alignment) == 0
+            && previousOffset.map { offset > $0 } ?? true
     }
 }

@@ -88,9 +88,7 @@ extension CheckpointDirectory {
     {
         let start = reader.offset
         let byteOffset = try reader.readVarUInt("an index chunk's byte offset")
-        guard byteOffset >= LogFileHeader.framesByteOffset, byteOffset % UInt64(FrameHeader.alignment) == 0,
-            previousOffset.map({ byteOffset > $0 }) ?? true
-        else {
+        guard isFrameOffset(byteOffset, after: previousOffset) else {
             throw reader.malformed(
                 "an index chunk is at byte offset \(byteOffset), where no frame can start or not after the chunk "
                     + "before it", at: start)
@@ -137,10 +135,7 @@ extension CheckpointDirectory {
             if let previous, !precedes(previous, index) { return "lists indexes out of order" }
             if index.chunks.isEmpty { return "lists an index without chunks" }
             for chunk in index.chunks {
-                if chunk.byteOffset < LogFileHeader.framesByteOffset
-                    || chunk.byteOffset % UInt64(FrameHeader.alignment) != 0
-                    || previousOffset.map({ chunk.byteOffset <= $0 }) == true
-                {
+                if !isFrameOffset(chunk.byteOffset, after: previousOffset) {
                     return "lists an index chunk at byte offset \(chunk.byteOffset)"
                 }
                 if chunk.entryCount < 1 || Int(chunk.entryCount) > LogLimits.maxIndexChunkEntryCount {
