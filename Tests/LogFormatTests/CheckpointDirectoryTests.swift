@@ -56,7 +56,7 @@ struct CheckpointDirectoryTests {
         let directory = TemporaryDirectory()
         let path = directory.file("layout.eglog")
         try Self.compact(path)
-        #expect(try LogReader(path: path).header.minorVersion == 3)
+        #expect(try LogReader(path: path).header.minorVersion == LogFileHeader.currentMinorVersion)
 
         let frames = try FrameMap.frames(in: path).filter {
             [.checkpointEntityChunk, .checkpointDirectory].contains($0.header.type)

@@ -14,11 +14,18 @@ enum ChildProcess {
     }
 
     /// Runs in the child: opens the store, fetches one post, prints an `OpenResult` as JSON.
-    static func openStore(engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool) throws {
+    /// With `openOnly`, it opens and closes the store without fetching (memory after open alone).
+    static func openStore(
+        engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool, openOnly: Bool = false
+    )
+        throws
+    {
         let files = engine.storeFiles(at: path)
         if cold { dropFromPageCache(files) }
         let (cachedPages, totalPages) = cachedPageCounts(files)
-        let (seconds, title) = try engine.openAndFirstFetch(path: path, identity: identity)
+        let (seconds, title) =
+            openOnly
+            ? (try engine.openOnly(path: path), "") : try engine.openAndFirstFetch(path: path, identity: identity)
         let result = OpenResult(
             seconds: seconds, peakResidentBytes: peakResidentBytes(), title: title, cachedPages: cachedPages,
             totalPages: totalPages)
@@ -27,14 +34,14 @@ enum ChildProcess {
     }
 
     /// Runs in the parent: starts the child and decodes its result.
-    static func measureOpen(engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool) throws
-        -> OpenResult
-    {
+    static func measureOpen(
+        engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool, openOnly: Bool = false
+    ) throws -> OpenResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments =
             ["open-store", "--engine", engine.name, "--path", path, "--identity", String(identity)]
-            + (cold ? ["--cold"] : [])
+            + (cold ? ["--cold"] : []) + (openOnly ? ["--open-only"] : [])
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -261,6 +261,20 @@ final class Comparison {
             "open-1m with a cold page cache (posix_fadvise DONTNEED on the store's files; at most "
                 + "\(coldCached.max() ?? 0)% of their pages still cached): EventGraph \(format(cold.0)) s, GRDB \(format(cold.1)) s"
         )
+        var openPeaks: [String: [Double]] = [:]
+        _ = try alternate("memory-open") { engine in
+            let result = try ChildProcess.measureOpen(
+                engine: engine, path: path(engine), identity: identity, cold: false, openOnly: true)
+            openPeaks[engine.name, default: []].append(Double(result.peakResidentBytes) / megabyte)
+            return result.seconds
+        }
+        let openPeak = (median(openPeaks[EventGraphEngine.name]!), median(openPeaks[GRDBEngine.name]!))
+        record("memory-open", openPeak)
+        notes.append(
+            "memory-open: peak RSS of a process that only opens the store (issue 14's goal: ≤ 0.1× the attribute "
+                + "bytes): EventGraph \(format(openPeak.0)) MB = \(format(openPeak.0 / (Double(attributeBytes) / megabyte)))×"
+        )
+        try measureOpenWithTail(path: path, identity: identity, generator: generator)
         notes.append(
             "memory-1m: the posts' attribute bytes are \(format(Double(attributeBytes) / megabyte)) MB; EventGraph's peak RSS is "
                 + "\(format(median(peaks[EventGraphEngine.name]!) / (Double(attributeBytes) / megabyte)))× that")
@@ -319,4 +333,36 @@ func format(_ value: Double) -> String {
     if value >= 10 { return String(format: "%.1f", value) }
     if value >= 1 { return String(format: "%.2f", value) }
     return String(format: "%.3g", value)
+}
+
+extension Comparison {
+    /// The number of single-post transactions after the checkpoint in `open-1m-tail`.
+    static let tailTransactionCount = 10_000
+
+    /// `open-1m-tail`: a copy of each compacted large store gets a tail of single-post title updates (one save each,
+    /// not measured), then open + first fetch is measured in a child process as for `open-1m`.
+    func measureOpenWithTail(
+        path: (any StoreEngine.Type) -> String, identity: Int64, generator: PostGenerator
+    ) throws {
+        var copies: [String: String] = [:]
+        for engine in engines {
+            let copy = freshPath(engine, "tail")
+            for file in engine.storeFiles(at: path(engine))
+            where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
+                try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
+            }
+            log("open-1m-tail: \(Self.tailTransactionCount) single-post saves for \(engine.name)")
+            try engine.updateTitles(
+                path: copy, generator: generator, count: Self.tailTransactionCount, batchSize: 1)
+            copies[engine.name] = copy
+        }
+        defer { for engine in engines { engine.removeStore(at: copies[engine.name]!) } }
+        record(
+            "open-1m-tail",
+            try alternate("open-1m-tail") { engine in
+                try ChildProcess.measureOpen(
+                    engine: engine, path: copies[engine.name]!, identity: identity, cold: false
+                ).seconds
+            })
+    }
 }

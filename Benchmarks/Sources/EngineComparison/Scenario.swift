@@ -38,6 +38,11 @@ struct Scenario: Sendable {
         Scenario(key: "compact-1m", title: "compact after updates", unit: "MB/s", isHigherBetter: true, goalRatio: nil),
         Scenario(key: "size-1m", title: "bytes on disk", unit: "MB", isHigherBetter: false, goalRatio: 1 / 0.6),
         Scenario(key: "memory-1m", title: "peak RSS, store open", unit: "MB", isHigherBetter: false, goalRatio: nil),
+        Scenario(
+            key: "memory-open", title: "peak RSS, open alone", unit: "MB", isHigherBetter: false, goalRatio: nil),
+        Scenario(
+            key: "open-1m-tail", title: "open + first fetch, 10k-transaction tail", unit: "s", isHigherBetter: false,
+            goalRatio: nil),
     ]
 }
 

@@ -29,7 +29,8 @@ if arguments.first == "open-store" {
         let identity = value(after: "--identity").flatMap(Int64.init)
     else { fail("open-store needs --engine, --path and --identity") }
     do {
-        try ChildProcess.openStore(engine: engine, path: path, identity: identity, cold: flag("--cold"))
+        try ChildProcess.openStore(
+            engine: engine, path: path, identity: identity, cold: flag("--cold"), openOnly: flag("--open-only"))
         exit(0)
     } catch {
         fail("open-store: \(error)")

@@ -162,6 +162,15 @@ public final class EventGraphEngine: StoreEngine {
         return (seconds, title)
     }
 
+    public static func openOnly(path: String) throws -> Double {
+        var opened: ModelContainer?
+        let seconds = try measureSeconds {
+            opened = try ModelContainer(path: path, model: BlogLibrary.model, configuration: configuration(.durable))
+        }
+        try opened?.close()
+        return seconds
+    }
+
     public static func settle(path: String) throws {}
 
     // MARK: - Reads

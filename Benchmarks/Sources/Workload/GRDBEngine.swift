@@ -135,6 +135,13 @@ public final class GRDBEngine: StoreEngine {
         return (seconds, title)
     }
 
+    public static func openOnly(path: String) throws -> Double {
+        var opened: DatabasePool?
+        let seconds = try measureSeconds { opened = try openPool(path: path, durability: .durable) }
+        try opened?.close()
+        return seconds
+    }
+
     public static func settle(path: String) throws {
         let pool = try openPool(path: path, durability: .relaxed)
         try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }

@@ -41,6 +41,8 @@ public protocol StoreEngine {
     static func compact(path: String) throws -> Double
     /// Scenario 7: opens the store and fetches the post with `identity` by its unique key; returns the title.
     static func openAndFirstFetch(path: String, identity: Int64) throws -> (seconds: Double, title: String)
+    /// Opens the store and closes it without reading anything (memory after open alone); returns the open's seconds.
+    static func openOnly(path: String) throws -> Double
     /// Brings the store to the state in which its size on disk is measured (SQLite: WAL checkpointed).
     static func settle(path: String) throws
 

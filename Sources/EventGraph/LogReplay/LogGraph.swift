@@ -7,9 +7,16 @@ package import LogFormat
 /// the schema in force, and gives the live state's ``StateDigest`` and integrity issues — the same the library
 /// computes for the same state, since the state is the library's own type.
 package struct LogGraph: Sendable {
-    private var replayer: Replayer
+    var replayer: Replayer
     /// The schema in force (the last schema record seen).
     package private(set) var catalog: SchemaCatalog?
+    /// Whether each checkpoint's stored indexes (format 1.4) are read and compared with the checkpoint's objects
+    /// when the checkpoint ends (`egctl verify`); differences are integrity issues.
+    package var checksStoredIndexes = false
+    /// The directory of the checkpoint being read, while its stored indexes wait for its end to be checked.
+    var pendingIndexDirectory: CheckpointDirectory?
+    /// What the stored-index checks found.
+    var storedIndexIssues: [String] = []
 
     /// An empty graph; feed it records with ``apply(_:)-(LogRecord)``.
     ///
@@ -33,8 +40,15 @@ package struct LogGraph: Sendable {
     /// - Throws: when a payload does not decode, or the schema does not describe a model.
     @discardableResult
     package mutating func apply(_ record: LogRecord) throws -> Changeset? {
+        if checksStoredIndexes, case .checkpointDirectory(let directory, _) = record, !directory.indexes.isEmpty {
+            pendingIndexDirectory = directory
+        }
         guard let converted = try FileBackend.convert(record) else { return nil }
         try replayer.consume(converted)
+        if case .checkpointEnd = converted, let directory = pendingIndexDirectory {
+            pendingIndexDirectory = nil
+            storedIndexIssues += storedIndexIssues(of: directory)
+        }
         switch converted {
         case .schema(let schema): catalog = SchemaCatalog(schema)
         case .transaction(let changeset, _): return changeset
@@ -144,6 +158,9 @@ package struct LogGraph: Sendable {
     /// The replay anomalies, then the violations of the model's rules in the live state; at most `limit`.
     package func integrityIssues(limit: Int = 100) -> [IntegrityIssue] {
         var issues = anomalies.prefix(limit).map { IntegrityIssue(kind: .replayAnomaly, message: $0) }
+        issues += storedIndexIssues.prefix(limit - issues.count).map {
+            IntegrityIssue(kind: .storedIndexMismatch, message: $0)
+        }
         if let state, let model, issues.count < limit {
             issues += state.integrityIssues(model: model, limit: limit - issues.count)
         }

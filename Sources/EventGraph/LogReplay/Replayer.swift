@@ -116,6 +116,7 @@ struct Replayer {
                 entityName: model.entities[Int(first.entityIndex)].name)
             for uuid in chunk.foreignStores { _ = checkpoint!.state.storeIndex(of: uuid) }
         }
+        let stored = buildsIndexes ? Self.storedIndexes(of: directory, source: source, model: model) : [:]
         for entity in directory.entities {
             let entityIndex = Int(entity.entityIndex)
             guard entityIndex < model.entities.count else {
@@ -139,7 +140,8 @@ struct Replayer {
             let chunks = entity.chunks.enumerated().map { chunkIndex, entry in
                 LazyColumnChunk(entry: entry, chunkIndex: chunkIndex, decoder: decoder)
             }
-            checkpoint!.state.adoptUnloadedChunks(chunks, entityIndex: entityIndex)
+            checkpoint!.state.adoptUnloadedChunks(
+                chunks, entityIndex: entityIndex, storedIndexes: stored[entityIndex] ?? [], model: model)
             checkpoint!.count += entity.chunks.reduce(0) { $0 + UInt64($1.objectCount) }
         }
     }

@@ -8,6 +8,8 @@ package struct IntegrityIssue: Hashable, Sendable, CustomStringConvertible {
         case danglingReference = "dangling-reference"
         case uniquenessViolation = "uniqueness-violation"
         case replayAnomaly = "replay-anomaly"
+        /// A checkpoint's stored index (format 1.4) that cannot be read or differs from the checkpoint's objects.
+        case storedIndexMismatch = "stored-index-mismatch"
     }
     /// What rule is broken.
     package var kind: Kind

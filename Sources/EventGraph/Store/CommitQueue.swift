@@ -66,7 +66,7 @@ struct CommitQueue {
     /// The newest holder of a unique tuple.
     func holder(of tuple: UniqueKey, in state: StoreState) -> UInt64? {
         if let entry = overlayHolders[tuple] { return entry.key }
-        return state.uniqueIndex[tuple]
+        return state.holder(of: tuple)
     }
 
     /// Records a queued save's effects in the overlay (before anything of it is installed).

@@ -200,6 +200,9 @@ final class FileBackend: LogBackend {
                     for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
                     for chunk in checkpoint.entityChunks { try sink.appendEntityChunk(chunk) }
+                    for (index, chunks) in checkpoint.indexChunks {
+                        for chunk in chunks { try sink.appendIndexChunk(chunk, of: index) }
+                    }
                 },
                 verify: { temporaryPath in
                     // Replay the new file from its bytes alone and compare its state digest with the live state's.

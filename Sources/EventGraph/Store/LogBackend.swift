@@ -89,6 +89,8 @@ struct CheckpointInput {
     var chunks: [CheckpointChunk]
     /// Chunks of one entity's objects each (format 1.3), written as entity chunks with a directory.
     var entityChunks: [CheckpointChunk] = []
+    /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order.
+    var indexChunks: [(index: IndexChunks, chunks: [CheckpointIndexChunk])] = []
     var end: CheckpointEnd
     /// The bytes of every externally stored value the checkpoint references, with its logical reference.
     var blobs: [(reference: BlobReference, bytes: [UInt8])]

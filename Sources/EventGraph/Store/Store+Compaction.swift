@@ -74,8 +74,12 @@ extension Store {
             }
             blobs.append((reference, bytes))
         }
+        // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (format 1.4).
+        let indexed = Set(entityChunks.compactMap { $0.records.first.map { Int($0.object.entityIndex) } })
+        let indexChunks = snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: indexed) : []
         return CheckpointInput(
             begin: begin, chunks: chunks, entityChunks: entityChunks,
+            indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) },
             end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: snapshot.digest(model: model).bytes),
             blobs: blobs)
     }

@@ -17,26 +17,26 @@ extension Store {
     /// Builds the attribute indexes of one entity if they are pending (see
     /// ``StoreState/pendingAttributeIndexEntities``).
     func buildPendingAttributeIndexes(ofEntity entityIndex: Int) {
-        buildPending { state in
+        buildPending(usingStoredIndexes: true) { state in
             state.pendingAttributeIndexEntities.contains(entityIndex) ? [entityIndex] : []
         } build: { state, needed in
             state.buildPendingAttributeIndexes(needed)
         }
     }
 
-    /// Loads the chunks of the entities `select` names outside the state's lock (each chunk's box has its own),
-    /// then runs `build` on them under it.
+    /// Loads what building the indexes of the entities `select` names reads, outside the state's lock (each chunk's
+    /// box has its own), then runs `build` on them under it: the checkpoint's stored index chunks when
+    /// `usingStoredIndexes` and the entities have them (format 1.4), else the entities' chunks.
     private func buildPending(
-        _ select: (StoreState) -> [Int], build: (inout StoreState, [Int]) -> Void
+        usingStoredIndexes: Bool = false, _ select: (StoreState) -> [Int], build: (inout StoreState, [Int]) -> Void
     ) {
-        let (needed, versions) = state.withLock { state in
-            let needed = select(state)
-            return (needed, needed.map { state.version(ofEntity: $0) })
-        }
+        let (needed, snapshot) = state.withLock { state in (select(state), state) }
         guard !needed.isEmpty else { return }
-        // A damaged chunk is left to read as empty here: lookups cannot throw; commits and compaction throw its
-        // error (`prepareState(for:)`, `StoreState.loadAllChunks()`).
-        for version in versions { try? version.loadAll() }
+        if !usingStoredIndexes || !snapshot.preloadStoredAttributeIndexes(of: needed) {
+            // A damaged chunk is left to read as empty here: lookups cannot throw; commits and compaction throw its
+            // error (`prepareState(for:)`, `StoreState.loadAllChunks()`).
+            for entityIndex in needed { try? snapshot.version(ofEntity: entityIndex).loadAll() }
+        }
         state.withLock { build(&$0, needed) }
     }
 

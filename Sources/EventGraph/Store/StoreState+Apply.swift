@@ -187,6 +187,7 @@ extension StoreState {
     /// Installs staged rows: the tables, the uniqueness index and the attribute indexes.
     mutating func install(_ staged: StagedChanges, model: ObjectModel) {
         var indexChanges = IndexChanges(indexes)
+        var deferred: IndexChanges?
         if staged.order.count > 64 {
             // Grow every table and the uniqueness index once, not by doubling along the way.
             var added = Array(repeating: 0, count: tables.count)
@@ -213,6 +214,10 @@ extension StoreState {
             }
             if !pendingAttributeIndexEntities.contains(entityIndex) {
                 indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+            } else if storedAttributeIndexes[entityIndex] != nil {
+                // Built later from the checkpoint's stored entries: the change is replayed on top then.
+                if deferred == nil { deferred = IndexChanges(indexes) }
+                deferred!.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
             }
             if let newRow {
                 put(newRow)
@@ -224,5 +229,6 @@ extension StoreState {
             }
         }
         indexChanges.apply(to: &indexes)
+        if let deferred, deferred.hasChanges { deferredIndexChanges.append(deferred) }
     }
 }

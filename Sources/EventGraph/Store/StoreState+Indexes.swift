@@ -7,6 +7,9 @@ extension StoreState {
         guard isIndexed else { return }
         indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
         }
+        // The deferred changes have the old indexes' shape: pending entities build from their chunks instead.
+        storedAttributeIndexes = [:]
+        deferredIndexChanges = []
         rebuildIndexes()
     }
 
@@ -69,8 +72,13 @@ extension StoreState {
     /// Builds the attribute indexes of some entities whose indexes are pending, from their columns.
     mutating func buildPendingAttributeIndexes(_ entities: [Int]) {
         for entityIndex in entities where pendingAttributeIndexEntities.remove(entityIndex) != nil {
-            rebuildAttributeIndexes(ofEntity: entityIndex)
+            if let stored = attributeIndexesFromStoredEntries(ofEntity: entityIndex) {
+                indexes[entityIndex] = stored
+            } else {
+                rebuildAttributeIndexes(ofEntity: entityIndex)
+            }
         }
+        dropStoredAttributeIndexesIfDone()
     }
 
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
@@ -96,7 +104,7 @@ extension StoreState {
 }
 
 /// The index entries one commit removes and inserts, collected so each index applies them as one batch.
-struct IndexChanges {
+struct IndexChanges: Sendable {
     /// Per entity, per index: removals and insertions.
     private var changes: [[(removals: [AttributeIndex.Entry], insertions: [AttributeIndex.Entry])]]
     private var isEmpty = true
@@ -120,6 +128,21 @@ struct IndexChanges {
             isEmpty = false
             if let oldValue { changes[entityIndex][position].removals.append(.init(value: oldValue, key: key)) }
             if let newValue { changes[entityIndex][position].insertions.append(.init(value: newValue, key: key)) }
+        }
+    }
+
+    /// Whether it holds any change.
+    var hasChanges: Bool { !isEmpty }
+
+    /// Applies the changes of one entity only (a pending entity's deferred changes, once its index is built).
+    func apply(to indexes: inout [[AttributeIndex]], entityIndex: Int) {
+        guard !isEmpty, entityIndex < changes.count, changes[entityIndex].count == indexes[entityIndex].count else {
+            return
+        }
+        for position in changes[entityIndex].indices {
+            let change = changes[entityIndex][position]
+            guard !change.removals.isEmpty || !change.insertions.isEmpty else { continue }
+            indexes[entityIndex][position].apply(removing: change.removals, inserting: change.insertions)
         }
     }
 

@@ -41,6 +41,16 @@ struct StoreState: Sendable {
     /// built on first need (``buildPendingAttributeIndexes(_:)``); until then commits leave them out and
     /// ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` declines (a scan answers).
     var pendingAttributeIndexEntities: Set<Int> = []
+    /// The uniqueness entries a checkpoint stored (format 1.4) for entities whose chunks came unloaded: such an
+    /// entity is not pending; ``holder(of:)`` finds a tuple in ``uniqueIndex`` (the changes since the checkpoint)
+    /// and then here, checking the found object's current values.
+    var storedUniqueIndexes: [CheckpointIndex] = []
+    /// The attribute indexes a checkpoint stored (format 1.4), by entity, for pending entities: built from these
+    /// (no entity chunk read, no sort) plus ``deferredIndexChanges`` on first need.
+    var storedAttributeIndexes: [Int: [CheckpointIndex]] = [:]
+    /// The attribute index changes of the commits since the checkpoint to entities whose indexes are pending and
+    /// stored, in commit order (each in the shape of ``indexes``).
+    var deferredIndexChanges: [IndexChanges] = []
 
     init(model: ObjectModel, isIndexed: Bool = true) {
         self.isIndexed = isIndexed
@@ -73,8 +83,13 @@ struct StoreState: Sendable {
         try table.forEachLiveSlot { chunk, position, _ in try body(chunk.row(at: position, entityIndex: entityIndex)) }
     }
 
-    /// The holder of a unique value tuple.
-    func holder(of tuple: UniqueKey) -> UInt64? { uniqueIndex[tuple] }
+    /// The holder of a unique value tuple: the changes since the checkpoint first, then the checkpoint's stored
+    /// entries (format 1.4), each checked against its object's current values.
+    func holder(of tuple: UniqueKey) -> UInt64? {
+        if let key = uniqueIndex[tuple] { return key }
+        guard !storedUniqueIndexes.isEmpty else { return nil }
+        return storedHolder(of: tuple)
+    }
 
     /// The UUID of the store a reference points into; `nil` for this store, and for an index the table lacks.
     func storeUUID(of reference: ObjectReference) -> LogUUID? {
@@ -93,10 +108,30 @@ struct StoreState: Sendable {
 
     /// Takes a checkpoint's chunks of one entity (format 1.3) as chunks that stay on disk until touched; the
     /// entity's indexes are built on first need.
-    mutating func adoptUnloadedChunks(_ chunks: [LazyColumnChunk], entityIndex: Int) {
+    ///
+    /// - Parameter storedIndexes: the indexes the checkpoint stored for the entity (format 1.4): used when they
+    ///   cover every uniqueness constraint (then no uniqueness entry is pending) or every attribute index (then
+    ///   the attribute indexes are built from them rather than from the chunks).
+    mutating func adoptUnloadedChunks(
+        _ chunks: [LazyColumnChunk], entityIndex: Int, storedIndexes: [CheckpointIndex] = [], model: ObjectModel
+    ) {
         tables[entityIndex].adoptUnloadedChunks(chunks)
         guard isIndexed else { return }
-        pendingUniqueEntities.insert(entityIndex)
+        let constraints = model.entities[entityIndex].uniqueConstraints
+        let uniques = constraints.compactMap { constraint in
+            storedIndexes.first { $0.constraint == constraint }
+        }
+        if uniques.count == constraints.count {
+            storedUniqueIndexes += uniques
+        } else {
+            pendingUniqueEntities.insert(entityIndex)
+        }
+        let attributes = indexes[entityIndex].compactMap { index in
+            storedIndexes.first { $0.kind == .attribute && $0.propertyIndex == index.propertyIndex }
+        }
+        if !indexes[entityIndex].isEmpty && attributes.count == indexes[entityIndex].count {
+            storedAttributeIndexes[entityIndex] = attributes
+        }
         pendingAttributeIndexEntities.insert(entityIndex)
     }
 

@@ -1,12 +1,18 @@
 // CheckpointDirectory (format 1.3), after the version byte (1):
 //   entity count varuint, then per entity: entityIndex varuint · chunk count varuint, then per chunk:
 //   byteOffset varuint · objectCount varuint · minKey varuint · maxKey varuint
+//   Version 2 (format 1.4, written only when the checkpoint stores indexes) adds, after the entities:
+//   index count varuint, then per index: kind byte (0 unique, 1 attribute) · entityIndex varuint ·
+//   ownerEntityIndex varuint · ordinal varuint · arity varuint · chunk count varuint, then per chunk:
+//   byteOffset varuint · entryCount varuint · first entry's values · last entry's values (attribute values)
 // One frame's payload, so at most `LogLimits.maxFrameRawByteCount` bytes. Every number is checked as it is read
 // (`Docs/FileFormat-Payloads.md` §5.7.4): the frames it points at are checked by the scanner and at load.
 
 extension CheckpointDirectory {
     /// The fewest bytes one chunk entry takes (four one-byte varints); bounds a count before allocation.
     static let minimumChunkEntryByteCount = 4
+    /// The payload version that adds ``indexes`` (format 1.4).
+    static let indexesVersion: UInt8 = 2
 
     /// Encodes the payload in the compact binary payload format (`Docs/FileFormat-Payloads.md` §5.7.4).
     ///
@@ -18,8 +24,10 @@ extension CheckpointDirectory {
         if let problem = Self.problem(in: self) {
             throw LogFormatError(.invalidArgument, "a checkpoint directory \(problem)")
         }
-        return try PayloadEnvelope.encode("checkpoint directory", maxByteCount: LogLimits.maxFrameRawByteCount) {
-            (writer) throws(LogFormatError) in
+        return try PayloadEnvelope.encode(
+            "checkpoint directory", maxByteCount: LogLimits.maxFrameRawByteCount,
+            version: indexes.isEmpty ? 1 : Self.indexesVersion
+        ) { (writer) throws(LogFormatError) in
             try writer.writeCount(entities.count, limit: LogLimits.maxEntityCount, field: "the directory's entities")
             for entity in entities {
                 writer.writeVarUInt(UInt64(entity.entityIndex))
@@ -31,6 +39,7 @@ extension CheckpointDirectory {
                     writer.writeVarUInt(chunk.maxKey)
                 }
             }
+            if !indexes.isEmpty { try encodeIndexes(to: &writer) }
         }
     }
 
@@ -39,40 +48,50 @@ extension CheckpointDirectory {
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
     ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
     package init(decoding bytes: [UInt8]) throws(LogFormatError) {
-        self = try PayloadEnvelope.decode(
-            "checkpoint directory", from: bytes, maxByteCount: LogLimits.maxFrameRawByteCount
-        ) { (reader) throws(LogFormatError) -> CheckpointDirectory in
-            // An entity entry is at least its index, a count and one chunk entry.
-            let entityCount = try reader.readCount(
-                "the number of entities", limit: LogLimits.maxEntityCount,
-                minimumElementByteCount: 2 + Self.minimumChunkEntryByteCount)
-            var entities: [EntityChunks] = []
-            entities.reserveCapacity(entityCount)
-            var previousOffset: UInt64?
-            for _ in 0..<entityCount {
-                let start = reader.offset
-                let entityIndex = try reader.readIndex("an entity index", below: LogLimits.maxEntityCount)
-                if let last = entities.last, entityIndex <= last.entityIndex {
-                    throw reader.malformed(
-                        "entity #\(entityIndex) follows entity #\(last.entityIndex); entities must increase", at: start)
-                }
-                let chunkStart = reader.offset
-                let chunkCount = try reader.readCount(
-                    "the number of chunks", minimumElementByteCount: Self.minimumChunkEntryByteCount)
-                guard chunkCount > 0 else {
-                    throw reader.malformed("entity #\(entityIndex) lists no chunks", at: chunkStart)
-                }
-                var chunks: [EntityChunkEntry] = []
-                chunks.reserveCapacity(chunkCount)
-                for _ in 0..<chunkCount {
-                    let chunk = try Self.readChunkEntry(&reader, after: previousOffset, entityIndex: entityIndex)
-                    previousOffset = chunk.byteOffset
-                    chunks.append(chunk)
-                }
-                entities.append(EntityChunks(entityIndex: entityIndex, chunks: chunks))
+        self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> CheckpointDirectory in
+            try PayloadEnvelope.decode(
+                "checkpoint directory", from: &reader, maxByteCount: LogLimits.maxFrameRawByteCount,
+                newestVersion: Self.indexesVersion
+            ) { (reader, version) throws(LogFormatError) -> CheckpointDirectory in
+                try Self.decodeBody(&reader, version: version)
             }
-            return CheckpointDirectory(entities: entities)
         }
+    }
+
+    private static func decodeBody(_ reader: inout ByteReader, version: UInt8) throws(LogFormatError)
+        -> CheckpointDirectory
+    {
+        // An entity entry is at least its index, a count and one chunk entry.
+        let entityCount = try reader.readCount(
+            "the number of entities", limit: LogLimits.maxEntityCount,
+            minimumElementByteCount: 2 + Self.minimumChunkEntryByteCount)
+        var entities: [EntityChunks] = []
+        entities.reserveCapacity(entityCount)
+        var previousOffset: UInt64?
+        for _ in 0..<entityCount {
+            let start = reader.offset
+            let entityIndex = try reader.readIndex("an entity index", below: LogLimits.maxEntityCount)
+            if let last = entities.last, entityIndex <= last.entityIndex {
+                throw reader.malformed(
+                    "entity #\(entityIndex) follows entity #\(last.entityIndex); entities must increase", at: start)
+            }
+            let chunkStart = reader.offset
+            let chunkCount = try reader.readCount(
+                "the number of chunks", minimumElementByteCount: Self.minimumChunkEntryByteCount)
+            guard chunkCount > 0 else {
+                throw reader.malformed("entity #\(entityIndex) lists no chunks", at: chunkStart)
+            }
+            var chunks: [EntityChunkEntry] = []
+            chunks.reserveCapacity(chunkCount)
+            for _ in 0..<chunkCount {
+                let chunk = try Self.readChunkEntry(&reader, after: previousOffset, entityIndex: entityIndex)
+                previousOffset = chunk.byteOffset
+                chunks.append(chunk)
+            }
+            entities.append(EntityChunks(entityIndex: entityIndex, chunks: chunks))
+        }
+        let indexes = version >= indexesVersion ? try decodeIndexes(&reader, after: previousOffset) : []
+        return CheckpointDirectory(entities: entities, indexes: indexes)
     }
 
     /// Reads one chunk entry and checks its numbers: an offset in the frame area, 8-aligned, after the previous
@@ -82,7 +101,7 @@ extension CheckpointDirectory {
     {
         let start = reader.offset
         let byteOffset = try reader.readVarUInt("a chunk's byte offset")
-        guard byteOffset >= LogFileHeader.framesByteOffset, byteOffset % UInt64(FrameHeader.alignment) == 0 else {
+        guard isFrameOffset(byteOffset, after: nil) else {
             throw reader.malformed(
                 "a chunk of entity #\(entityIndex) is at byte offset \(byteOffset), where no frame can start", at: start
             )
@@ -120,10 +139,7 @@ extension CheckpointDirectory {
             if let previousEntity, entity.entityIndex <= previousEntity { return "lists entities out of order" }
             if entity.chunks.isEmpty { return "lists no chunks for entity #\(entity.entityIndex)" }
             for chunk in entity.chunks {
-                if chunk.byteOffset < LogFileHeader.framesByteOffset
-                    || chunk.byteOffset % UInt64(FrameHeader.alignment) != 0
-                    || previousOffset.map({ chunk.byteOffset <= $0 }) == true
-                {
+                if !isFrameOffset(chunk.byteOffset, after: previousOffset) {
                     return "lists a chunk at byte offset \(chunk.byteOffset)"
                 }
                 if chunk.objectCount < 1 || Int(chunk.objectCount) > LogLimits.maxEntityChunkObjectCount {
@@ -134,6 +150,12 @@ extension CheckpointDirectory {
             }
             previousEntity = entity.entityIndex
         }
-        return nil
+        return indexProblem(in: directory.indexes, after: previousOffset)
+    }
+
+    /// Whether a listed chunk may be at `offset`: in the frame area, 8-aligned, after `previousOffset` when given.
+    static func isFrameOffset(_ offset: UInt64, after previousOffset: UInt64?) -> Bool {
+        offset >= LogFileHeader.framesByteOffset && offset % UInt64(FrameHeader.alignment) == 0
+            && previousOffset.map { offset > $0 } ?? true
     }
 }

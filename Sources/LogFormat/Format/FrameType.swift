@@ -35,6 +35,9 @@ package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConv
     package static let checkpointEntityChunk = FrameType(rawValue: 0x26)
     /// Where the checkpoint's entity chunks are (``CheckpointDirectory``); the last frame before the checkpoint-end.
     package static let checkpointDirectory = FrameType(rawValue: 0x27)
+    /// A sorted run of one index's entries (format 1.4), listed in the checkpoint's directory and read on first use;
+    /// the payload is a ``CheckpointIndexChunk``.
+    package static let checkpointIndexChunk = FrameType(rawValue: 0x28)
     /// An LZ4 dictionary for the frames after it that use ``FrameCodec/lz4Dictionary``.
     package static let dictionary = FrameType(rawValue: 0x30)
     /// Clean close: everything before it was synced.
@@ -48,7 +51,7 @@ package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConv
         switch self {
         case .transaction, .transactionFirst, .transactionMiddle, .transactionLast, .blob, .schema, .checkpointBegin,
             .checkpointChunk, .checkpointEnd, .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast,
-            .checkpointEntityChunk, .checkpointDirectory, .dictionary, .seal:
+            .checkpointEntityChunk, .checkpointDirectory, .checkpointIndexChunk, .dictionary, .seal:
             true
         default: false
         }
@@ -83,6 +86,7 @@ package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConv
         case .checkpointChunkLast: "checkpoint-chunk-last"
         case .checkpointEntityChunk: "checkpoint-entity-chunk"
         case .checkpointDirectory: "checkpoint-directory"
+        case .checkpointIndexChunk: "checkpoint-index-chunk"
         case .dictionary: "dictionary"
         case .seal: "seal"
         default: isSkippable ? "extension-0x\(String(rawValue, radix: 16))" : "unknown-0x\(String(rawValue, radix: 16))"

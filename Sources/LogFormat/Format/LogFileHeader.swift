@@ -8,8 +8,9 @@ package struct LogFileHeader: Hashable, Sendable {
     /// 1.1 records ``maxTransactionByteCount`` in bytes that 1.0 reserved (and 1.0 readers ignore). 1.2 splits a
     /// checkpoint chunk larger than a frame over checkpoint-chunk-first/-middle/-last frames (0x23–0x25); a 1.1
     /// reader refuses those frames as written by a newer version (*unsupported feature*), and reads every other
-    /// 1.2 file as before.
-    package static let currentMinorVersion: UInt16 = 3
+    /// 1.2 file as before. 1.3 adds entity chunks and the checkpoint directory (0x26, 0x27); 1.4 adds index chunks
+    /// (0x28) that a directory of payload version 2 lists (`Docs/FileFormat-Checkpoints.md`).
+    package static let currentMinorVersion: UInt16 = 4
     /// Incompatible features this reader understands (none are defined in version 1.0).
     package static let knownIncompatibleFeatures: UInt64 = 0
     /// The magic bytes: 0x89 "EGLOG" CR LF (a high byte and a line ending catch text-mode corruption).

@@ -22,6 +22,10 @@ package enum LogLimits {
     package static let maxPropertyCount = 65_536
     /// The most objects in one checkpoint entity chunk (format 1.3): the object layer's chunk of slots.
     package static let maxEntityChunkObjectCount = 4096
+    /// The most entries in one checkpoint index chunk (format 1.4).
+    package static let maxIndexChunkEntryCount = 4096
+    /// The most values in one index entry (the attributes of one uniqueness constraint).
+    package static let maxIndexArity = 16
     /// The largest dictionary used for LZ4 compression: 64 KiB (LZ4 uses at most 64 KiB of history).
     package static let maxDictionaryByteCount = 64 << 10
 }

@@ -4,14 +4,20 @@
 package struct CheckpointDirectory: Hashable, Sendable {
     /// One entry per entity that has entity chunks, in increasing entity index.
     package var entities: [EntityChunks]
+    /// The stored indexes (format 1.4, payload version 2): each index of each entity at most once.
+    package var indexes: [IndexChunks]
 
     /// Creates the payload.
-    package init(entities: [EntityChunks]) {
+    package init(entities: [EntityChunks], indexes: [IndexChunks] = []) {
         self.entities = entities
+        self.indexes = indexes
     }
 
     /// Every chunk entry in file order (entity by entity, each entity's chunks in slot order).
     package var allChunks: [EntityChunkEntry] { entities.flatMap(\.chunks) }
+
+    /// Every index chunk's byte offset in file order (index by index, each index's chunks in order).
+    package var allIndexChunkOffsets: [UInt64] { indexes.flatMap { $0.chunks.map(\.byteOffset) } }
 }
 
 /// The entity chunks of one entity, in the order of the entity's slots.
@@ -44,5 +50,63 @@ package struct EntityChunkEntry: Hashable, Sendable {
         self.objectCount = objectCount
         self.minKey = minKey
         self.maxKey = maxKey
+    }
+}
+
+/// What a stored index covers (format 1.4).
+package enum CheckpointIndexKind: UInt8, Hashable, Sendable {
+    /// The entries of a uniqueness constraint: the holder of each value tuple.
+    case unique = 0
+    /// An ordinary attribute index: every object's value of one attribute.
+    case attribute = 1
+}
+
+/// The index chunks of one index of one entity, in the index's order (format 1.4).
+package struct IndexChunks: Hashable, Sendable {
+    package var kind: CheckpointIndexKind
+    /// The entity whose objects the entries hold.
+    package var entityIndex: UInt32
+    /// For ``CheckpointIndexKind/unique``: the entity that declares the constraint (the entity itself or an
+    /// ancestor); for ``CheckpointIndexKind/attribute``: `entityIndex`.
+    package var ownerEntityIndex: UInt32
+    /// For ``CheckpointIndexKind/unique``: the constraint's position among its owner's constraints; for
+    /// ``CheckpointIndexKind/attribute``: the indexed property's index.
+    package var ordinal: UInt32
+    /// The number of values in each entry: 1 ... ``LogLimits/maxIndexArity`` (1 for an attribute index).
+    package var arity: UInt32
+    /// The chunks in the index's order; each holds at least one entry.
+    package var chunks: [IndexChunkEntry]
+
+    /// Creates an entry.
+    package init(
+        kind: CheckpointIndexKind, entityIndex: UInt32, ownerEntityIndex: UInt32, ordinal: UInt32, arity: UInt32,
+        chunks: [IndexChunkEntry]
+    ) {
+        self.kind = kind
+        self.entityIndex = entityIndex
+        self.ownerEntityIndex = ownerEntityIndex
+        self.ordinal = ordinal
+        self.arity = arity
+        self.chunks = chunks
+    }
+}
+
+/// Where one index chunk is, how many entries it holds and the values of its first and last entry (a reader picks
+/// the chunks that may hold a value without reading the others).
+package struct IndexChunkEntry: Hashable, Sendable {
+    /// The byte offset of the chunk's checkpoint-index-chunk frame.
+    package var byteOffset: UInt64
+    /// How many entries it holds: 1 ... ``LogLimits/maxIndexChunkEntryCount``.
+    package var entryCount: UInt32
+    /// The values of its first entry and of its last entry (``IndexChunks/arity`` each).
+    package var firstValues: [AttributeValue]
+    package var lastValues: [AttributeValue]
+
+    /// Creates an entry.
+    package init(byteOffset: UInt64, entryCount: UInt32, firstValues: [AttributeValue], lastValues: [AttributeValue]) {
+        self.byteOffset = byteOffset
+        self.entryCount = entryCount
+        self.firstValues = firstValues
+        self.lastValues = lastValues
     }
 }

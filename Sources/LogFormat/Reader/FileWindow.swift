@@ -4,6 +4,9 @@
 /// concurrently cannot make a reader see a frame it has not finished writing as anything but a torn tail.
 struct FileWindow: ~Copyable {
     static let chunkByteCount = 8 << 20
+    /// What a read that skips ahead of the window fetches: a scan that defers chunk bodies (the store's open) jumps
+    /// from frame header to frame header, and reading 8 MiB at each jump would read, and hold, the whole checkpoint.
+    static let skipReadByteCount = 16 << 10
 
     /// The file, shared with the fragmented transactions a scan delivers (they re-read their frames from it).
     let shared: SharedLogFile
@@ -18,6 +21,9 @@ struct FileWindow: ~Copyable {
 
     var path: String { shared.path }
 
+    /// How many bytes the window holds (a probe for tests).
+    var bufferedByteCount: Int { buffer.count }
+
     /// Calls `body` with `count` bytes at `offset`, or returns nil when they extend past the limit.
     mutating func withBytes<R>(
         at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws(LogFormatError) -> R
@@ -25,7 +31,11 @@ struct FileWindow: ~Copyable {
         guard offset <= limit, UInt64(count) <= limit - offset else { return nil }
         let bufferEnd = bufferStart + UInt64(buffer.count)
         if offset < bufferStart || offset + UInt64(count) > bufferEnd {
-            let want = Int(min(UInt64(max(Self.chunkByteCount, count)), limit - offset))
+            // Reading on from the window's end (or from inside it) is sequential: a large read. A read past its end
+            // skipped bytes (a deferred body): a small one, until the reads are sequential again.
+            let isSkip = offset > bufferEnd
+            let window = isSkip ? Self.skipReadByteCount : Self.chunkByteCount
+            let want = Int(min(UInt64(max(window, count)), limit - offset))
             buffer = try shared.file.read(count: want, at: offset)
             bufferStart = offset
             guard buffer.count >= count else { return nil }  // the file shrank underneath us

@@ -12,28 +12,10 @@ extension LogReader {
         throws(LogFormatError) -> CheckpointChunk
     {
         let offset = entry.byteOffset
-        func damaged(_ reason: String) -> LogFormatError {
-            LogFormatError(
-                .damaged, "the checkpoint chunk at byte offset \(offset) \(reason)", path: path, byteOffset: offset)
-        }
-        let (frameHeader, payload): (FrameHeader, [UInt8])
-        do throws(LogFormatError) {
-            (frameHeader, payload) = try readFrame(at: offset)
-        } catch  where error.code == .invalidArgument {
-            // An offset or codec no entity chunk can have: the directory points at something else.
-            throw damaged("cannot be read: \(error.message)")
-        }
-        guard frameHeader.type == .checkpointEntityChunk, frameHeader.transactionID == checkpointTransactionID else {
-            throw damaged(
-                "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not an entity chunk of "
-                    + "the checkpoint at transaction \(checkpointTransactionID)")
-        }
-        let chunk: CheckpointChunk
-        do throws(LogFormatError) {
-            chunk = try CheckpointChunk(decoding: payload)
-        } catch {
-            throw damaged("does not decode: \(error.message)")
-        }
+        let damaged = { (reason: String) in self.damagedChunk("checkpoint chunk", at: offset, reason) }
+        let chunk = try readCheckpointFrame(
+            at: offset, type: .checkpointEntityChunk, what: "checkpoint chunk",
+            checkpointTransactionID: checkpointTransactionID, decode: CheckpointChunk.init(decoding:))
         guard chunk.records.count == Int(entry.objectCount) else {
             throw damaged("holds \(chunk.records.count) objects; the directory says \(entry.objectCount)")
         }
@@ -48,5 +30,62 @@ extension LogReader {
             }
         }
         return chunk
+    }
+
+    /// Reads, verifies and decodes one checkpoint index chunk by its directory entry (format 1.4). Safe to call from
+    /// any thread (`pread`).
+    ///
+    /// Checked against the directory: the frame verifies and is an index chunk of this checkpoint; it holds exactly
+    /// `entry.entryCount` entries of `arity` values; its first and last entries carry the directory's bounds. The
+    /// order of the entries is the object layer's to check (LogFormat does not order values).
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` naming the byte offset when any check fails, or an I/O error.
+    package func readIndexChunk(_ entry: IndexChunkEntry, arity: Int, checkpointTransactionID: UInt64)
+        throws(LogFormatError) -> CheckpointIndexChunk
+    {
+        let offset = entry.byteOffset
+        let damaged = { (reason: String) in self.damagedChunk("checkpoint index chunk", at: offset, reason) }
+        let chunk = try readCheckpointFrame(
+            at: offset, type: .checkpointIndexChunk, what: "checkpoint index chunk",
+            checkpointTransactionID: checkpointTransactionID, decode: CheckpointIndexChunk.init(decoding:))
+        guard chunk.arity == arity, chunk.entries.count == Int(entry.entryCount) else {
+            throw damaged(
+                "holds \(chunk.entries.count) entries of arity \(chunk.arity); the directory says "
+                    + "\(entry.entryCount) of arity \(arity)")
+        }
+        guard chunk.entries.first?.values == entry.firstValues, chunk.entries.last?.values == entry.lastValues else {
+            throw damaged("does not begin and end with the values its directory entry lists")
+        }
+        return chunk
+    }
+
+    /// Reads the frame at `offset`, checks that it is a `type` frame of the checkpoint at `checkpointTransactionID`
+    /// and decodes its payload; anything else is damage at that offset.
+    private func readCheckpointFrame<Payload>(
+        at offset: UInt64, type: FrameType, what: String, checkpointTransactionID: UInt64,
+        decode: ([UInt8]) throws(LogFormatError) -> Payload
+    ) throws(LogFormatError) -> Payload {
+        let (frameHeader, payload): (FrameHeader, [UInt8])
+        do throws(LogFormatError) {
+            (frameHeader, payload) = try readFrame(at: offset)
+        } catch  where error.code == .invalidArgument {
+            // An offset or codec no such chunk can have: the directory points at something else.
+            throw damagedChunk(what, at: offset, "cannot be read: \(error.message)")
+        }
+        guard frameHeader.type == type, frameHeader.transactionID == checkpointTransactionID else {
+            throw damagedChunk(
+                what, at: offset,
+                "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not a \(type) frame of "
+                    + "the checkpoint at transaction \(checkpointTransactionID)")
+        }
+        do throws(LogFormatError) {
+            return try decode(payload)
+        } catch {
+            throw damagedChunk(what, at: offset, "does not decode: \(error.message)")
+        }
+    }
+
+    private func damagedChunk(_ what: String, at offset: UInt64, _ reason: String) -> LogFormatError {
+        LogFormatError(.damaged, "the \(what) at byte offset \(offset) \(reason)", path: path, byteOffset: offset)
     }
 }

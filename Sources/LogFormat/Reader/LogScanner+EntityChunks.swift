@@ -20,7 +20,16 @@ extension LogScanner {
             return "\(h.type) frame with part index \(h.partIndex) and codec \(h.codec.rawValue)"
         }
         guard !layout.hasDirectory else { return "\(h.type) frame after the checkpoint directory" }
+        if h.type == .checkpointIndexChunk {
+            // Index chunks (format 1.4) follow the entity chunks; their bodies are verified by a scan that does not
+            // defer (tools) and read on first use otherwise. They deliver nothing: the directory lists them.
+            guard !layout.byteOffsets.isEmpty else { return "an index chunk before any entity chunk" }
+            layout.indexByteOffsets.append(frame.byteOffset)
+            pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: nil, layout: layout)
+            return nil
+        }
         if h.type == .checkpointEntityChunk {
+            guard layout.indexByteOffsets.isEmpty else { return "an entity chunk after an index chunk" }
             // Bounded like any checkpoint chunk by the file's limit (one frame is at most 16 MiB already).
             guard Int(h.rawByteCount) <= header.transactionByteLimit else {
                 return "an entity chunk of \(h.rawByteCount) bytes, more than the file's limit of "
@@ -46,6 +55,11 @@ extension LogScanner {
         guard listed == layout.byteOffsets else {
             return "the checkpoint directory lists \(listed.count) chunk(s), not the \(layout.byteOffsets.count) "
                 + "entity chunk(s) of its checkpoint at their offsets"
+        }
+        let listedIndexChunks = directory.allIndexChunkOffsets
+        guard listedIndexChunks == layout.indexByteOffsets else {
+            return "the checkpoint directory lists \(listedIndexChunks.count) index chunk(s), not the "
+                + "\(layout.indexByteOffsets.count) index chunk(s) of its checkpoint at their offsets"
         }
         layout.hasDirectory = true
         pending = .checkpoint(byteOffset: start, lastTransactionID: lastID, chunk: nil, layout: layout)

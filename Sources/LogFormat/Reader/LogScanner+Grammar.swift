@@ -17,7 +17,7 @@ extension LogScanner {
             return try applyCheckpointFrame(frame, &pending, &result, deliver)
         case .checkpointChunkFirst, .checkpointChunkMiddle, .checkpointChunkLast:
             return try applyChunkFragment(frame, &pending, dictionary, deliver)
-        case .checkpointEntityChunk, .checkpointDirectory:
+        case .checkpointEntityChunk, .checkpointDirectory, .checkpointIndexChunk:
             return try applyEntityChunkLayout(frame, &pending, deliver)
         case .schema, .dictionary, .seal:
             return try applySingleFrameUnit(frame, &pending, &dictionary, &result, deliver)

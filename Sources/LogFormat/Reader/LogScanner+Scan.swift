@@ -29,6 +29,8 @@ extension LogScanner {
     /// exactly, and whether the directory has come (nothing but the end may follow it).
     struct EntityChunkLayout {
         var byteOffsets: [UInt64] = []
+        /// The offsets of its index chunks (format 1.4), which the directory must list exactly too.
+        var indexByteOffsets: [UInt64] = []
         var hasDirectory = false
     }
 

@@ -119,7 +119,9 @@ struct LogScanner: ~Copyable {
                 Rejection(reason: "durable watermark \(frameHeader.durableWatermark) is past the frame's own offset"))
         }
         let paddedCount = Int(frameHeader.frameByteCount) - FrameHeader.byteCount
-        if defersEntityChunkBodies && frameHeader.type == .checkpointEntityChunk {
+        if defersEntityChunkBodies
+            && (frameHeader.type == .checkpointEntityChunk || frameHeader.type == .checkpointIndexChunk)
+        {
             // Only the frame's extent is checked now (it must end inside the file); its body is verified when the
             // chunk is loaded. `frameByteCount` is bounded by the header's limits, so the sum cannot overflow.
             guard offset + frameHeader.frameByteCount <= window.limit else {

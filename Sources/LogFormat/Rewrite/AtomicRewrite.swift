@@ -126,6 +126,44 @@ package struct CheckpointSink: ~Copyable {
         }
     }
 
+    /// Appends one chunk of a stored index (format 1.4) and lists it in the directory under `index` (whose chunks
+    /// the caller leaves empty: the entries are filled here). The caller appends every entity chunk first, then the
+    /// indexes in the directory's order (entity, kind, owner, ordinal), each index's chunks in its order.
+    ///
+    /// - Precondition: the chunk's entries are of the index's arity, in the index's order (the object layer's).
+    /// - Throws: ``LogFormatError/Code/limitExceeded`` when the chunk does not fit one frame.
+    package mutating func appendIndexChunk(_ chunk: CheckpointIndexChunk, of index: IndexChunks)
+        throws(LogFormatError)
+    {
+        precondition(!directory.entities.isEmpty, "index chunks follow the entity chunks they index")
+        precondition(
+            chunk.arity == Int(index.arity), "an index chunk of arity \(chunk.arity) for an index of \(index.arity)")
+        let payload = try encode { try chunk.encoded() }
+        let limit = min(LogLimits.maxFrameRawByteCount, writer.header.transactionByteLimit)
+        guard payload.count <= limit else {
+            throw LogFormatError(
+                .limitExceeded,
+                "the encoded index chunk is \(payload.count) bytes, more than the limit of \(limit) bytes for one frame",
+                path: writer.file.path)
+        }
+        let offset = try writer.append(
+            OutgoingFrame(type: .checkpointIndexChunk, transactionID: transactionID, payload: payload))
+        let entry = IndexChunkEntry(
+            byteOffset: offset, entryCount: UInt32(chunk.entries.count), firstValues: chunk.entries.first!.values,
+            lastValues: chunk.entries.last!.values)
+        if let last = directory.indexes.last, !CheckpointDirectory.precedes(last, index) {
+            precondition(
+                last.kind == index.kind && last.entityIndex == index.entityIndex
+                    && last.ownerEntityIndex == index.ownerEntityIndex && last.ordinal == index.ordinal,
+                "indexes are appended in the directory's order")
+            directory.indexes[directory.indexes.count - 1].chunks.append(entry)
+        } else {
+            var listed = index
+            listed.chunks = [entry]
+            directory.indexes.append(listed)
+        }
+    }
+
     /// Appends the checkpoint's directory when it has entity chunks (the rewrite calls it before the end).
     mutating func finishDirectory() throws(LogFormatError) {
         guard !directory.entities.isEmpty else { return }

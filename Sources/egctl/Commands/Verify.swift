@@ -122,7 +122,7 @@ private struct StoreVerification {
     init(path: String) throws {
         let started = Progress.now()
         self.path = path
-        loaded = try StoreLoader.load(path, label: "verify")
+        loaded = try StoreLoader.load(path, label: "verify", checksStoredIndexes: true)
         seconds = Double(Progress.now() - started) / 1e9
         issues = loaded.graph.integrityIssues()
     }

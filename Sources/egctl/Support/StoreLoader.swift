@@ -70,11 +70,12 @@ struct StoreLoader {
     /// (the library's ``CrossStoreLedger`` says so, as it does for the store): it is neither applied nor handed
     /// to `each`, but returned as ``Loaded/undecidedPart``, as the store's own read-only view leaves it out.
     static func load(
-        _ path: String, label: String = "replay", limit: Limit = .none,
+        _ path: String, label: String = "replay", limit: Limit = .none, checksStoredIndexes: Bool = false,
         each: (Changeset, TransactionRecord, LogGraph) throws -> Void = { _, _, _ in }
     ) throws -> Loaded {
         let reader = try LogReader(path: path)
         var graph = LogGraph(source: path)
+        graph.checksStoredIndexes = checksStoredIndexes
         var ledger = CrossStoreLedger()
         var held: (changeset: Changeset, transaction: TransactionRecord)?
         var first: Int64?

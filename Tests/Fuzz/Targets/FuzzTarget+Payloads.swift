@@ -12,10 +12,13 @@ extension FuzzTarget {
     static func runCheckpoint(_ input: UnsafeRawBufferPointer) {
         guard let selector = input.first else { return }
         let payload = UnsafeRawBufferPointer(rebasing: input.dropFirst())
-        switch selector % 3 {
+        // 0–2 as before; 3: a checkpoint directory (format 1.3/1.4); 4: an index chunk (format 1.4).
+        switch selector % 5 {
         case 0: checkRoundTrip(payload, decode: CheckpointBegin.init(decoding:), encode: { try $0.encoded() })
         case 1: checkRoundTrip(payload, decode: CheckpointChunk.init(decoding:), encode: { try $0.encoded() })
-        default: checkRoundTrip(payload, decode: CheckpointEnd.init(decoding:), encode: { try $0.encoded() })
+        case 2: checkRoundTrip(payload, decode: CheckpointEnd.init(decoding:), encode: { try $0.encoded() })
+        case 3: checkRoundTrip(payload, decode: CheckpointDirectory.init(decoding:), encode: { try $0.encoded() })
+        default: checkRoundTrip(payload, decode: CheckpointIndexChunk.init(decoding:), encode: { try $0.encoded() })
         }
     }
 

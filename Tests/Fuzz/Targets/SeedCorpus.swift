@@ -21,6 +21,7 @@ public enum SeedCorpus {
                 seeds.append((.frame, "\(stem)-repair\(control)", [control] + frames))
             }
             var index = 0
+            var checkpointTransactionID: UInt64 = 0
             try LogReader(path: path).scan { record in
                 index += 1
                 switch record {
@@ -29,11 +30,24 @@ public enum SeedCorpus {
                 case .schema(let schema, _):
                     seeds.append((.schema, "\(stem)-\(index)", try schema.encoded()))
                 case .checkpointBegin(let begin, _):
+                    checkpointTransactionID = begin.lastTransactionID
                     seeds.append((.checkpoint, "\(stem)-\(index)-begin", [0] + (try begin.encoded())))
                 case .checkpointChunk(let chunk, _):
                     seeds.append((.checkpoint, "\(stem)-\(index)-chunk", [1] + (try chunk.encoded())))
                 case .checkpointEnd(let end, _):
                     seeds.append((.checkpoint, "\(stem)-\(index)-end", [2] + (try end.encoded())))
+                case .checkpointDirectory(let directory, _):
+                    seeds.append((.checkpoint, "\(stem)-\(index)-directory", [3] + (try directory.encoded())))
+                    // Index chunks (format 1.4) are not records: read them through the directory.
+                    let reader = try LogReader(path: path)
+                    for index in directory.indexes {
+                        for (position, entry) in index.chunks.enumerated() {
+                            let chunk = try reader.readIndexChunk(
+                                entry, arity: Int(index.arity), checkpointTransactionID: checkpointTransactionID)
+                            let seedName = "\(stem)-index-\(index.entityIndex)-\(index.ordinal)-\(position)"
+                            seeds.append((.checkpoint, seedName, [4] + (try chunk.encoded())))
+                        }
+                    }
                 default:
                     break
                 }

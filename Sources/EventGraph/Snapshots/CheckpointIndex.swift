@@ -1,0 +1,165 @@
+import Foundation
+import LogFormat
+import Synchronization
+
+/// One index stored in a checkpoint (format 1.4, `Docs/FileFormat-Checkpoints.md` §7): sorted runs of (values,
+/// key) entries in index chunks that stay on disk until a lookup needs one. A lookup reads only the chunks whose
+/// bounds (from the directory) may hold its values.
+///
+/// The entries are those of the checkpoint: a reader applies the tail on top (``StoreState/holder(of:)`` checks a
+/// found key against the object's current values; attribute indexes replay the tail's changes on top).
+struct CheckpointIndex: Sendable {
+    let kind: CheckpointIndexKind
+    /// The entity whose objects the entries hold.
+    let entityIndex: Int
+    /// For a uniqueness index: the constraint (its owner, ordinal and attributes); `nil` for an attribute index.
+    let constraint: UniqueConstraint?
+    /// For an attribute index: the property it covers.
+    let propertyIndex: Int
+    let arity: Int
+    /// What the errors name: the file is the source's, the index is described by ``name``.
+    let name: String
+    let chunks: [LazyIndexChunk]
+
+    /// The keys of the entries whose values equal `values` in the index's order, in key order (reads only the
+    /// chunks whose bounds hold `values`).
+    ///
+    /// - Throws: ``EventGraphError/Code/log`` naming the file, the index, the chunk and its byte offset when one of
+    ///   those chunks is damaged.
+    func keys(matching values: [AttributeValue]) throws(EventGraphError) -> [UInt64] {
+        // The first chunk whose last entry is not below `values`.
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Self.order(chunks[middle].entry.lastValues, values) == .orderedAscending {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        var keys: [UInt64] = []
+        var chunkIndex = low
+        while chunkIndex < chunks.count, Self.order(chunks[chunkIndex].entry.firstValues, values) != .orderedDescending
+        {
+            let entries = try chunks[chunkIndex].load()
+            var position = Self.firstPosition(in: entries) { Self.order($0.values, values) == .orderedAscending }
+            while position < entries.count, Self.order(entries[position].values, values) == .orderedSame {
+                keys.append(entries[position].key)
+                position += 1
+            }
+            chunkIndex += 1
+        }
+        return keys
+    }
+
+    /// Every entry in the index's order (reads every chunk).
+    ///
+    /// - Throws: the error of the first damaged chunk.
+    func allEntries() throws(EventGraphError) -> [CheckpointIndexEntry] {
+        var entries: [CheckpointIndexEntry] = []
+        entries.reserveCapacity(chunks.reduce(0) { $0 + Int($1.entry.entryCount) })
+        for chunk in chunks { entries += try chunk.load() }
+        return entries
+    }
+
+    /// The number of chunks no lookup has read yet (a probe for tests).
+    var unreadChunkCount: Int { chunks.reduce(0) { $0 + ($1.isLoaded ? 0 : 1) } }
+
+    // MARK: - Order
+
+    /// The order of entries: values one after the other by ``AttributeIndex/order(_:_:)``.
+    static func order(_ a: [AttributeValue], _ b: [AttributeValue]) -> ValueOrder {
+        for (x, y) in zip(a, b) {
+            let order = AttributeIndex.order(x, y)
+            if order != .orderedSame { return order }
+        }
+        return a.count == b.count ? .orderedSame : (a.count < b.count ? .orderedAscending : .orderedDescending)
+    }
+
+    /// Whether entry `a` comes before entry `b` (values, then key).
+    static func precedes(_ a: CheckpointIndexEntry, _ b: CheckpointIndexEntry) -> Bool {
+        switch order(a.values, b.values) {
+        case .orderedAscending: true
+        case .orderedDescending: false
+        case .orderedSame: a.key < b.key
+        }
+    }
+
+    private static func firstPosition(in entries: [CheckpointIndexEntry], _ isBefore: (CheckpointIndexEntry) -> Bool)
+        -> Int
+    {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isBefore(entries[middle]) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Says on standard error that a damaged index is answered from the entity's chunks instead (a lookup cannot
+    /// throw; it must not give a wrong answer either).
+    static func reportFallback(_ error: EventGraphError) {
+        FileHandle.standardError.write(
+            Data("EventGraph: \(error.message); answering from the entity's chunks instead\n".utf8))
+    }
+}
+
+/// One index chunk of a checkpoint, read, verified (frame, directory bounds, order) and decoded the first time a
+/// lookup needs it, once: the box is shared by every version of the state.
+final class LazyIndexChunk: Sendable {
+    let entry: IndexChunkEntry
+    let chunkIndex: Int
+    private let source: CheckpointChunkSource
+    private let arity: Int
+    private let indexName: String
+    private let loaded = Mutex<Result<[CheckpointIndexEntry], EventGraphError>?>(nil)
+
+    init(entry: IndexChunkEntry, chunkIndex: Int, arity: Int, indexName: String, source: CheckpointChunkSource) {
+        self.entry = entry
+        self.chunkIndex = chunkIndex
+        self.arity = arity
+        self.indexName = indexName
+        self.source = source
+    }
+
+    /// Whether it has been read (successfully or not).
+    var isLoaded: Bool { loaded.withLock { $0 != nil } }
+
+    /// The chunk's entries: read on the first call (under the box's own lock), the same value or error afterwards.
+    ///
+    /// - Throws: ``EventGraphError/Code/log`` naming the file, the index, the chunk and its byte offset.
+    func load() throws(EventGraphError) -> [CheckpointIndexEntry] {
+        try loaded.withLock { state in
+            if let state { return state }
+            let result = Result { () throws(EventGraphError) -> [CheckpointIndexEntry] in try read() }
+            state = result
+            return result
+        }.get()
+    }
+
+    private func read() throws(EventGraphError) -> [CheckpointIndexEntry] {
+        let entries: [CheckpointIndexEntry]
+        do {
+            entries = try source.reader.readIndexChunk(
+                entry, arity: arity, checkpointTransactionID: source.checkpointTransactionID
+            ).entries
+        } catch {
+            throw damage(error.message)
+        }
+        // The order is the object layer's (LogFormat does not order values): an entry out of order is damage.
+        for position in entries.indices.dropFirst()
+        where !CheckpointIndex.precedes(entries[position - 1], entries[position]) {
+            throw damage("its entry \(position) (key \(entries[position].key)) is out of order")
+        }
+        return entries
+    }
+
+    private func damage(_ reason: String) -> EventGraphError {
+        EventGraphError(
+            .log,
+            "\(source.reader.path): chunk \(chunkIndex) of \(indexName) (byte offset \(entry.byteOffset)) in the "
+                + "checkpoint at transaction \(source.checkpointTransactionID) cannot be loaded: \(reason)")
+    }
+}
