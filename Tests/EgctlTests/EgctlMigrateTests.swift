@@ -1,6 +1,7 @@
 import EventGraph
 import EventGraphExamples
 import Foundation
+import LogFormat
 import Testing
 
 @Suite("egctl migrate: dry run, migration, rollback")
@@ -44,5 +45,31 @@ struct EgctlMigrateTests {
         let none = try Egctl.run("migrate", store, "--rollback")
         #expect(none.status != 0)
         #expect(none.stderr.contains("nothing to roll back"))
+    }
+
+    @Test func aStoreAnotherProcessHoldsIsNotMigratedAndStaysAsItWas() throws {
+        let scratch = Scratch()
+        let store = scratch.file("photos.eglog")
+        let target = scratch.file("empty-v2.eglog")
+        do {
+            let container = try ModelContainer(path: store, model: PhotoLocationsV1.model)
+            let context = container.newBackgroundContext()
+            context.insert(PhotoLocationsV1.Event())
+            try context.save()
+            try container.close()
+            try PhotoLocations.open(path: target).close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let writer = try LogWriter(path: store)  // this test process now holds the writer lock
+        for mode in [[], ["--live-state"]] {
+            let result = try Egctl.run(["migrate", store, "--model", target] + mode)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("in use by another process (pid \(getpid()))"), "\(result.stderr)")
+        }
+        try writer.close()
+        // Only this process's own close may have appended its seal; the migration wrote nothing.
+        let after = try Data(contentsOf: URL(fileURLWithPath: store))
+        #expect(after.prefix(before.count) == before)
+        #expect(!FileManager.default.fileExists(atPath: store + ".premigration"))
     }
 }

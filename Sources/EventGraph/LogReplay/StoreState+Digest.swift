@@ -10,7 +10,9 @@ extension StoreState {
     func digest(model: ObjectModel) -> StateDigest {
         var hasher = DigestHasher()
         hasher.combine(integer: UInt64(objectCount))
-        for entityIndex in Self.digestOrder(of: model) { combineDigest(ofEntity: entityIndex, model: model, into: &hasher) }
+        for entityIndex in Self.digestOrder(of: model) {
+            combineDigest(ofEntity: entityIndex, model: model, into: &hasher)
+        }
         return StateDigest(value: hasher.state)
     }
 

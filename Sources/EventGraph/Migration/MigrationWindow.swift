@@ -96,7 +96,10 @@ struct MigrationTransactionSpans {
                 let keys = spans[index].keys
                 spans[index].keys = min(keys.lowerBound, object.key)...max(keys.upperBound, object.key)
             } else {
-                spans.append(Span(transactionID: changeset.transactionID, entity: object.entityIndex, keys: object.key...object.key))
+                spans.append(
+                    Span(
+                        transactionID: changeset.transactionID, entity: object.entityIndex,
+                        keys: object.key...object.key))
             }
         }
         if spans.count > Self.maxSpanCount || !isSorted {

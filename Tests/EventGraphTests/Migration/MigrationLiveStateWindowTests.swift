@@ -1,7 +1,7 @@
 import Foundation
 import LogFormat
-import Testing
 import TestSupport
+import Testing
 
 @testable import EventGraph
 
@@ -152,8 +152,9 @@ struct MigrationLiveStateWindowTests {
         let fullReading = full.newBackgroundContext()
         let books = try reading.fetch(FetchDescriptor<LibraryV2.Book>())
         let fullBooks = try fullReading.fetch(FetchDescriptor<LibraryV2.Book>())
-        #expect(Set(books.map { "\($0.name) \($0.pages) \($0.shelf?.tag ?? "-")" })
-            == Set(fullBooks.map { "\($0.name) \($0.pages) \($0.shelf?.tag ?? "-")" }))
+        #expect(
+            Set(books.map { "\($0.name) \($0.pages) \($0.shelf?.tag ?? "-")" })
+                == Set(fullBooks.map { "\($0.name) \($0.pages) \($0.shelf?.tag ?? "-")" }))
         // New keys go on from where the old store left them.
         let context = container.newBackgroundContext()
         let book = LibraryV2.Book()
@@ -168,7 +169,8 @@ struct MigrationLiveStateWindowTests {
         let directory = TemporaryDirectory()
         let path = directory.file()
         try Self.writeStoreWithMiddleCheckpoint(at: path, seed: 7)
-        let dry = try StoreMigration.dryRun(path: path, to: LibraryV2.model, options: Self.options(.liveState, window: 3))
+        let dry = try StoreMigration.dryRun(
+            path: path, to: LibraryV2.model, options: Self.options(.liveState, window: 3))
         let whole = try StoreMigration.dryRun(path: path, to: LibraryV2.model, options: Self.options(.liveState))
         #expect(dry.stateDigest == whole.stateDigest)
         #expect(dry.objectCounts == whole.objectCounts)
@@ -196,18 +198,72 @@ struct MigrationLiveStateWindowTests {
         try container.close()
     }
 
+    /// A live-state migration in windows of 4 objects of the library store (10 books, one deleted, 3 shelves).
+    private static var windowedLiveState: StoreMigration.Options { options(.liveState, window: 4) }
+
+    /// How many times a fault-free windowed live-state migration calls each file operation.
+    static let liveStateFaultPoints: [(FaultInjector.Operation, Int)] = {
+        let directory = TemporaryDirectory()
+        _ = try! writeLibraryV1(at: directory.file())
+        let faults = FaultInjector()
+        var options = windowedLiveState
+        options.faultInjector = faults
+        _ = try! StoreMigration.migrate(path: directory.file(), to: LibraryV2.model, options: options)
+        return FaultInjector.Operation.allCases.flatMap { operation in
+            (1...max(1, faults.callCount(operation))).map { (operation, $0) }
+        }
+    }()
+
+    @Test(arguments: liveStateFaultPoints)
+    func aFaultAtAnyStepOfAWindowedMigrationLeavesTheOldStoreOrTheNewOne(
+        operation: FaultInjector.Operation, call: Int
+    ) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        try writeLibraryV1(at: path)
+        var never = ModelContainer.Configuration(recoveryHandler: nil)
+        never.migration = .never
+        let original = try ModelContainer(path: path, model: LibraryV1.model, configuration: never)
+        let oldDigest = try original.stateDigest()
+        try original.close()
+        let reference = directory.file("reference.eglog")
+        try FileManager.default.copyItem(atPath: path, toPath: reference)
+        let expected = try StoreMigration.migrate(path: reference, to: LibraryV2.model, options: Self.windowedLiveState)
+        let faults = FaultInjector()
+        faults.arm(operation, onCall: call, fault: .fail(errno: EIO))
+        var options = Self.windowedLiveState
+        options.faultInjector = faults
+        let succeeded = (try? StoreMigration.migrate(path: path, to: LibraryV2.model, options: options)) != nil
+        if let old = try? ModelContainer(path: path, model: LibraryV1.model, configuration: never) {
+            #expect(!succeeded)
+            #expect(try old.stateDigest() == oldDigest)
+            try old.close()
+        } else {
+            let new = try ModelContainer(path: path, model: LibraryV2.model, configuration: never)
+            #expect(try new.stateDigest() == expected.stateDigest)
+            try new.close()
+        }
+    }
+
     @Test func windowsFollowTheDigestOrderAndHoldAtMostTheirCount() {
         // Entities 0 ("Book"), 1 ("Bookcase"), 2 ("Reader") in name order; 5 books, 2 bookcases, no readers.
         let windows = MigrationWindow.windows(
             sortedKeys: [[3, 4, 9, 10, 12], [1, 2], []], order: [0, 1, 2], maxObjectCount: 2)
         #expect(windows.map(\.objectCount) == [2, 2, 2, 1])
-        #expect(windows.map(\.ranges) == [[3...4, nil, nil], [9...10, nil, nil], [12...12, 1...1, nil], [nil, 2...2, nil]])
+        #expect(
+            windows.map(\.ranges) == [
+                [3...4, nil, nil], [9...10, nil, nil], [12...12, 1...1, nil], [nil, 2...2, nil],
+            ])
         #expect(windows.map(\.isFirst) == [true, false, false, false])
         // A key between two windows' ranges belongs to neither: no live object has it.
         #expect(!windows.contains { $0.contains(ObjectReference(entityIndex: 0, key: 6)) })
         #expect(windows.filter { $0.contains(ObjectReference(entityIndex: 0, key: 10)) }.count == 1)
         // Another store's object goes to the first window only.
-        #expect(windows.map { $0.contains(ObjectReference(storeIndex: 1, entityIndex: 0, key: 3)) } == [true, false, false, false])
-        #expect(MigrationWindow.windows(sortedKeys: [[], []], order: [0, 1], maxObjectCount: 3).map(\.objectCount) == [0])
+        #expect(
+            windows.map { $0.contains(ObjectReference(storeIndex: 1, entityIndex: 0, key: 3)) } == [
+                true, false, false, false,
+            ])
+        #expect(
+            MigrationWindow.windows(sortedKeys: [[], []], order: [0, 1], maxObjectCount: 3).map(\.objectCount) == [0])
     }
 }
