@@ -68,7 +68,7 @@ struct MigrationTransactionSpans {
         var keys: ClosedRange<UInt64>
     }
 
-    static let maxSpanCount = 1 << 22
+    static let maxSpanCount = 1 << 20
     private var spans: [Span] = []
     /// Transactions with an operation on what no window's range can name (another store's object, an entity the
     /// new model lacks): the first window reads them.
@@ -81,31 +81,51 @@ struct MigrationTransactionSpans {
     /// Whether transaction IDs grew along the log so far (a transaction's spans are found by binary search).
     private var isSorted = true
 
-    /// Records the keys the mapped `changeset` touches.
+    /// Records the keys the mapped `changeset` touches: per entity, at most ``maxRangesPerEntity`` key ranges (a
+    /// transaction that inserts new objects and updates a few old ones touches a few narrow ranges, not one wide
+    /// one).
     mutating func note(_ changeset: Changeset, entityCount: Int) {
         guard isComplete else { return }
-        let first = spans.count
         if let last = spans.last, last.transactionID >= changeset.transactionID { isSorted = false }
+        var keys: [UInt32: [UInt64]] = [:]
         for operation in changeset.operations {
             let object = operation.object
             guard object.storeIndex == 0, Int(object.entityIndex) < entityCount else {
                 firstWindowTransactions.insert(changeset.transactionID)
                 continue
             }
-            if let index = spans[first...].firstIndex(where: { $0.entity == object.entityIndex }) {
-                let keys = spans[index].keys
-                spans[index].keys = min(keys.lowerBound, object.key)...max(keys.upperBound, object.key)
-            } else {
-                spans.append(
-                    Span(
-                        transactionID: changeset.transactionID, entity: object.entityIndex,
-                        keys: object.key...object.key))
+            keys[object.entityIndex, default: []].append(object.key)
+        }
+        for (entity, touched) in keys.sorted(by: { $0.key < $1.key }) {
+            for range in Self.ranges(of: touched.sorted(), atMost: Self.maxRangesPerEntity) {
+                spans.append(Span(transactionID: changeset.transactionID, entity: entity, keys: range))
             }
         }
         if spans.count > Self.maxSpanCount || !isSorted {
             spans = []
             firstWindowTransactions = []
             isComplete = false
+        }
+    }
+
+    static let maxRangesPerEntity = 32
+
+    /// At most `limit` ranges that cover the ascending `keys`: keys closer than a gap join one range, the gap
+    /// growing until the ranges are few enough.
+    static func ranges(of keys: [UInt64], atMost limit: Int) -> [ClosedRange<UInt64>] {
+        var gap: UInt64 = 1
+        while true {
+            var ranges: [ClosedRange<UInt64>] = []
+            for key in keys {
+                if let last = ranges.last, key - last.upperBound <= gap {
+                    ranges[ranges.count - 1] = last.lowerBound...key
+                } else {
+                    ranges.append(key...key)
+                }
+            }
+            if ranges.count <= limit { return ranges }
+            let (wider, overflow) = gap.multipliedReportingOverflow(by: 8)
+            gap = overflow ? .max : wider
         }
     }
 

@@ -266,4 +266,31 @@ struct MigrationLiveStateWindowTests {
         #expect(
             MigrationWindow.windows(sortedKeys: [[], []], order: [0, 1], maxObjectCount: 3).map(\.objectCount) == [0])
     }
+
+    @Test func aWindowsPassDecodesOnlyTheTransactionsThatTouchIt() {
+        #expect(MigrationTransactionSpans.ranges(of: [1, 2, 3, 7, 100, 101], atMost: 32) == [1...3, 7...7, 100...101])
+        #expect(MigrationTransactionSpans.ranges(of: [1, 2, 3, 7, 100, 101], atMost: 2) == [1...7, 100...101])
+        var spans = MigrationTransactionSpans()
+        let touch = { (key: UInt64) in ChangeOperation.update(ObjectReference(entityIndex: 0, key: key), []) }
+        for (id, keys) in [(5, [3, 900]), (6, [260]), (7, [])] as [(UInt64, [UInt64])] {
+            spans.note(
+                Changeset(
+                    transactionID: id, commitTimeMicroseconds: 0, author: "", nextKey: 1001,
+                    operations: keys.map(touch)),
+                entityCount: 2)
+        }
+        spans.note(
+            Changeset(
+                transactionID: 8, commitTimeMicroseconds: 0, author: "", nextKey: 1001,
+                operations: [touch(2), .delete(ObjectReference(storeIndex: 1, entityIndex: 0, key: 2))]),
+            entityCount: 2)
+        let windows = MigrationWindow.windows(sortedKeys: [Array(1...1000), []], order: [0, 1], maxObjectCount: 250)
+        #expect(windows.map { spans.mayTouch(5, $0) } == [true, false, false, true])
+        #expect(windows.map { spans.mayTouch(6, $0) } == [false, true, false, false])
+        #expect(windows.map { spans.mayTouch(7, $0) } == [false, false, false, false])
+        #expect(windows.map { spans.mayTouch(8, $0) } == [true, false, false, false])
+        // Transactions a checkpoint of the old log replaces are read by none.
+        spans.checkpointTransactionID = 6
+        #expect(windows.map { spans.mayTouch(5, $0) } == [false, false, false, false])
+    }
 }
