@@ -234,15 +234,7 @@ struct MigrationLiveStateWindowTests {
         var options = Self.windowedLiveState
         options.faultInjector = faults
         let succeeded = (try? StoreMigration.migrate(path: path, to: LibraryV2.model, options: options)) != nil
-        if let old = try? ModelContainer(path: path, model: LibraryV1.model, configuration: never) {
-            #expect(!succeeded)
-            #expect(try old.stateDigest() == oldDigest)
-            try old.close()
-        } else {
-            let new = try ModelContainer(path: path, model: LibraryV2.model, configuration: never)
-            #expect(try new.stateDigest() == expected.stateDigest)
-            try new.close()
-        }
+        try expectOldOrNewLibrary(at: path, succeeded: succeeded, oldDigest: oldDigest, newDigest: expected.stateDigest)
     }
 
     @Test func windowsFollowTheDigestOrderAndHoldAtMostTheirCount() {
