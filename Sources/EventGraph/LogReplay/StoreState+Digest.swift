@@ -9,6 +9,22 @@ extension StoreState {
     /// attributes are not part of the state.
     func digest(model: ObjectModel) -> StateDigest {
         var hasher = DigestHasher()
+        hasher.combine(integer: UInt64(objectCount))
+        for entityIndex in Self.digestOrder(of: model) {
+            combineDigest(ofEntity: entityIndex, model: model, into: &hasher)
+        }
+        return StateDigest(value: hasher.state)
+    }
+
+    /// The entities' indices in the order the digest visits them (by name).
+    static func digestOrder(of model: ObjectModel) -> [Int] {
+        model.entities.indices.sorted { model.entities[$0].name < model.entities[$1].name }
+    }
+
+    /// Adds the live objects of one entity to `hasher` as ``digest(model:)`` does: a digest is the live object
+    /// count, then this for each entity in ``digestOrder(of:)``. A caller that holds the state in parts (a
+    /// live-state migration's windows, each a key range of entities in that order) continues one hasher across them.
+    func combineDigest(ofEntity entityIndex: Int, model: ObjectModel, into hasher: inout DigestHasher) {
         let names = model.entities.map(\.name)
         func entityName(_ index: UInt32) -> String { Int(index) < names.count ? names[Int(index)] : "#\(index)" }
         func combine(_ reference: ObjectReference, into hasher: inout DigestHasher) {
@@ -26,49 +42,45 @@ extension StoreState {
                 return a.key < b.key
             }
         }
-        hasher.combine(integer: UInt64(objectCount))
-        for entityIndex in names.indices.sorted(by: { names[$0] < names[$1] }) {
-            let entity = model.entities[entityIndex]
-            // Once per entity: its persistent properties in name order, with their orderedness.
-            let plan = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
-                .map {
-                    (
-                        name: entity.properties[$0].name, index: $0,
-                        isOrdered: entity.properties[$0].relationship?.isOrdered ?? false
-                    )
-                }
-                .sorted { $0.name < $1.name }
-            // Key order from (key, slot) pairs: each row is built when it is hashed, never all of an entity's at
-            // once (they would be a second copy of the state's largest entity).
-            let table = tables[entityIndex]
-            var order: [(key: UInt64, slot: Int)] = []
-            order.reserveCapacity(table.count)
-            table.forEachLiveSlot { chunk, position, slot in order.append((chunk.keys[position], slot)) }
-            if !order.indices.dropFirst().allSatisfy({ order[$0 - 1].key < order[$0].key }) {
-                order.sort { $0.key < $1.key }
+        let entity = model.entities[entityIndex]
+        // Once per entity: its persistent properties in name order, with their orderedness.
+        let plan = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
+            .map {
+                (
+                    name: entity.properties[$0].name, index: $0,
+                    isOrdered: entity.properties[$0].relationship?.isOrdered ?? false
+                )
             }
-            for (_, slot) in order {
-                let row = table.row(atSlot: slot)
-                combine(row.reference, into: &hasher)
-                for property in plan {
-                    hasher.combine(string: property.name)
-                    switch row.values[property.index] {
-                    case .attribute(let attribute):
-                        hasher.combine(byte: 0xA0)
-                        hasher.combine(attribute)
-                    case .toOne(let target):
-                        hasher.combine(byte: 0xA1)
-                        if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
-                    case .toMany(let targets):
-                        hasher.combine(byte: 0xA2)
-                        hasher.combine(integer: UInt64(targets.count))
-                        for target in property.isOrdered ? targets : sortedCanonically(targets) {
-                            combine(target, into: &hasher)
-                        }
+            .sorted { $0.name < $1.name }
+        // Key order from (key, slot) pairs: each row is built when it is hashed, never all of an entity's at
+        // once (they would be a second copy of the state's largest entity).
+        let table = tables[entityIndex]
+        var order: [(key: UInt64, slot: Int)] = []
+        order.reserveCapacity(table.count)
+        table.forEachLiveSlot { chunk, position, slot in order.append((chunk.keys[position], slot)) }
+        if !order.indices.dropFirst().allSatisfy({ order[$0 - 1].key < order[$0].key }) {
+            order.sort { $0.key < $1.key }
+        }
+        for (_, slot) in order {
+            let row = table.row(atSlot: slot)
+            combine(row.reference, into: &hasher)
+            for property in plan {
+                hasher.combine(string: property.name)
+                switch row.values[property.index] {
+                case .attribute(let attribute):
+                    hasher.combine(byte: 0xA0)
+                    hasher.combine(attribute)
+                case .toOne(let target):
+                    hasher.combine(byte: 0xA1)
+                    if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
+                case .toMany(let targets):
+                    hasher.combine(byte: 0xA2)
+                    hasher.combine(integer: UInt64(targets.count))
+                    for target in property.isOrdered ? targets : sortedCanonically(targets) {
+                        combine(target, into: &hasher)
                     }
                 }
             }
         }
-        return StateDigest(value: hasher.state)
     }
 }

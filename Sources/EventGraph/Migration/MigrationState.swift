@@ -8,16 +8,44 @@ import LogFormat
 /// values are needed: for a new uniqueness constraint, for a live-state migration (whose checkpoint is the state),
 /// and from the first checkpoint of the old log on (the checkpoint is written again from the mapped state; it
 /// replaces everything before it, so a graph started there is complete).
+///
+/// A live-state migration without a new uniqueness constraint builds no whole graph: its first pass keeps only the
+/// live keys (through the old log's checkpoints too) and the state's counters (``metadata``), and each
+/// ``MigrationWindow`` is then built by a pass of its own (``init(schema:window:)``), written and forgotten.
 struct MigrationState {
     private(set) var graph: LogGraph?
     private let schema: SchemaPayload
     /// Per new entity, the keys of its live objects (while there is no graph).
     private var liveKeys: [Set<UInt64>]
+    /// Whether the keys follow the old log's checkpoints (a checkpoint replaces the keys) instead of a graph
+    /// starting there.
+    private let keepsKeysThroughCheckpoints: Bool
+    /// With ``keepsKeysThroughCheckpoints``: the state without its objects — the last transaction, its commit time,
+    /// the next key, the counters — replayed by the engine from the same records with their objects left out.
+    private(set) var metadata: LogGraph?
+    /// The objects this state keeps (`nil`: all).
+    private let window: MigrationWindow?
 
-    init(schema: SchemaPayload, buildsGraph: Bool) throws {
+    init(schema: SchemaPayload, buildsGraph: Bool, keepsKeysThroughCheckpoints: Bool = false) throws {
         self.schema = schema
         liveKeys = Array(repeating: [], count: schema.entities.count)
+        self.keepsKeysThroughCheckpoints = keepsKeysThroughCheckpoints && !buildsGraph
+        window = nil
         if buildsGraph { try startGraph() }
+        if self.keepsKeysThroughCheckpoints {
+            var metadata = LogGraph()
+            try metadata.apply(.schema(schema, byteOffset: 0))
+            self.metadata = metadata
+        }
+    }
+
+    /// The state of the objects of one window only (see ``MigrationWindow``).
+    init(schema: SchemaPayload, window: MigrationWindow) throws {
+        self.schema = schema
+        liveKeys = []
+        keepsKeysThroughCheckpoints = false
+        self.window = window
+        try startGraph()
     }
 
     private mutating func startGraph() throws {
@@ -30,8 +58,19 @@ struct MigrationState {
     /// Applies a mapped transaction.
     mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
         if graph != nil {
-            graph!.apply(changeset, blobs: blobs)
+            if let window {
+                var kept = changeset
+                kept.operations = changeset.operations.filter { window.contains($0.object) }
+                graph!.apply(kept, blobs: blobs)
+            } else {
+                graph!.apply(changeset, blobs: blobs)
+            }
             return
+        }
+        if metadata != nil {
+            var counters = changeset
+            counters.operations = []
+            metadata!.apply(counters, blobs: [])
         }
         for operation in changeset.operations {
             switch operation {
@@ -47,7 +86,30 @@ struct MigrationState {
 
     /// Applies a record of a checkpoint (begin, mapped chunk, blob, end); the first begin starts the graph.
     mutating func apply(checkpoint record: LogRecord) throws {
+        if keepsKeysThroughCheckpoints {
+            switch record {
+            case .checkpointBegin(var begin, let offset):
+                for index in liveKeys.indices { liveKeys[index] = [] }
+                begin.objectCount = 0
+                try metadata?.apply(.checkpointBegin(begin, byteOffset: offset))
+            case .checkpointChunk(let chunk, _):
+                for record in chunk.records
+                where record.object.storeIndex == 0 && Int(record.object.entityIndex) < liveKeys.count {
+                    liveKeys[Int(record.object.entityIndex)].insert(record.object.key)
+                }
+            case .checkpointEnd(_, let offset):
+                try metadata?.apply(.checkpointEnd(CheckpointEnd(objectCount: 0, stateDigest: []), byteOffset: offset))
+            default:
+                break
+            }
+            return
+        }
         if graph == nil, case .checkpointBegin = record { try startGraph() }
+        if let window, case .checkpointChunk(var chunk, let offset) = record {
+            chunk.records = chunk.records.filter { window.contains($0.object) }
+            try graph?.apply(.checkpointChunk(chunk, byteOffset: offset))
+            return
+        }
         try graph?.apply(record)
     }
 
@@ -59,7 +121,7 @@ struct MigrationState {
             return
         }
         graph = nil
-        for record in records {
+        for record in records where window?.contains(record.object) ?? true {
             let entityIndex = Int(record.object.entityIndex)
             guard record.object.storeIndex == 0, entityIndex < model.entities.count,
                 let row = state.row(entityIndex: entityIndex, key: record.object.key)
@@ -81,6 +143,14 @@ struct MigrationState {
 
     /// The live objects so far (while a checkpoint is read, those it holds so far).
     var objectCount: Int { graph?.objectCount ?? liveKeys.reduce(0) { $0 + $1.count } }
+
+    /// The windows of at most `maxObjectCount` live objects that together hold the state, in the digest's (entity
+    /// name, key) order (from the live keys; with a graph, one window of everything is not what this is for).
+    func windows(maxObjectCount: Int, model: ObjectModel) -> [MigrationWindow] {
+        let sortedKeys = liveKeys.map { $0.sorted() }
+        return MigrationWindow.windows(
+            sortedKeys: sortedKeys, order: StoreState.digestOrder(of: model), maxObjectCount: maxObjectCount)
+    }
 
     /// Live objects per entity of `model` (the new model; every entity named, with 0 when it has none).
     func objectCounts(model: ObjectModel) -> [String: Int] {

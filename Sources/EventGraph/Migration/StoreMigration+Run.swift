@@ -14,6 +14,8 @@ struct MigrationRun {
     let isDryRun: Bool
     /// Live objects per checkpoint chunk written.
     static let checkpointChunkObjectCount = 512
+    /// Live objects per window of a live-state migration (see ``MigrationWindow``): the most it holds at once.
+    static let liveStateWindowObjectCount = 1 << 18
 
     init(path: String, versions: [ObjectModel], options: StoreMigration.Options, isDryRun: Bool) {
         self.path = path
@@ -73,7 +75,7 @@ struct MigrationRun {
 
     /// The mappings from the recorded model through the versions after it (inferred, or a custom stage's over
     /// inference) and the mapper steps that run them, refusing a downgrade to an older model version.
-    private func inferMappings() throws -> (SchemaPayload, [MigrationMapping], [RecordMapper.Chain.Step]) {
+    func inferMappings() throws -> (SchemaPayload, [MigrationMapping], [RecordMapper.Chain.Step]) {
         guard let recorded = try StoreMigration.recordedSchema(path: path) else {
             throw EventGraphError(.modelMismatch, "\(path) records no model yet; there is nothing to migrate")
         }
@@ -130,8 +132,14 @@ struct MigrationRun {
         let mapping = mappings.last!
         var mapper = RecordMapper.Chain(steps)
         let checked = Self.constraintsToCheck(report.changes, model: model)
-        let needsState = !keepsHistory || !checked.isEmpty || options.computesStateDigest
-        var state = try MigrationState(schema: mapping.targetSchema, buildsGraph: needsState)
+        // A live-state migration builds its state in windows after this pass, unless a new uniqueness constraint
+        // needs the whole state at once.
+        let windowed = !keepsHistory && checked.isEmpty
+        let needsState = !checked.isEmpty || (keepsHistory && options.computesStateDigest)
+        var state = try MigrationState(
+            schema: mapping.targetSchema, buildsGraph: needsState, keepsKeysThroughCheckpoints: windowed)
+        let isInferenceOnly = steps.allSatisfy { if case .inferred = $0 { true } else { false } }
+        var spans: MigrationTransactionSpans? = windowed && isInferenceOnly ? MigrationTransactionSpans() : nil
         if keepsHistory { try output?.append(schema: mapping.targetSchema) }
         let reader = try LogReader(path: path)
         let fileByteCount = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
@@ -139,18 +147,18 @@ struct MigrationRun {
         var checkpoint: CheckpointBegin?
         var checkpointBlobs: [BlobLocation] = []
         let scan = try reader.scan { record in
-            if case .transaction(let transaction) = record {
-                ledger.note(record, changeset: try transaction.changeset())
-            } else {
-                ledger.note(record, changeset: nil)
-            }
+            // A transaction is decoded once, for the ledger and the mapping.
+            var decoded: Changeset?
+            if case .transaction(let transaction) = record { decoded = try transaction.changeset() }
+            ledger.note(record, changeset: decoded)
             switch record {
             case .schema(let schema, _):
                 if sawSchema { try mapper.adopt(schema) }
                 sawSchema = true
             case .transaction(let transaction):
-                let changeset = try transaction.changeset()
+                let changeset = decoded!
                 let mapped = try mapper.map(changeset)
+                spans?.note(mapped, entityCount: mapping.targetSchema.entities.count)
                 report.transactionCount += 1
                 let isChanged = mapped.operations != changeset.operations
                 if isChanged { report.affectedTransactionCount += 1 }
@@ -173,6 +181,7 @@ struct MigrationRun {
                         transactionCount: report.transactionCount))
             case .checkpointBegin(let begin, _):
                 try state.apply(checkpoint: record)
+                spans?.checkpointTransactionID = begin.lastTransactionID
                 checkpoint = begin
                 checkpointBlobs = []
             case .checkpointChunk(let chunk, let offset):
@@ -224,7 +233,15 @@ struct MigrationRun {
         }
         // The state's digest, when the state was built (computed once: a live-state checkpoint records it too).
         report.stateDigest = state.graph?.digest()
-        if !keepsHistory, let graph = state.graph, let digest = report.stateDigest {
+        if windowed {
+            try output?.append(schema: mapping.targetSchema)
+            let windows = state.windows(
+                maxObjectCount: options.windowObjectCount ?? Self.liveStateWindowObjectCount, model: model)
+            let (digest, byteCount) = try writeLiveState(
+                in: windows, counters: state.metadata ?? LogGraph(), spans: spans, reader: reader, to: output)
+            report.stateDigest = digest
+            report.targetByteCount = byteCount
+        } else if !keepsHistory, let graph = state.graph, let digest = report.stateDigest {
             var begin = CheckpointBegin(
                 lastTransactionID: graph.lastTransactionID,
                 lastCommitTimeMicroseconds: graph.lastCommitTimeMicroseconds,
@@ -244,11 +261,29 @@ struct MigrationRun {
         of graph: LogGraph, digest: StateDigest, begin: CheckpointBegin, blobs: [(BlobReference, UInt64)],
         reader: LogReader, to output: MigrationOutput?
     ) throws -> UInt64 {
-        var byteCount: UInt64 = 0
         try output?.beginCheckpoint(begin)
+        let byteCount = try appendCheckpointChunks(of: graph, to: output)
+        return try byteCount
+            + endCheckpoint(begin: begin, digest: digest, blobs: blobs, reader: reader, to: output)
+    }
+
+    /// Appends the live objects of `graph` as checkpoint chunks (or, with no output, only measures them); returns
+    /// the bytes of their payloads.
+    func appendCheckpointChunks(of graph: LogGraph, to output: MigrationOutput?) throws -> UInt64 {
+        var byteCount: UInt64 = 0
         try graph.forEachCheckpointChunk(recordsPerChunk: Self.checkpointChunkObjectCount) { chunk in
             byteCount += UInt64(try output?.appendCheckpointChunk(chunk) ?? chunk.encoded().count)
         }
+        return byteCount
+    }
+
+    /// Appends a checkpoint's external values (read from the old log at their offsets) and its end; returns the
+    /// bytes of the values.
+    func endCheckpoint(
+        begin: CheckpointBegin, digest: StateDigest, blobs: [(BlobReference, UInt64)], reader: LogReader,
+        to output: MigrationOutput?
+    ) throws -> UInt64 {
+        var byteCount: UInt64 = 0
         for (reference, offset) in blobs {
             byteCount += reference.byteCount
             if let output { try output.appendCheckpointBlob(reference, bytes: try reader.readBlob(at: offset)) }

@@ -29,6 +29,9 @@ public enum StoreMigration {
         public var computesStateDigest = false
         /// Fault injection into the file operations (tests).
         var faultInjector: FaultInjector?
+        /// The most live objects a live-state migration holds at once (tests: small windows; `nil`: the default,
+        /// ``MigrationRun/liveStateWindowObjectCount``).
+        var windowObjectCount: Int?
         /// What the new log's writer is handed instead of a transaction's mapped payload (tests: a writer that does
         /// not store what the mapping produced, which the verification must catch).
         var replacePayload: (@Sendable (_ transactionID: UInt64, _ payload: [UInt8]) -> [UInt8])?

@@ -62,6 +62,10 @@ extension StoreState {
     ///
     /// - Throws: the error of the first damaged chunk.
     func loadChunks(touchedBy operations: [ChangeOperation]) throws(EventGraphError) {
+        // Nothing to load (a replay from the log's start, or every chunk loaded): the targets of every touched
+        // object's relationships are not collected — a category's to-many of a million posts, once per post a
+        // transaction touches, made a 1M-post replay hold more than 20 GB.
+        guard hasUnloadedChunks else { return }
         var references: [ObjectReference] = []
         for operation in operations {
             references.append(operation.object)

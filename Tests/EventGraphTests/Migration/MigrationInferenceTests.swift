@@ -92,6 +92,32 @@ struct MigrationInferenceTests {
                 item([attribute("a", .string), attribute("b", .string)], superentity: "Base"),
             ],
             kind: .entityParentChanged),
+        Case(
+            name: "moved out of a parent entity",
+            old: [
+                EntitySchema(name: "Base", properties: [attribute("a", .string)]),
+                item([attribute("a", .string), attribute("b", .string)], superentity: "Base"),
+            ],
+            new: [
+                EntitySchema(name: "Base", properties: [attribute("a", .string)]),
+                item([attribute("a", .string), attribute("b", .string)]),
+            ],
+            kind: .entityParentChanged),
+        Case(
+            name: "Int16 → Int32", old: [item([attribute("n", .int16)])], new: [item([attribute("n", .int32)])],
+            kind: .numberWidened),
+        Case(
+            name: "Int32 → Int64", old: [item([attribute("n", .int32)])], new: [item([attribute("n", .int64)])],
+            kind: .numberWidened),
+        Case(
+            name: "relationship added", old: [item([]), EntitySchema(name: "Box", properties: [])],
+            new: [item([boxLink(toMany: false)]), box], kind: .propertyAdded),
+        Case(
+            name: "relationship removed", old: [item([boxLink(toMany: false)]), box],
+            new: [item([]), EntitySchema(name: "Box", properties: [])], kind: .propertyRemoved),
+        Case(
+            name: "index dropped", old: [item([attribute("a", .string)], indexes: [["a"]])],
+            new: [item([attribute("a", .string)])], kind: .indexesChanged),
     ]
 
     @Test(arguments: inferable)

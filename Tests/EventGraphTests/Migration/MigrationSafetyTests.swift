@@ -34,18 +34,7 @@ struct MigrationSafetyTests {
         var options = StoreMigration.Options()
         options.faultInjector = faults
         let succeeded = (try? StoreMigration.migrate(path: path, to: LibraryV2.model, options: options)) != nil
-        // Exactly one model opens the store, with the state it should have.
-        var never = ModelContainer.Configuration(recoveryHandler: nil)
-        never.migration = .never
-        if let old = try? ModelContainer(path: path, model: LibraryV1.model, configuration: never) {
-            #expect(!succeeded)
-            #expect(try old.stateDigest() == oldDigest)
-            try old.close()
-        } else {
-            let new = try ModelContainer(path: path, model: LibraryV2.model, configuration: never)
-            #expect(try new.stateDigest() == expected)
-            try new.close()
-        }
+        try expectOldOrNewLibrary(at: path, succeeded: succeeded, oldDigest: oldDigest, newDigest: expected)
     }
 
     @Test func rollbackRestoresTheOldLog() throws {

@@ -1,5 +1,6 @@
 import EventGraph
 import Foundation
+import Testing
 
 /// Version 1 of a small library model used by the migration tests.
 enum LibraryV1 {
@@ -131,4 +132,20 @@ enum LibraryV3 {
     }
 
     static let model = try! ObjectModel(name: "Library", version: "3", types: [Book.self, Bookcase.self, Reader.self])
+}
+
+/// After a migration of a library store that may have failed: exactly one model opens the store, with the state it
+/// should have — version 1 with `oldDigest` (and the migration failed), or version 2 with `newDigest`.
+func expectOldOrNewLibrary(at path: String, succeeded: Bool, oldDigest: StateDigest, newDigest: StateDigest?) throws {
+    var never = ModelContainer.Configuration(recoveryHandler: nil)
+    never.migration = .never
+    if let old = try? ModelContainer(path: path, model: LibraryV1.model, configuration: never) {
+        #expect(!succeeded)
+        #expect(try old.stateDigest() == oldDigest)
+        try old.close()
+    } else {
+        let new = try ModelContainer(path: path, model: LibraryV2.model, configuration: never)
+        #expect(try new.stateDigest() == newDigest)
+        try new.close()
+    }
 }
