@@ -37,7 +37,9 @@ struct MigrationRun {
             isUpToDate: mappings.allSatisfy(\.isIdentity), isDryRun: isDryRun, transactionCount: 0,
             affectedTransactionCount: 0, objectCounts: [:], uniquenessFailures: [], sourceByteCount: 0,
             targetByteCount: 0)
-        if report.isUpToDate { return report }
+        // Validation rules are not part of the shape: a dry run checks them in a store already at the shape too
+        // (it opens with the new model without a migration).
+        if report.isUpToDate, !(isDryRun && MigrationValidation.hasRules(model)) { return report }
         if isDryRun {
             var ledger = CrossStoreLedger()
             try replay(mappings, steps, into: nil, &report, ledger: &ledger)
@@ -139,9 +141,14 @@ struct MigrationRun {
         var state = try MigrationState(
             schema: mapping.targetSchema, buildsGraph: needsState, keepsKeysThroughCheckpoints: windowed)
         let isInferenceOnly = steps.allSatisfy { if case .inferred = $0 { true } else { false } }
-        var spans: MigrationTransactionSpans? = windowed && isInferenceOnly ? MigrationTransactionSpans() : nil
+        // A dry run checks the new model's validation rules in the final state: in windows too (like a live-state
+        // migration's) unless it builds the whole state anyway.
+        let validatesInWindows = isDryRun && !needsState && MigrationValidation.hasRules(model)
+        var spans: MigrationTransactionSpans? =
+            (windowed || validatesInWindows) && isInferenceOnly ? MigrationTransactionSpans() : nil
         if keepsHistory { try output?.append(schema: mapping.targetSchema) }
         let reader = try LogReader(path: path)
+        var validation = isDryRun ? MigrationValidation(model: model, storeUUID: reader.header.storeUUID) : nil
         let fileByteCount = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
         var sawSchema = false
         var checkpoint: CheckpointBegin?
@@ -233,14 +240,20 @@ struct MigrationRun {
         }
         // The state's digest, when the state was built (computed once: a live-state checkpoint records it too).
         report.stateDigest = state.graph?.digest()
+        if let graph = state.graph { validation?.check(graph) }
+        let windowObjectCount = options.windowObjectCount ?? Self.liveStateWindowObjectCount
         if windowed {
             try output?.append(schema: mapping.targetSchema)
-            let windows = state.windows(
-                maxObjectCount: options.windowObjectCount ?? Self.liveStateWindowObjectCount, model: model)
+            let windows = state.windows(maxObjectCount: windowObjectCount, model: model)
             let (digest, byteCount) = try writeLiveState(
-                in: windows, counters: state.metadata ?? LogGraph(), spans: spans, reader: reader, to: output)
+                in: windows, counters: state.metadata ?? LogGraph(), spans: spans, reader: reader, to: output,
+                validation: &validation)
             report.stateDigest = digest
             report.targetByteCount = byteCount
+        } else if validatesInWindows, state.graph == nil {
+            for window in state.windows(maxObjectCount: windowObjectCount, model: model) where window.objectCount > 0 {
+                validation?.check(try build(window, spans: spans, reader: reader))
+            }
         } else if !keepsHistory, let graph = state.graph, let digest = report.stateDigest {
             var begin = CheckpointBegin(
                 lastTransactionID: graph.lastTransactionID,
@@ -253,6 +266,7 @@ struct MigrationRun {
             report.targetByteCount = try writeCheckpoint(
                 of: graph, digest: digest, begin: begin, blobs: blobs, reader: reader, to: output)
         }
+        report.validationFailures = validation?.failures ?? []
     }
 
     /// Writes the live state of `graph`, whose digest is `digest`, as a checkpoint (or, with no output, only
