@@ -141,14 +141,20 @@ struct MigrationRun {
         var state = try MigrationState(
             schema: mapping.targetSchema, buildsGraph: needsState, keepsKeysThroughCheckpoints: windowed)
         let isInferenceOnly = steps.allSatisfy { if case .inferred = $0 { true } else { false } }
-        // A dry run checks the new model's validation rules in the final state: in windows too (like a live-state
-        // migration's) unless it builds the whole state anyway.
-        let validatesInWindows = isDryRun && !needsState && MigrationValidation.hasRules(model)
-        var spans: MigrationTransactionSpans? =
-            (windowed || validatesInWindows) && isInferenceOnly ? MigrationTransactionSpans() : nil
+        // A dry run checks the new model's validation rules in the final state: on the stream of records when every
+        // rule that can fail is an attribute's, otherwise in windows (like a live-state migration's) unless it builds
+        // the whole state anyway.
+        let validates = isDryRun && MigrationValidation.hasRules(model)
+        let validatesInWindows = validates && !needsState && !windowed && MigrationValidation.needsState(model)
+        let buildsWindows = windowed || validatesInWindows || (validates && keepsHistory && !needsState)
+        var spans: MigrationTransactionSpans? = buildsWindows && isInferenceOnly ? MigrationTransactionSpans() : nil
         if keepsHistory { try output?.append(schema: mapping.targetSchema) }
         let reader = try LogReader(path: path)
-        var validation = isDryRun ? MigrationValidation(model: model, storeUUID: reader.header.storeUUID) : nil
+        var validation =
+            validates
+            ? MigrationValidation(
+                model: model, storeUUID: reader.header.storeUUID, tracksRecords: keepsHistory && !needsState)
+            : nil
         let fileByteCount = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
         var sawSchema = false
         var checkpoint: CheckpointBegin?
@@ -170,6 +176,7 @@ struct MigrationRun {
                 let isChanged = mapped.operations != changeset.operations
                 if isChanged { report.affectedTransactionCount += 1 }
                 state.apply(mapped, blobs: transaction.blobs)
+                validation?.track(mapped)
                 if keepsHistory {
                     // A transaction the mapping leaves unchanged keeps its payload bytes (they decode to the same
                     // changeset), so it is not encoded again.
@@ -188,11 +195,14 @@ struct MigrationRun {
                         transactionCount: report.transactionCount))
             case .checkpointBegin(let begin, _):
                 try state.apply(checkpoint: record)
+                validation?.trackCheckpointBegin()
                 spans?.checkpointTransactionID = begin.lastTransactionID
                 checkpoint = begin
                 checkpointBlobs = []
             case .checkpointChunk(let chunk, let offset):
-                try state.apply(checkpoint: .checkpointChunk(try mapper.map(chunk), byteOffset: offset))
+                let mapped = try mapper.map(chunk)
+                try state.apply(checkpoint: .checkpointChunk(mapped, byteOffset: offset))
+                validation?.track(mapped)
             case .checkpointBlob(let location):
                 try state.apply(checkpoint: record)
                 checkpointBlobs.append(location)
@@ -254,6 +264,12 @@ struct MigrationRun {
             for window in state.windows(maxObjectCount: windowObjectCount, model: model) where window.objectCount > 0 {
                 validation?.check(try build(window, spans: spans, reader: reader))
             }
+        } else if validation?.tracksRecords == true, state.graph == nil, let objects = validation?.sampleObjects,
+            !objects.isEmpty
+        {
+            // The records named the objects that break a rule; one more pass builds the few reported.
+            let sample = MigrationWindow(sampling: objects, entityCount: model.entities.count)
+            validation?.addExamples(from: try build(sample, spans: spans, reader: reader))
         } else if !keepsHistory, let graph = state.graph, let digest = report.stateDigest {
             var begin = CheckpointBegin(
                 lastTransactionID: graph.lastTransactionID,

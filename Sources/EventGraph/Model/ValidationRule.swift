@@ -57,6 +57,13 @@ struct ValidationRule: Sendable {
         }
     }
 
+    /// Whether some value can break the rule: an attribute's always; a relationship's when it is a required to-one
+    /// or a to-many with a bound (every relationship has a rule, most of which nothing breaks).
+    var canFail: Bool {
+        guard isRelationship else { return true }
+        return isToMany ? minimumCount > 0 || maximumCount > 0 : isRequired
+    }
+
     private init(
         index: Int, isRelationship: Bool, isRequired: Bool, hasValueRules: Bool, isToMany: Bool, minimumCount: Int,
         maximumCount: Int
@@ -95,12 +102,15 @@ extension EntityDescription {
     /// The rules of this entity that the values of one object break — the one validator of the model's rules, run
     /// at save on a managed object's current values and by a migration's dry run on the migrated state's rows.
     ///
-    /// - Parameter value: the object's value of a property (by index); `nil` means the property's default.
+    /// - Parameters:
+    ///   - checked: which properties' rules to check (by index); `nil`: all.
+    ///   - value: the object's value of a property (by index); `nil` means the property's default.
     func ruleFailures(
-        patterns: inout CompiledPatterns, value: (_ propertyIndex: Int) -> PropertyValue?
+        patterns: inout CompiledPatterns, checking checked: ((_ propertyIndex: Int) -> Bool)? = nil,
+        value: (_ propertyIndex: Int) -> PropertyValue?
     ) -> [RuleFailure] {
         var failures: [RuleFailure] = []
-        for rule in validationRules {
+        for rule in validationRules where checked?(rule.index) ?? true {
             let current = value(rule.index) ?? defaultValues[rule.index]
             func fail(_ kind: ValidationRuleKind, _ message: String) {
                 failures.append(RuleFailure(propertyIndex: rule.index, rule: kind, message: message))

@@ -48,6 +48,53 @@ struct MigrationValidationReportTests {
             report.description.contains("invalid: Item.\(Self.property(of: rule)) breaks the \(rule) rule in 1 object"))
     }
 
+    /// With rules on attributes only, the dry run finds them on the stream of records, without building the state.
+    @Test(arguments: [ValidationRuleKind.minimumValue, .maximumValue, .minimumLength, .maximumLength, .pattern])
+    func eachAttributeRuleAloneOnTheStream(_ rule: ValidationRuleKind) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        let keys = try writeShopV1(at: path, items: [ShopItemSpec(), ShopItemSpec(breaking: rule), ShopItemSpec()])
+        let report = try StoreMigration.dryRun(path: path, to: ShopV2Values.model)
+        let failure = try #require(report.validationFailures.first)
+        #expect(report.validationFailures.count == 1, "\(report.validationFailures)")
+        #expect(failure.propertyName == Self.property(of: rule))
+        #expect(failure.rule == rule)
+        #expect(failure.objectCount == 1)
+        #expect(failure.examples.map(\.objectID.key) == [keys[1]])
+        #expect(failure.examples.map(\.message) == [Self.message(of: rule)])
+    }
+
+    /// Values fixed, broken and deleted by later transactions: the stream follows each object to its last value, and
+    /// finds what a state built whole finds.
+    @Test(arguments: [false, true])
+    func laterChangesFixBreakAndDelete(_ liveState: Bool) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        var items: [ShopItemSpec] = [
+            .init(breaking: .maximumValue), .init(breaking: .pattern), .init(), .init(breaking: .minimumLength),
+        ]
+        items += (0..<7).map { _ in ShopItemSpec(breaking: .maximumLength) }
+        let keys = try writeShopV1(at: path, items: items)
+        try changeShopV1(at: path, fix: keys[0], breaking: keys[2], deleted: keys[3])
+        var options = StoreMigration.Options(historyMode: liveState ? .liveState : .full)
+        let streamed = try StoreMigration.dryRun(path: path, to: ShopV2Values.model, options: options)
+            .validationFailures
+        let found = streamed.map {
+            "\($0.propertyName) \($0.rule) \($0.objectCount) \($0.examples.map(\.objectID.key))"
+        }
+        #expect(
+            found == [
+                "code maximumLength 7 \(Array(keys[4..<9]))", "title pattern 2 \([keys[1], keys[2]])",
+            ])
+        options.computesStateDigest = true
+        #expect(
+            try StoreMigration.dryRun(path: path, to: ShopV2Values.model, options: options).validationFailures
+                == streamed)
+        // Both models agree on the attribute rules.
+        let windowed = try StoreMigration.dryRun(path: path, to: ShopV2.model).validationFailures
+        #expect(windowed.filter { $0.propertyName != "owner" && $0.propertyName != "parts" } == streamed)
+    }
+
     @Test func severalRulesAtOnceAreReportedByEntityPropertyAndRule() throws {
         let directory = TemporaryDirectory()
         let path = directory.file()

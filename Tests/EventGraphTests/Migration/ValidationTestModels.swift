@@ -108,3 +108,49 @@ func writeShopV1(at path: String, items: [ShopItemSpec]) throws -> [UInt64] {
     try container.close()
     return keys
 }
+
+/// Version 2 with rules on attributes only (its relationships have none that can fail): a dry run checks them on
+/// the stream of records, without building the state.
+enum ShopV2Values {
+    final class Item: ManagedObject {
+        override class var entityName: String { "Item" }
+        @Attribute(.pattern("[a-z ]+")) var title: String = "ok"
+        @Attribute(.range(0...100)) var price: Int64 = 50
+        @Attribute(.length(2...4)) var code: String = "abc"
+        @Attribute var sku: String = "none"
+        @Relationship(inverse: "items") var owner: Owner?
+        @Relationship(inverse: "item") var parts: Set<Part>
+    }
+
+    final class Owner: ManagedObject {
+        override class var entityName: String { "Owner" }
+        @Attribute var name: String = ""
+        @Relationship(inverse: "owner") var items: Set<Item>
+    }
+
+    final class Part: ManagedObject {
+        override class var entityName: String { "Part" }
+        @Attribute var label: String = ""
+        @Relationship(inverse: "parts") var item: Item?
+    }
+
+    static let model = try! ObjectModel(name: "Shop", version: "2", types: [Item.self, Owner.self, Part.self])
+}
+
+/// Changes a version 1 shop after it was written: `fix` gets valid values back, `breaking` gets the title
+/// "Not OK", `deleted` is deleted (one save each).
+func changeShopV1(at path: String, fix: UInt64, breaking: UInt64, deleted: UInt64) throws {
+    let container = try ModelContainer(path: path, model: ShopV1.model)
+    let context = container.newBackgroundContext(name: "later")
+    let items = try context.fetch(FetchDescriptor<ShopV1.Item>())
+    func item(_ key: UInt64) -> ShopV1.Item { items.first { $0.objectID.key == key }! }
+    item(fix).title = "ok"
+    item(fix).price = 50
+    item(fix).code = "abc"
+    try context.save()
+    item(breaking).title = "Not OK"
+    try context.save()
+    context.delete(item(deleted))
+    try context.save()
+    try container.close()
+}
