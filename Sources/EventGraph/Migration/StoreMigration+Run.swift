@@ -260,16 +260,6 @@ struct MigrationRun {
                 validation: &validation)
             report.stateDigest = digest
             report.targetByteCount = byteCount
-        } else if validatesInWindows, state.graph == nil {
-            for window in state.windows(maxObjectCount: windowObjectCount, model: model) where window.objectCount > 0 {
-                validation?.check(try build(window, spans: spans, reader: reader))
-            }
-        } else if validation?.tracksRecords == true, state.graph == nil, let objects = validation?.sampleObjects,
-            !objects.isEmpty
-        {
-            // The records named the objects that break a rule; one more pass builds the few reported.
-            let sample = MigrationWindow(sampling: objects, entityCount: model.entities.count)
-            validation?.addExamples(from: try build(sample, spans: spans, reader: reader))
         } else if !keepsHistory, let graph = state.graph, let digest = report.stateDigest {
             var begin = CheckpointBegin(
                 lastTransactionID: graph.lastTransactionID,
@@ -281,6 +271,11 @@ struct MigrationRun {
             let blobs = graph.referencedBlobs().map { ($0.0, $0.1.byteOffset) }
             report.targetByteCount = try writeCheckpoint(
                 of: graph, digest: digest, begin: begin, blobs: blobs, reader: reader, to: output)
+        }
+        // A dry run's check of a state it did not build (a built one, and the windows above, were checked).
+        if !windowed, state.graph == nil, var check = validation {
+            try validate(unbuilt: state, with: &check, inWindows: validatesInWindows, spans: spans, reader: reader)
+            validation = check
         }
         report.validationFailures = validation?.failures ?? []
     }
