@@ -52,7 +52,14 @@ struct EgctlHistoryAcrossMigrationTests {
         return (store, target, uri)
     }
 
-    /// The transaction, time and author of each history entry.
+    /// The changesets `egctl replay --changesets --json` prints, one JSON object a line.
+    private static func changesets(_ store: String) throws -> [[String: Any]] {
+        try Egctl.run("replay", store, "--changesets", "--json").stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    /// The transaction, time and author of each history entry (or changeset).
     private static func stamps(_ history: [[String: Any]]) -> [String] {
         history.map { "\($0["transaction"]!) \($0["time"]!) \($0["author"]!)" }
     }
@@ -62,6 +69,8 @@ struct EgctlHistoryAcrossMigrationTests {
         let (store, target, uri) = try Self.writeStores(scratch)
         let before = try #require(try Egctl.run("history", store, uri, "--json").json()["history"] as? [[String: Any]])
         #expect(before.count == 2)
+        let changesetsBefore = try Self.changesets(store)
+        #expect(changesetsBefore.count == 3)
         let migrate = try Egctl.run("migrate", store, "--model", target)
         #expect(migrate.status == 0, "\(migrate.stderr)")
 
@@ -96,6 +105,8 @@ struct EgctlHistoryAcrossMigrationTests {
         #expect(notes.map(\.rank) == [7])
         try view.close()
         try container.close()
+        // Every changeset keeps its transaction, time and author.
+        #expect(Self.stamps(try Self.changesets(store)) == Self.stamps(changesetsBefore))
         let changesets = try Egctl.run("replay", store, "--until", "2", "--changesets").stdout
         #expect(changesets.contains("by alice") && changesets.contains("by bob"), "\(changesets)")
         #expect(changesets.contains("heading") && !changesets.contains("title"), "\(changesets)")
