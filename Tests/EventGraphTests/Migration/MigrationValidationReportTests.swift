@@ -95,6 +95,29 @@ struct MigrationValidationReportTests {
         #expect(windowed.filter { $0.propertyName != "owner" && $0.propertyName != "parts" } == streamed)
     }
 
+    /// A plan's custom stage computes the values the rules see: the dry run runs its code, and the pass that
+    /// builds the reported objects runs it again.
+    @Test func aCustomStagesValuesAreChecked() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        var cheap = ShopItemSpec()
+        cheap.price = 5
+        let keys = try writeShopV1(at: path, items: [ShopItemSpec(), cheap, ShopItemSpec()])
+        let tenfold = MigrationStage.custom(
+            to: ShopV2Values.model,
+            [
+                EntityMigration(entity: "Item", computing: ["price"]) { old, new in
+                    guard case .int64(let price)? = old.value(forKey: "price") else { return }
+                    new.setValue(.int64(price * 10), forKey: "price")
+                }
+            ])
+        let report = try StoreMigration.dryRun(path: path, plan: MigrationPlan(from: ShopV1.model, stages: [tenfold]))
+        let found = report.validationFailures.map { "\($0.propertyName) \($0.rule) \($0.objectCount)" }
+        #expect(found == ["price maximumValue 2"])
+        #expect(report.validationFailures.first?.examples.map(\.objectID.key) == [keys[0], keys[2]])
+        #expect(report.validationFailures.first?.examples.first?.message == "is 500, above the maximum 100.0")
+    }
+
     @Test func severalRulesAtOnceAreReportedByEntityPropertyAndRule() throws {
         let directory = TemporaryDirectory()
         let path = directory.file()
