@@ -56,12 +56,20 @@ struct Column: Sendable {
         let tag = tag(at: slot)
         switch tag {
         case .int16, .int32, .int64, .double, .float, .bool, .date: return AttributeValue(fixedWidth: tag, words[slot])
-        case .string, .url, .decimal, .binary, .transformable:
-            return arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
+        case .string, .url, .decimal, .binary, .transformable: return bytesValue(tag, at: slot)
         case .uuid, .blob: return otherValue(at: slot)
         case .absent, .null: return .null
         case .toOneNil, .toOne, .toMany: return nil
         }
+    }
+
+    /// A string or binary value from the arena. Not inlined, for the reason ``otherValue(at:)`` is not: inlined,
+    /// the arena's closure made the compiler copy the whole column (a retain and a release of each of its storages)
+    /// around every string read (`initializeWithCopy for Column` under `storedValue(at:)` in a profile of
+    /// fetch-all).
+    @inline(never)
+    private func bytesValue(_ tag: ValueTag, at slot: Int) -> AttributeValue {
+        arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
     }
 
     /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
