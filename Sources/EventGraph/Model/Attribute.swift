@@ -17,41 +17,48 @@ public struct Attribute<Value: PersistentValue> {
     /// The value the property has before anything is assigned.
     @usableFromInline let defaultValue: Value
     /// The options, kept without an array when there is at most one: every instance of a model class runs its
-    /// wrappers' initializers, so a fetch would otherwise allocate (and free) an array per option-bearing attribute
-    /// of every object it makes.
-    let options: AttributeOptionList
+    /// wrappers' initializers (inlinable, so a model class's initializer stores the values without a call per
+    /// wrapper), so a fetch would otherwise allocate (and free) an array per option-bearing attribute of every object
+    /// it makes.
+    @usableFromInline let options: AttributeOptionList
 
     /// Declares an attribute whose default is the initial value.
+    @inlinable
     public init(wrappedValue: Value) {
         self.defaultValue = wrappedValue
         self.options = .none
     }
 
     /// Declares an attribute with one option whose default is the initial value.
+    @inlinable
     public init(wrappedValue: Value, _ option: AttributeOption) {
         self.defaultValue = wrappedValue
         self.options = .one(option)
     }
 
     /// Declares an attribute whose default is the initial value.
+    @inlinable
     public init(wrappedValue: Value, _ options: AttributeOption...) {
         self.defaultValue = wrappedValue
         self.options = .many(options)
     }
 
     /// Declares an optional attribute whose default is `nil`.
+    @inlinable
     public init() where Value: ExpressibleByNilLiteral {
         self.defaultValue = nil
         self.options = .none
     }
 
     /// Declares an optional attribute with one option whose default is `nil`.
+    @inlinable
     public init(_ option: AttributeOption) where Value: ExpressibleByNilLiteral {
         self.defaultValue = nil
         self.options = .one(option)
     }
 
     /// Declares an optional attribute whose default is `nil`.
+    @inlinable
     public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
         self.defaultValue = nil
         self.options = .many(options)
@@ -98,6 +105,7 @@ extension Attribute: PropertyIntrospection {
 }
 
 /// The options of an ``Attribute``: none, one, or an array of several.
+@usableFromInline
 enum AttributeOptionList {
     case none
     case one(AttributeOption)
