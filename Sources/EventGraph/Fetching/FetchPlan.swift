@@ -58,7 +58,10 @@ struct FetchPlan<T: ManagedObject> {
     /// The collected objects as `T`s, in the descriptor's order, cut to its window (taken out of the collector, so
     /// that sorting does not copy them).
     func takeOrderedWindow(_ collector: inout FetchCollector) -> [T] {
-        var results = collector.takeResults().compactMap { $0 as? T }
+        let objects = collector.takeResults()
+        var results: [T] = []
+        results.reserveCapacity(objects.count)
+        for object in objects { if let typed = object as? T { results.append(typed) } }
         sort(&results)
         if descriptor.fetchOffset > 0 { results.removeFirst(min(descriptor.fetchOffset, results.count)) }
         if let limit = descriptor.fetchLimit, results.count > limit { results.removeLast(results.count - limit) }

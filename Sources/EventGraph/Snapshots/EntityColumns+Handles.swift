@@ -46,7 +46,7 @@ struct ChunkSlot: Sendable {
     func attributeValue(at property: Int) -> AttributeValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
         return columns.withUnsafeBufferPointer {
-            Self.column(property, of: $0).pointee.attributeValue(at: Int(position))
+            Column.attributeValueUnlessRelationship(of: Self.column(property, of: $0), at: Int(position)) ?? .null
         }
     }
 
@@ -56,7 +56,7 @@ struct ChunkSlot: Sendable {
     func attributeValueUnlessRelationship(at property: Int) -> AttributeValue? {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
         return columns.withUnsafeBufferPointer {
-            Self.column(property, of: $0).pointee.attributeValueUnlessRelationship(at: Int(position))
+            Column.attributeValueUnlessRelationship(of: Self.column(property, of: $0), at: Int(position))
         }
     }
 }
