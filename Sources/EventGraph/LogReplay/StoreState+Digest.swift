@@ -61,12 +61,31 @@ extension StoreState {
         if !order.indices.dropFirst().allSatisfy({ order[$0 - 1].key < order[$0].key }) {
             order.sort { $0.key < $1.key }
         }
+        // Values are read from the columns where they are stored: attributes are hashed from their storage without
+        // building a row, a value or a string (the same words as hashing the decoded value; see `combineDigest`).
+        var chunkIndex = -1
+        var chunk = ColumnChunk.unloaded
         for (_, slot) in order {
-            let row = table.row(atSlot: slot)
-            combine(row.reference, into: &hasher)
+            if slot / ColumnChunk.slotCapacity != chunkIndex {
+                chunkIndex = slot / ColumnChunk.slotCapacity
+                chunk = table.chunk(at: chunkIndex)
+            }
+            let position = slot % ColumnChunk.slotCapacity
+            combine(ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position]), into: &hasher)
+            let valueCount = min(Int(chunk.valueCounts[position]), chunk.columns.count)
             for property in plan {
                 hasher.combine(string: property.name)
-                switch row.values[property.index] {
+                let tag = property.index < valueCount ? chunk.columns[property.index].tag(at: position) : .absent
+                if tag != .toOneNil && tag != .toOne && tag != .toMany {
+                    hasher.combine(byte: 0xA0)
+                    if tag == .absent {
+                        hasher.combine(AttributeValue.null)
+                    } else {
+                        Self.combineDigest(of: chunk.columns[property.index], tag: tag, at: position, into: &hasher)
+                    }
+                    continue
+                }
+                switch chunk.columns[property.index].value(at: position)! {
                 case .attribute(let attribute):
                     hasher.combine(byte: 0xA0)
                     hasher.combine(attribute)
@@ -82,5 +101,54 @@ extension StoreState {
                 }
             }
         }
+    }
+
+    /// Adds the attribute value in a slot of a column to `hasher` exactly as `DigestHasher.combine(_:)` adds the
+    /// decoded ``AttributeValue``: fixed-width values from their bit pattern, binaries and ASCII text from the
+    /// arena's bytes (the words a string's UTF-8 gives); other text (whose bytes decoding would repair if they were
+    /// not UTF-8) and the rare values are decoded first.
+    @inline(__always)
+    static func combineDigest(of column: Column, tag: ValueTag, at slot: Int, into hasher: inout DigestHasher) {
+        if tag.isFixedWidth {
+            hasher.combine(AttributeValue(fixedWidth: tag, column.words[slot]))
+            return
+        }
+        guard tag.isBytes else {
+            hasher.combine(column.attributeValue(at: slot))
+            return
+        }
+        column.arena.withBytes(at: slot) { bytes in
+            let code: UInt8
+            switch tag {
+            case .string: code = 7
+            case .url: code = 10
+            case .decimal: code = 11
+            case .binary: code = 12
+            default: code = 14
+            }
+            if code >= 12 || Self.isASCII(bytes) {
+                hasher.combine(byte: code)
+                hasher.combine(raw: bytes)
+            } else {
+                hasher.combine(AttributeValue(bytes: tag, bytes))
+            }
+        }
+    }
+
+    /// Whether every byte is below 0x80 (such bytes are their own UTF-8, unchanged by decoding).
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
+                return false
+            }
+            offset += 8
+        }
+        while offset < bytes.count {
+            if bytes[offset] >= 0x80 { return false }
+            offset += 1
+        }
+        return true
     }
 }

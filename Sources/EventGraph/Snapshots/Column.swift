@@ -64,6 +64,14 @@ struct Column: Sendable {
         }
     }
 
+    /// Calls `body` with each slot that holds a blob reference, in no particular order (a checkpoint collects the
+    /// external values it copies without decoding any other value).
+    func forEachBlob(_ body: (_ slot: Int, _ reference: BlobReference) -> Void) {
+        for (slot, value) in others where tag(at: slot) == .blob {
+            if case .blob(let reference) = value { body(slot, reference) }
+        }
+    }
+
     /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
     /// whole column (a retain and a release of each storage) for every read of every kind.
     @inline(never)

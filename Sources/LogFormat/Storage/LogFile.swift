@@ -66,7 +66,13 @@ struct LogFile: ~Copyable {
             throw SystemCalls.failure(
                 "write (injected tear)", path: path, code: code,
                 offset: offset + UInt64(bytes.count / 2))
-        case nil:
+        case .flipBit where !bytes.isEmpty:
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+            defer { copy.deallocate() }
+            copy.copyMemory(from: bytes)
+            copy[bytes.count / 2] ^= 0x10
+            try SystemCalls.pwrite(descriptor, UnsafeRawBufferPointer(copy), at: offset, path: path)
+        case nil, .flipBit:
             try SystemCalls.pwrite(descriptor, bytes, at: offset, path: path)
         }
     }
