@@ -108,6 +108,17 @@ struct DigestFromColumnsTests {
             student.courses = Set(courses[index % 5..<index % 5 + 3])
         }
         try context.save()
+        // To-many lists out of key order (a later save adds objects with smaller keys), and of two entities.
+        var people: [Person] = []
+        for index in 0..<20 {
+            let person: Person = index % 2 == 0 ? Student() : Teacher()
+            context.insert(person)
+            person.name = "P\(index)"
+            people.append(person)
+        }
+        try context.save()
+        for person in people.reversed() { person.courses.insert(courses[4999]) }
+        try context.save()
         // Deleted objects leave emptied slots behind, and keys out of slot order.
         for course in courses[4000..<4100] { context.delete(course) }
         try context.save()

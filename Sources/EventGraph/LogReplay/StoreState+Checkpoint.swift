@@ -105,11 +105,14 @@ extension StoreState {
         var properties: [PropertyChange] = []
         var byteCount = 16
         let count = Int(chunk.valueCounts[position])
-        for index in 0..<count where entity.isPersistentProperty[index] {
-            let value = chunk.columns[index].value(at: position) ?? .attribute(.null)
-            guard value != entity.defaultValues[index] else { continue }
-            properties.append(PropertyChange(propertyIndex: UInt32(index), value: value))
-            byteCount += estimatedByteCount(value)
+        // Columns are borrowed through a buffer pointer (`chunk.columns[i]` copies the whole column per value).
+        chunk.columns.withUnsafeBufferPointer { columns in
+            for index in 0..<count where entity.isPersistentProperty[index] {
+                let value = columns[index].value(at: position) ?? .attribute(.null)
+                guard value != entity.defaultValues[index] else { continue }
+                properties.append(PropertyChange(propertyIndex: UInt32(index), value: value))
+                byteCount += estimatedByteCount(value)
+            }
         }
         let reference = ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position])
         return (ObjectRecord(object: reference, properties: properties), byteCount)

@@ -26,6 +26,14 @@ extension StoreState {
     /// live-state migration's windows, each a key range of entities in that order) continues one hasher across them.
     func combineDigest(ofEntity entityIndex: Int, model: ObjectModel, into hasher: inout DigestHasher) {
         let names = model.entities.map(\.name)
+        // The table of foreign stores, read here once: the helpers below do not capture the whole state (a copy of
+        // it per call showed up in profiles).
+        let foreignStores = self.foreignStores
+        func storeUUID(of reference: ObjectReference) -> LogUUID? {
+            let index = Int(reference.storeIndex)
+            guard index > 0, index <= foreignStores.count else { return nil }
+            return foreignStores[index - 1]
+        }
         func entityName(_ index: UInt32) -> String { Int(index) < names.count ? names[Int(index)] : "#\(index)" }
         func combine(_ reference: ObjectReference, into hasher: inout DigestHasher) {
             let store = storeUUID(of: reference) ?? .zero
@@ -35,11 +43,35 @@ extension StoreState {
             hasher.combine(integer: reference.key)
         }
         func sortedCanonically(_ targets: [ObjectReference]) -> [ObjectReference] {
-            targets.sorted { a, b in
+            // The usual list holds objects of one store and one entity, whose canonical order is key order, and is
+            // already in it (targets are appended as they are inserted): checked in one pass, not sorted.
+            if let first = targets.first,
+                targets.allSatisfy({ $0.storeIndex == first.storeIndex && $0.entityIndex == first.entityIndex })
+            {
+                if zip(targets, targets.dropFirst()).allSatisfy({ $0.key < $1.key }) { return targets }
+                return targets.sorted { $0.key < $1.key }
+            }
+            return targets.sorted { a, b in
                 let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
                 if sa != sb { return sa < sb }
                 if a.entityIndex != b.entityIndex { return entityName(a.entityIndex) < entityName(b.entityIndex) }
                 return a.key < b.key
+            }
+        }
+        func combineRelationship(_ value: PropertyValue, _ isOrdered: Bool, into hasher: inout DigestHasher) {
+            switch value {
+            case .attribute(let attribute):
+                hasher.combine(byte: 0xA0)
+                hasher.combine(attribute)
+            case .toOne(let target):
+                hasher.combine(byte: 0xA1)
+                if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
+            case .toMany(let targets):
+                hasher.combine(byte: 0xA2)
+                hasher.combine(integer: UInt64(targets.count))
+                for target in isOrdered ? targets : sortedCanonically(targets) {
+                    combine(target, into: &hasher)
+                }
             }
         }
         let entity = model.entities[entityIndex]
@@ -52,8 +84,8 @@ extension StoreState {
                 )
             }
             .sorted { $0.name < $1.name }
-        // Key order from (key, slot) pairs: each row is built when it is hashed, never all of an entity's at
-        // once (they would be a second copy of the state's largest entity).
+        // Key order from (key, slot) pairs: each object is read from its chunk when it is hashed, never all of an
+        // entity's rows at once (they would be a second copy of the state's largest entity).
         let table = tables[entityIndex]
         var order: [(key: UInt64, slot: Int)] = []
         order.reserveCapacity(table.count)
@@ -73,31 +105,23 @@ extension StoreState {
             let position = slot % ColumnChunk.slotCapacity
             combine(ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position]), into: &hasher)
             let valueCount = min(Int(chunk.valueCounts[position]), chunk.columns.count)
-            for property in plan {
-                hasher.combine(string: property.name)
-                let tag = property.index < valueCount ? chunk.columns[property.index].tag(at: position) : .absent
-                if tag != .toOneNil && tag != .toOne && tag != .toMany {
-                    hasher.combine(byte: 0xA0)
-                    if tag == .absent {
-                        hasher.combine(AttributeValue.null)
-                    } else {
-                        Self.combineDigest(of: chunk.columns[property.index], tag: tag, at: position, into: &hasher)
+            // Columns are borrowed through a buffer pointer: `chunk.columns[i]` copied the whole column (a retain
+            // and a release of each of its storages) for every value.
+            chunk.columns.withUnsafeBufferPointer { columns in
+                for property in plan {
+                    hasher.combine(string: property.name)
+                    let tag = property.index < valueCount ? columns[property.index].tag(at: position) : .absent
+                    if tag != .toOneNil && tag != .toOne && tag != .toMany {
+                        hasher.combine(byte: 0xA0)
+                        if tag == .absent {
+                            hasher.combine(AttributeValue.null)
+                        } else {
+                            Self.combineDigest(of: columns[property.index], tag: tag, at: position, into: &hasher)
+                        }
+                        continue
                     }
-                    continue
-                }
-                switch chunk.columns[property.index].value(at: position)! {
-                case .attribute(let attribute):
-                    hasher.combine(byte: 0xA0)
-                    hasher.combine(attribute)
-                case .toOne(let target):
-                    hasher.combine(byte: 0xA1)
-                    if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
-                case .toMany(let targets):
-                    hasher.combine(byte: 0xA2)
-                    hasher.combine(integer: UInt64(targets.count))
-                    for target in property.isOrdered ? targets : sortedCanonically(targets) {
-                        combine(target, into: &hasher)
-                    }
+                    combineRelationship(
+                        columns[property.index].value(at: position)!, property.isOrdered, into: &hasher)
                 }
             }
         }
