@@ -105,8 +105,11 @@ extension StoreState {
         var properties: [PropertyChange] = []
         var byteCount = 16
         let count = Int(chunk.valueCounts[position])
-        // Columns are borrowed through a buffer pointer (`chunk.columns[i]` copies the whole column per value).
-        chunk.columns.withUnsafeBufferPointer { columns in
+        // Columns are borrowed through a pointer (`chunk.columns[i]`, and an unsafe buffer's subscript, copy the whole
+        // column per value: a retain and a release of each of its storages).
+        chunk.columns.withUnsafeBufferPointer { buffer in
+            precondition(count <= buffer.count, "a row of \(count) values in a chunk of \(buffer.count) columns")
+            guard let columns = buffer.baseAddress else { return }
             for index in 0..<count where entity.isPersistentProperty[index] {
                 let value = columns[index].value(at: position) ?? .attribute(.null)
                 guard value != entity.defaultValues[index] else { continue }

@@ -105,23 +105,24 @@ extension StoreState {
             let position = slot % ColumnChunk.slotCapacity
             combine(ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position]), into: &hasher)
             let valueCount = min(Int(chunk.valueCounts[position]), chunk.columns.count)
-            // Columns are borrowed through a buffer pointer: `chunk.columns[i]` copied the whole column (a retain
-            // and a release of each of its storages) for every value.
-            chunk.columns.withUnsafeBufferPointer { columns in
+            // Columns are borrowed through a pointer: `chunk.columns[i]` (and an unsafe buffer's subscript) copied
+            // the whole column (a retain and a release of each of its storages) for every value.
+            chunk.columns.withUnsafeBufferPointer { buffer in
+                let columns = buffer.baseAddress  // nil only without columns, when `valueCount` is 0
                 for property in plan {
                     hasher.combine(string: property.name)
-                    let tag = property.index < valueCount ? columns[property.index].tag(at: position) : .absent
+                    let tag = property.index < valueCount ? columns![property.index].tag(at: position) : .absent
                     if tag != .toOneNil && tag != .toOne && tag != .toMany {
                         hasher.combine(byte: 0xA0)
                         if tag == .absent {
                             hasher.combine(AttributeValue.null)
                         } else {
-                            Self.combineDigest(of: columns[property.index], tag: tag, at: position, into: &hasher)
+                            Self.combineDigest(of: columns![property.index], tag: tag, at: position, into: &hasher)
                         }
                         continue
                     }
                     combineRelationship(
-                        columns[property.index].value(at: position)!, property.isOrdered, into: &hasher)
+                        columns![property.index].value(at: position)!, property.isOrdered, into: &hasher)
                 }
             }
         }
