@@ -26,6 +26,12 @@ struct Column: Sendable {
     func tag(at slot: Int) -> ValueTag { slot < tags.count ? tags[slot] : .absent }
 
     /// The value of a slot; `nil` when the slot is absent.
+    ///
+    /// Inlined, so that a caller reads only the storage the slot's tag names: called out of line on a column reached
+    /// through an array or a pointer, it made the caller copy the whole column first (a retain and a release of each
+    /// storage, per value: `outlined init with copy of Column` under every row built, in profiles of commits and
+    /// compaction).
+    @inline(__always)
     func value(at slot: Int) -> PropertyValue? {
         let tag = tag(at: slot)
         switch tag {
@@ -35,7 +41,7 @@ struct Column: Sendable {
             return .attribute(AttributeValue(fixedWidth: tag, words[slot]))
         case .string, .url, .decimal, .binary, .transformable:
             return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) })
-        case .uuid, .blob: return .attribute(otherValue(at: slot))
+        case .uuid, .blob: return .attribute(Self.otherValue(in: others, at: slot))
         case .toOneNil: return .toOne(nil)
         case .toOne: return .toOne(targets[slot])
         case .toMany:
@@ -58,7 +64,7 @@ struct Column: Sendable {
         case .int16, .int32, .int64, .double, .float, .bool, .date: return AttributeValue(fixedWidth: tag, words[slot])
         case .string, .url, .decimal, .binary, .transformable:
             return arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
-        case .uuid, .blob: return otherValue(at: slot)
+        case .uuid, .blob: return Self.otherValue(in: others, at: slot)
         case .absent, .null: return .null
         case .toOneNil, .toOne, .toMany: return nil
         }
@@ -73,9 +79,10 @@ struct Column: Sendable {
     }
 
     /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
-    /// whole column (a retain and a release of each storage) for every read of every kind.
+    /// whole column (a retain and a release of each storage) for every read of every kind. It takes the dictionary,
+    /// not the column: a method of the column called out of line made every inlined read copy the column too.
     @inline(never)
-    private func otherValue(at slot: Int) -> AttributeValue { others[slot]! }
+    private static func otherValue(in others: [Int: AttributeValue], at slot: Int) -> AttributeValue { others[slot]! }
 
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
     /// storages a commit did not change.
