@@ -136,6 +136,11 @@ struct InverseRepair {
             // A to-many list replaced whole (an insert, or an ordered list reordered): diff it with the committed one.
             var old: [ObjectReference] = []
             if !isInsert, case .toMany(let list)? = currentRow(object)?.values[property] { old = list }
+            if old.isEmpty {
+                // Every target is added (an insert's list): no sets to build (two per inserted object and list).
+                for target in targets { vote(object, property, target, .weakPresent) }
+                return
+            }
             let newKeys = Set(targets.map(\.key))
             let oldKeys = Set(old.map(\.key))
             for target in targets where !oldKeys.contains(target.key) { vote(object, property, target, .weakPresent) }
