@@ -48,8 +48,14 @@ final class Comparison {
         results.append(ScenarioResult(scenario: scenario, eventGraph: values.0, grdb: values.1))
     }
 
-    /// Runs every scenario, or with `readsOnly` the read scenarios alone (to profile or compare the read path).
-    func run(readsOnly: Bool = false) throws {
+    /// Runs every scenario, or with `readsOnly` the read scenarios alone (to profile or compare the read path), or
+    /// with `writesOnly` the write scenarios and `compact-1m` alone (the write path and the checkpoint writer).
+    func run(readsOnly: Bool = false, writesOnly: Bool = false) throws {
+        if writesOnly {
+            try writeScenarios()
+            try largeStoreScenarios(compactionOnly: true)
+            return
+        }
         if !readsOnly { try writeScenarios() }
         try readScenarios()
         if !readsOnly {
@@ -188,7 +194,8 @@ final class Comparison {
 
     // MARK: - Scenarios 7–10
 
-    func largeStoreScenarios() throws {
+    /// The scenarios on the large store; with `compactionOnly`, `size-1m` and `compact-1m` alone (no open).
+    func largeStoreScenarios(compactionOnly: Bool = false) throws {
         let count = sizes.largePosts
         let generator = PostGenerator(postCount: count)
         var paths: [String] = []
@@ -231,6 +238,15 @@ final class Comparison {
             let seconds = try engine.compact(path: path(engine))
             log("large store: compacted for \(engine.name) before open-1m in \(format(seconds)) s")
         }
+        if !compactionOnly { try openScenarios(path: path, count: count, attributeBytes: attributeBytes) }
+        try compactionScenario(
+            path: path, count: count, generator: generator, updatedAttributeBytes: updatedAttributeBytes)
+    }
+
+    /// `open-1m`, `memory-1m`, `memory-open` and `open-1m-tail` on the compacted large stores.
+    func openScenarios(path: (any StoreEngine.Type) -> String, count: Int, attributeBytes: Int) throws {
+        let megabyte = 1_000_000.0
+        let generator = PostGenerator(postCount: count)
 
         let identity = Int64(count / 2)
         var titles: [String: Set<String>] = [:]
@@ -278,7 +294,13 @@ final class Comparison {
         notes.append(
             "memory-1m: the posts' attribute bytes are \(format(Double(attributeBytes) / megabyte)) MB; EventGraph's peak RSS is "
                 + "\(format(median(peaks[EventGraphEngine.name]!) / (Double(attributeBytes) / megabyte)))× that")
+    }
 
+    /// `compact-1m`: every title updated, then a copy of each store compacted.
+    func compactionScenario(
+        path: (any StoreEngine.Type) -> String, count: Int, generator: PostGenerator, updatedAttributeBytes: Int
+    ) throws {
+        let megabyte = 1_000_000.0
         for engine in engines {
             log("compact-1m: updating \(count) titles for \(engine.name)")
             try engine.updateTitles(

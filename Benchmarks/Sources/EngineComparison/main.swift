@@ -1,5 +1,5 @@
 // `Benchmarks/compare`: EventGraph against SQLite (GRDB) on the same workload, in one run.
-// Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
+// Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes]
 import Foundation
 import Workload
 
@@ -51,7 +51,7 @@ if arguments.first == "sample-posts" {
 if flag("--help") || flag("-h") {
     print(
         """
-        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
+        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
           --chart PATH     write an SVG bar chart of the ratios
@@ -59,11 +59,13 @@ if flag("--help") || flag("-h") {
           --directory DIR  where the stores are made (default: a new directory in $TMPDIR or /tmp)
           --runs N         runs per scenario and engine (default 3; the median is reported)
           --reads          only the read scenarios (fetch-all, fetch-by-id, predicates), e.g. for a profile
+          --writes         only the write scenarios (bulk-insert, single saves, writers) and compact-1m
         """)
     exit(0)
 }
 let quick = flag("--quick")
 let readsOnly = flag("--reads")
+let writesOnly = flag("--writes")
 let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
@@ -80,7 +82,7 @@ try? FileManager.default.createDirectory(atPath: directory, withIntermediateDire
 let started = Date()
 let comparison = Comparison(sizes: sizes, directory: directory)
 do {
-    try comparison.run(readsOnly: readsOnly)
+    try comparison.run(readsOnly: readsOnly, writesOnly: writesOnly)
 } catch {
     fail("\(error)")
 }

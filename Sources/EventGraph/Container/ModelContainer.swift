@@ -220,7 +220,9 @@ public final class ModelContainer: Sendable {
     public var lastAutomaticCheckpointFailure: EventGraphError? { store.automaticCheckpoint.lastFailure }
 
     /// Rewrites the log as a checkpoint of the live state plus nothing else (history is dropped); the rewritten
-    /// file is verified against the live state before it replaces the old one.
+    /// file is synced and read back whole (every frame's checksums and the checkpoint's structure) before it
+    /// replaces the old one, and its end frame records the live state's digest (`egctl compact` also replays the
+    /// new file and compares digests; `Docs/FileFormat-Checkpoints.md` §8).
     ///
     /// A store that took part in saves across stores since its last checkpoint first lets the other stores of
     /// those saves record their decision (`Docs/FileFormat.md` §3.6), since the rewritten log no longer can.

@@ -52,7 +52,7 @@ extension StoreState {
                     chunkBytes = 0
                 }
                 let (record, byteCount) = Self.record(
-                    of: chunk.row(at: position, entityIndex: entityIndex), entity: entity)
+                    ofSlot: position, in: chunk, entityIndex: entityIndex, entity: entity)
                 perChunk[perChunk.count - 1].append(record)
                 // The estimate is never below the encoded size, so a chunk under the limit fits its frame.
                 chunkBytes += byteCount
@@ -98,16 +98,45 @@ extension StoreState {
         return (ObjectRecord(object: row.reference, properties: properties), byteCount)
     }
 
+    /// ``record(of:entity:)`` of a live slot's row, read from the columns without building the row.
+    private static func record(
+        ofSlot position: Int, in chunk: ColumnChunk, entityIndex: Int, entity: EntityDescription
+    ) -> (ObjectRecord, Int) {
+        var properties: [PropertyChange] = []
+        var byteCount = 16
+        let count = Int(chunk.valueCounts[position])
+        // Columns are borrowed through a pointer (`chunk.columns[i]`, and an unsafe buffer's subscript, copy the whole
+        // column per value: a retain and a release of each of its storages).
+        chunk.columns.withUnsafeBufferPointer { buffer in
+            precondition(count <= buffer.count, "a row of \(count) values in a chunk of \(buffer.count) columns")
+            guard let columns = buffer.baseAddress else { return }
+            for index in 0..<count where entity.isPersistentProperty[index] {
+                let value = columns[index].value(at: position) ?? .attribute(.null)
+                guard value != entity.defaultValues[index] else { continue }
+                properties.append(PropertyChange(propertyIndex: UInt32(index), value: value))
+                byteCount += estimatedByteCount(value)
+            }
+        }
+        let reference = ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position])
+        return (ObjectRecord(object: reference, properties: properties), byteCount)
+    }
+
     /// The external values the live objects reference, each once, in (transaction, index) order.
     func referencedBlobs(model: ObjectModel) -> [BlobReference] {
         var seen: Set<BlobKey> = []
         var blobs: [BlobReference] = []
-        // Every attribute is looked at, not only those the model stores externally: the log is the authority.
-        for entityIndex in model.entities.indices {
-            forEachRow(ofEntity: entityIndex) { row in
-                for case .attribute(.blob(let reference)) in row.values
-                where seen.insert(BlobKey(transactionID: reference.transactionID, index: reference.index)).inserted {
-                    blobs.append(reference)
+        // Every attribute is looked at, not only those the model stores externally: the log is the authority. A
+        // column keeps its blob references apart from its other values, so no row is built for this.
+        for entityIndex in model.entities.indices where entityIndex < tables.count {
+            for chunk in tables[entityIndex].chunks {
+                for (property, column) in chunk.columns.enumerated() {
+                    column.forEachBlob { slot, reference in
+                        guard chunk.isLive(slot), property < chunk.valueCounts[slot],
+                            seen.insert(BlobKey(transactionID: reference.transactionID, index: reference.index))
+                                .inserted
+                        else { return }
+                        blobs.append(reference)
+                    }
                 }
             }
         }

@@ -26,6 +26,14 @@ extension StoreState {
     /// live-state migration's windows, each a key range of entities in that order) continues one hasher across them.
     func combineDigest(ofEntity entityIndex: Int, model: ObjectModel, into hasher: inout DigestHasher) {
         let names = model.entities.map(\.name)
+        // The table of foreign stores, read here once: the helpers below do not capture the whole state (a copy of
+        // it per call showed up in profiles).
+        let foreignStores = self.foreignStores
+        func storeUUID(of reference: ObjectReference) -> LogUUID? {
+            let index = Int(reference.storeIndex)
+            guard index > 0, index <= foreignStores.count else { return nil }
+            return foreignStores[index - 1]
+        }
         func entityName(_ index: UInt32) -> String { Int(index) < names.count ? names[Int(index)] : "#\(index)" }
         func combine(_ reference: ObjectReference, into hasher: inout DigestHasher) {
             let store = storeUUID(of: reference) ?? .zero
@@ -35,11 +43,35 @@ extension StoreState {
             hasher.combine(integer: reference.key)
         }
         func sortedCanonically(_ targets: [ObjectReference]) -> [ObjectReference] {
-            targets.sorted { a, b in
+            // The usual list holds objects of one store and one entity, whose canonical order is key order, and is
+            // already in it (targets are appended as they are inserted): checked in one pass, not sorted.
+            if let first = targets.first,
+                targets.allSatisfy({ $0.storeIndex == first.storeIndex && $0.entityIndex == first.entityIndex })
+            {
+                if zip(targets, targets.dropFirst()).allSatisfy({ $0.key < $1.key }) { return targets }
+                return targets.sorted { $0.key < $1.key }
+            }
+            return targets.sorted { a, b in
                 let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
                 if sa != sb { return sa < sb }
                 if a.entityIndex != b.entityIndex { return entityName(a.entityIndex) < entityName(b.entityIndex) }
                 return a.key < b.key
+            }
+        }
+        func combineRelationship(_ value: PropertyValue, _ isOrdered: Bool, into hasher: inout DigestHasher) {
+            switch value {
+            case .attribute(let attribute):
+                hasher.combine(byte: 0xA0)
+                hasher.combine(attribute)
+            case .toOne(let target):
+                hasher.combine(byte: 0xA1)
+                if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
+            case .toMany(let targets):
+                hasher.combine(byte: 0xA2)
+                hasher.combine(integer: UInt64(targets.count))
+                for target in isOrdered ? targets : sortedCanonically(targets) {
+                    combine(target, into: &hasher)
+                }
             }
         }
         let entity = model.entities[entityIndex]
@@ -52,8 +84,8 @@ extension StoreState {
                 )
             }
             .sorted { $0.name < $1.name }
-        // Key order from (key, slot) pairs: each row is built when it is hashed, never all of an entity's at
-        // once (they would be a second copy of the state's largest entity).
+        // Key order from (key, slot) pairs: each object is read from its chunk when it is hashed, never all of an
+        // entity's rows at once (they would be a second copy of the state's largest entity).
         let table = tables[entityIndex]
         var order: [(key: UInt64, slot: Int)] = []
         order.reserveCapacity(table.count)
@@ -61,26 +93,87 @@ extension StoreState {
         if !order.indices.dropFirst().allSatisfy({ order[$0 - 1].key < order[$0].key }) {
             order.sort { $0.key < $1.key }
         }
+        // Values are read from the columns where they are stored: attributes are hashed from their storage without
+        // building a row, a value or a string (the same words as hashing the decoded value; see `combineDigest`).
+        var chunkIndex = -1
+        var chunk = ColumnChunk.unloaded
         for (_, slot) in order {
-            let row = table.row(atSlot: slot)
-            combine(row.reference, into: &hasher)
-            for property in plan {
-                hasher.combine(string: property.name)
-                switch row.values[property.index] {
-                case .attribute(let attribute):
-                    hasher.combine(byte: 0xA0)
-                    hasher.combine(attribute)
-                case .toOne(let target):
-                    hasher.combine(byte: 0xA1)
-                    if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
-                case .toMany(let targets):
-                    hasher.combine(byte: 0xA2)
-                    hasher.combine(integer: UInt64(targets.count))
-                    for target in property.isOrdered ? targets : sortedCanonically(targets) {
-                        combine(target, into: &hasher)
+            if slot / ColumnChunk.slotCapacity != chunkIndex {
+                chunkIndex = slot / ColumnChunk.slotCapacity
+                chunk = table.chunk(at: chunkIndex)
+            }
+            let position = slot % ColumnChunk.slotCapacity
+            combine(ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position]), into: &hasher)
+            let valueCount = min(Int(chunk.valueCounts[position]), chunk.columns.count)
+            // Columns are borrowed through a pointer: `chunk.columns[i]` (and an unsafe buffer's subscript) copied
+            // the whole column (a retain and a release of each of its storages) for every value.
+            chunk.columns.withUnsafeBufferPointer { buffer in
+                let columns = buffer.baseAddress  // nil only without columns, when `valueCount` is 0
+                for property in plan {
+                    hasher.combine(string: property.name)
+                    let tag = property.index < valueCount ? columns![property.index].tag(at: position) : .absent
+                    if tag != .toOneNil && tag != .toOne && tag != .toMany {
+                        hasher.combine(byte: 0xA0)
+                        if tag == .absent {
+                            hasher.combine(AttributeValue.null)
+                        } else {
+                            Self.combineDigest(of: columns![property.index], tag: tag, at: position, into: &hasher)
+                        }
+                        continue
                     }
+                    combineRelationship(
+                        columns![property.index].value(at: position)!, property.isOrdered, into: &hasher)
                 }
             }
         }
+    }
+
+    /// Adds the attribute value in a slot of a column to `hasher` exactly as `DigestHasher.combine(_:)` adds the
+    /// decoded ``AttributeValue``: fixed-width values from their bit pattern, binaries and ASCII text from the
+    /// arena's bytes (the words a string's UTF-8 gives); other text (whose bytes decoding would repair if they were
+    /// not UTF-8) and the rare values are decoded first.
+    @inline(__always)
+    static func combineDigest(of column: Column, tag: ValueTag, at slot: Int, into hasher: inout DigestHasher) {
+        if tag.isFixedWidth {
+            hasher.combine(AttributeValue(fixedWidth: tag, column.words[slot]))
+            return
+        }
+        guard tag.isBytes else {
+            hasher.combine(column.attributeValue(at: slot))
+            return
+        }
+        column.arena.withBytes(at: slot) { bytes in
+            let code: UInt8
+            switch tag {
+            case .string: code = 7
+            case .url: code = 10
+            case .decimal: code = 11
+            case .binary: code = 12
+            default: code = 14
+            }
+            if code >= 12 || Self.isASCII(bytes) {
+                hasher.combine(byte: code)
+                hasher.combine(raw: bytes)
+            } else {
+                hasher.combine(AttributeValue(bytes: tag, bytes))
+            }
+        }
+    }
+
+    /// Whether every byte is below 0x80 (such bytes are their own UTF-8, unchanged by decoding).
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
+                return false
+            }
+            offset += 8
+        }
+        while offset < bytes.count {
+            if bytes[offset] >= 0x80 { return false }
+            offset += 1
+        }
+        return true
     }
 }

@@ -26,6 +26,12 @@ struct Column: Sendable {
     func tag(at slot: Int) -> ValueTag { slot < tags.count ? tags[slot] : .absent }
 
     /// The value of a slot; `nil` when the slot is absent.
+    ///
+    /// Inlined, so that a caller reads only the storage the slot's tag names: called out of line on a column reached
+    /// through an array or a pointer, it made the caller copy the whole column first (a retain and a release of each
+    /// storage, per value: `outlined init with copy of Column` under every row built, in profiles of commits and
+    /// compaction).
+    @inline(__always)
     func value(at slot: Int) -> PropertyValue? {
         let tag = tag(at: slot)
         switch tag {
@@ -35,7 +41,7 @@ struct Column: Sendable {
             return .attribute(AttributeValue(fixedWidth: tag, words[slot]))
         case .string, .url, .decimal, .binary, .transformable:
             return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) })
-        case .uuid, .blob: return .attribute(others[slot]!)
+        case .uuid, .blob: return .attribute(Self.otherValue(in: others, at: slot))
         case .toOneNil: return .toOne(nil)
         case .toOne: return .toOne(targets[slot])
         case .toMany:
@@ -69,7 +75,7 @@ struct Column: Sendable {
         case .int16, .int32, .int64, .double, .float, .bool, .date:
             return AttributeValue(fixedWidth: tag, column.pointee.words[slot])
         case .string, .url, .decimal, .binary, .transformable: return bytesValue(of: column, tag, at: slot)
-        case .uuid, .blob: return otherValue(of: column, at: slot)
+        case .uuid, .blob: return otherValue(in: column.pointee.others, at: slot)
         case .absent, .null: return .null
         case .toOneNil, .toOne, .toMany: return nil
         }
@@ -81,11 +87,19 @@ struct Column: Sendable {
         column.pointee.arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
     }
 
-    /// A UUID or blob reference, which are rare enough to live in a dictionary.
-    @inline(never)
-    private static func otherValue(of column: UnsafePointer<Column>, at slot: Int) -> AttributeValue {
-        column.pointee.others[slot]!
+    /// Calls `body` with each slot that holds a blob reference, in no particular order (a checkpoint collects the
+    /// external values it copies without decoding any other value).
+    func forEachBlob(_ body: (_ slot: Int, _ reference: BlobReference) -> Void) {
+        for (slot, value) in others where tag(at: slot) == .blob {
+            if case .blob(let reference) = value { body(slot, reference) }
+        }
     }
+
+    /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
+    /// whole column (a retain and a release of each storage) for every read of every kind. It takes the dictionary,
+    /// not the column: a method of the column called out of line made every inlined read copy the column too.
+    @inline(never)
+    private static func otherValue(in others: [Int: AttributeValue], at slot: Int) -> AttributeValue { others[slot]! }
 
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
     /// storages a commit did not change.

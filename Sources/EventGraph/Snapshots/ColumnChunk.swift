@@ -36,7 +36,13 @@ struct ColumnChunk: Sendable {
         let count = Int(valueCounts[slot])
         var values: [PropertyValue] = []
         values.reserveCapacity(count)
-        for property in 0..<count { values.append(columns[property].value(at: slot) ?? .attribute(.null)) }
+        // Columns are borrowed through a pointer: `columns[property]` copied the whole column (a retain and a release
+        // of each of its storages) for every value of every row a commit or a lookup builds.
+        columns.withUnsafeBufferPointer { buffer in
+            precondition(count <= buffer.count, "slot \(slot) has \(count) values in \(buffer.count) columns")
+            guard let columns = buffer.baseAddress else { return }
+            for property in 0..<count { values.append(columns[property].value(at: slot) ?? .attribute(.null)) }
+        }
         return Row(entityIndex: entityIndex, key: keys[slot], version: versions[slot], values: values)
     }
 

@@ -136,6 +136,11 @@ struct InverseRepair {
             // A to-many list replaced whole (an insert, or an ordered list reordered): diff it with the committed one.
             var old: [ObjectReference] = []
             if !isInsert, case .toMany(let list)? = currentRow(object)?.values[property] { old = list }
+            if old.isEmpty {
+                // Every target is added (an insert's list): no sets to build (two per inserted object and list).
+                for target in targets { vote(object, property, target, .weakPresent) }
+                return
+            }
             let newKeys = Set(targets.map(\.key))
             let oldKeys = Set(old.map(\.key))
             for target in targets where !oldKeys.contains(target.key) { vote(object, property, target, .weakPresent) }
@@ -186,27 +191,32 @@ struct InverseRepair {
 
     private mutating func decide(_ edge: Edge) -> Bool {
         guard exists(edge.a.key), exists(edge.b.key) else { return false }
-        let votes = [edge.voteA, edge.voteB]
-        if votes.contains(where: \.isStrong) { return votes.contains(.strongPresent) }
-        if votes.contains(where: \.isWeak) { return votes.contains(.weakPresent) }
+        // The two votes compared in place (an array of them would be an allocation per edge of a bulk insert).
+        let (first, second) = (edge.voteA, edge.voteB)
+        if first.isStrong || second.isStrong { return first == .strongPresent || second == .strongPresent }
+        if first.isWeak || second.isWeak { return first == .weakPresent || second == .weakPresent }
         return false
     }
 
     /// Rule 4: picks each to-one slot's one edge and removes the others (from both sides). Returns the target of
     /// every to-one slot that an edge touches.
     private mutating func settleToOneSlots() -> [Slot: ObjectReference?] {
+        // The edges of each to-one slot: only those are settled and read here (a list per to-many slot, say each
+        // post's tags in a bulk insert, would be built for nothing).
         var incident: [Slot: [Int]] = [:]
+        var pending: [Slot] = []
         for (position, edge) in edges.enumerated() {
-            incident[edge.a, default: []].append(position)
-            if edge.b != edge.a { incident[edge.b, default: []].append(position) }
+            if isToOne(edge.a) {
+                incident[edge.a, default: []].append(position)
+                pending.append(edge.a)
+            }
+            if isToOne(edge.b) {
+                if edge.b != edge.a { incident[edge.b, default: []].append(position) }
+                pending.append(edge.b)
+            }
         }
         var winners: [Slot: UInt64] = [:]
         var settled: Set<Slot> = []
-        var pending: [Slot] = []
-        for edge in edges {
-            if isToOne(edge.a) { pending.append(edge.a) }
-            if isToOne(edge.b) { pending.append(edge.b) }
-        }
         while let slot = pending.popLast() {
             guard settled.insert(slot).inserted else { continue }
             let edgesOfSlot = incident[slot] ?? []
@@ -234,7 +244,7 @@ struct InverseRepair {
             let position = edge(slot, Slot(key: current.key, property: inverse))
             edges[position].isPresent = false
             let far = other(of: edges[position], slot)
-            for end in Set([slot, far]) where !(incident[end] ?? []).contains(position) {
+            for end in Set([slot, far]) where isToOne(end) && !(incident[end] ?? []).contains(position) {
                 incident[end, default: []].append(position)
             }
             if isToOne(far) { pending.append(far) }

@@ -96,6 +96,11 @@ struct CheckpointInput {
     var blobs: [(reference: BlobReference, bytes: [UInt8])]
     /// Where a file backend keeps the replaced file (`nil`: it is removed).
     var previousPath: String? = nil
+    /// Whether the new file is also replayed from its bytes and its state digest compared with the live state's
+    /// (`egctl compact`); otherwise it is verified by re-reading every frame's checksums and the checkpoint's
+    /// structure, and the end frame carries the digest computed from the live state (`Docs/FileFormat-Checkpoints.md`
+    /// §8).
+    var verifiesByReplay = false
 }
 
 /// The logical identity of a blob: the transaction that wrote it and its position there.

@@ -1,3 +1,4 @@
+import Dispatch
 import LogFormat
 import Synchronization
 
@@ -21,7 +22,13 @@ extension Store {
     }
 
     /// Rewrites the log as the schema plus a checkpoint of the live state; `previousPath` keeps the old file.
-    func compact(keepingPreviousAt previousPath: String? = nil) throws(EventGraphError) -> CompactionReport {
+    ///
+    /// - Parameter verifyingByReplay: also replay the new file from its bytes before it replaces the log and
+    ///   compare its state digest with the live state's (`egctl compact`); without it the new file is verified by
+    ///   re-reading every frame's checksums and the checkpoint's structure.
+    func compact(keepingPreviousAt previousPath: String? = nil, verifyingByReplay: Bool = false)
+        throws(EventGraphError) -> CompactionReport
+    {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
         // The checkpoint drops the records of saves across stores: their other participants decide first.
         let confirmed = try crossStoreParts.confirmParticipants(
@@ -35,6 +42,7 @@ extension Store {
             let snapshot = state.withLock { $0 }
             var input = try checkpointInput(of: snapshot)
             input.previousPath = previousPath
+            input.verifiesByReplay = verifyingByReplay
             try backend.rewrite(schema: model.schema, checkpoint: input) { handles, generation in
                 // The new file holds only the blobs of live objects: forget the others, whose old offsets would
                 // point into the new file.
@@ -63,7 +71,22 @@ extension Store {
         // Chunks still on disk are read now: a damaged one stops the checkpoint with its error instead of being
         // written as empty.
         try snapshot.loadAllChunks()
-        let (begin, entityChunks, chunks) = snapshot.checkpointEntityChunks(model: model, nextKey: keyWatermark)
+        // The state digest (one pass over every object in key order) is computed on a second core while the
+        // chunks are built: both only read the snapshot, an immutable version.
+        let model = self.model
+        let keyWatermark = self.keyWatermark
+        let digest = LockedValue<StateDigest?>(nil)
+        let built = LockedValue<(CheckpointBegin, [CheckpointChunk], [CheckpointChunk])?>(nil)
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                let value = snapshot.digest(model: model)
+                digest.withLock { $0 = value }
+            } else {
+                let value = snapshot.checkpointEntityChunks(model: model, nextKey: keyWatermark)
+                built.withLock { $0 = value }
+            }
+        }
+        let (begin, entityChunks, chunks) = built.withLock { $0 }!
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         for reference in snapshot.referencedBlobs(model: model) {
             guard let bytes = try readBlob(reference) else {
@@ -80,15 +103,18 @@ extension Store {
         return CheckpointInput(
             begin: begin, chunks: chunks, entityChunks: entityChunks,
             indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) },
-            end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: snapshot.digest(model: model).bytes),
+            end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: digest.withLock { $0 }!.bytes),
             blobs: blobs)
     }
 }
 
 extension ModelContainer {
     /// Compacts the store like ``compact()``, keeping the replaced file at `previousPath` (`egctl compact
-    /// --keep-previous`).
-    package func compact(keepingPreviousAt previousPath: String?) throws(EventGraphError) -> CompactionReport {
-        try store.compact(keepingPreviousAt: previousPath)
+    /// --keep-previous`); with `verifyingByReplay`, the new file is also replayed from its bytes and its state
+    /// digest compared with the live state's before it replaces the log.
+    package func compact(keepingPreviousAt previousPath: String?, verifyingByReplay: Bool = false)
+        throws(EventGraphError) -> CompactionReport
+    {
+        try store.compact(keepingPreviousAt: previousPath, verifyingByReplay: verifyingByReplay)
     }
 }

@@ -5,18 +5,28 @@ enum FrameBody {
     /// and returns the payload: decompressed, exactly ``FrameHeader/rawByteCount`` bytes long.
     ///
     /// - Parameter dictionary: the file's dictionary in force, for ``FrameCodec/lz4Dictionary`` bodies.
-    static func payload(
-        of padded: UnsafeRawBufferPointer, header: FrameHeader, seed: UInt32, dictionary: [UInt8]?
-    ) -> Result<[UInt8], LogScanner.Rejection> {
+    /// Verifies a stored body's checksum and the zero padding after it (`padded` holds both, as on disk), without
+    /// decompressing it; nil when both are right.
+    static func checkStored(_ padded: UnsafeRawBufferPointer, header: FrameHeader, seed: UInt32)
+        -> LogScanner.Rejection?
+    {
         let bodyCount = Int(header.bodyByteCount)
         precondition(padded.count == Int(header.frameByteCount) - FrameHeader.byteCount, "body and padding expected")
         let body = UnsafeRawBufferPointer(rebasing: padded[0..<bodyCount])
         guard CRC32C.checksum(body, continuing: seed) == header.bodyChecksum else {
-            return .failure(LogScanner.Rejection(reason: "frame body checksum mismatch"))
+            return LogScanner.Rejection(reason: "frame body checksum mismatch")
         }
         for index in bodyCount..<padded.count where padded[index] != 0 {
-            return .failure(LogScanner.Rejection(reason: "nonzero padding after the frame body"))
+            return LogScanner.Rejection(reason: "nonzero padding after the frame body")
         }
+        return nil
+    }
+
+    static func payload(
+        of padded: UnsafeRawBufferPointer, header: FrameHeader, seed: UInt32, dictionary: [UInt8]?
+    ) -> Result<[UInt8], LogScanner.Rejection> {
+        if let rejection = checkStored(padded, header: header, seed: seed) { return .failure(rejection) }
+        let body = UnsafeRawBufferPointer(rebasing: padded[0..<Int(header.bodyByteCount)])
         switch header.codec {
         case .raw:
             return .success(Array(body))

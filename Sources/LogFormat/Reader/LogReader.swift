@@ -100,16 +100,19 @@ public final class LogReader: Sendable {
     }
 
     /// ``scan(fromTransactionID:_:)`` for LogFormat's own typed-throwing callers.
+    ///
+    /// - Parameter checksumsDeferredBodies: with `defersEntityChunkBodies`, still read the deferred bodies and
+    ///   verify their checksums (a rewrite's re-read of its new file), without decompressing them.
     @discardableResult
     func scanTyped(
-        fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false,
+        fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false, checksumsDeferredBodies: Bool = false,
         _ body: (LogRecord) throws(LogFormatError) -> Void
     ) throws(LogFormatError) -> ScanReport {
         let scanFile = try LogFile(path: path, flags: O_RDONLY, faults: nil)
         let size = try scanFile.size()
         var scanner = LogScanner(
             window: FileWindow(file: scanFile, limit: size), header: header,
-            defersEntityChunkBodies: defersEntityChunkBodies)
+            defersEntityChunkBodies: defersEntityChunkBodies, checksumsDeferredBodies: checksumsDeferredBodies)
         let path = self.path
         let result = try scanner.scan { event throws(LogFormatError) in
             if let record = try LogReader.record(for: event, path: path, fromTransactionID: fromTransactionID) {

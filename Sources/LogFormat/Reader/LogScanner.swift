@@ -70,12 +70,20 @@ struct LogScanner: ~Copyable {
     /// §4): their headers are checked, their bodies skipped and not delivered. Only the store's open defers;
     /// everything that checks a file reads every body.
     let defersEntityChunkBodies: Bool
+    /// With ``defersEntityChunkBodies``: the deferred bodies are still read and their checksums and padding
+    /// verified, but not decompressed or delivered (a rewrite's re-read of the file it wrote: every byte checked,
+    /// no payload decoded).
+    let checksumsDeferredBodies: Bool
 
-    init(window: consuming FileWindow, header: LogFileHeader, defersEntityChunkBodies: Bool = false) {
+    init(
+        window: consuming FileWindow, header: LogFileHeader, defersEntityChunkBodies: Bool = false,
+        checksumsDeferredBodies: Bool = false
+    ) {
         self.window = window
         self.header = header
         self.seed = header.checksumSeed
         self.defersEntityChunkBodies = defersEntityChunkBodies
+        self.checksumsDeferredBodies = checksumsDeferredBodies
     }
 
     /// A frame that passed every per-frame check.
@@ -126,6 +134,14 @@ struct LogScanner: ~Copyable {
             // chunk is loaded. `frameByteCount` is bounded by the header's limits, so the sum cannot overflow.
             guard offset + frameHeader.frameByteCount <= window.limit else {
                 return .failure(Rejection(reason: "truncated frame body"))
+            }
+            if checksumsDeferredBodies {
+                let checked = try window.withBytes(at: offset + UInt64(FrameHeader.byteCount), count: paddedCount) {
+                    raw -> Rejection? in
+                    FrameBody.checkStored(raw, header: frameHeader, seed: seed)
+                }
+                guard let checked else { return .failure(Rejection(reason: "truncated frame body")) }
+                if let checked { return .failure(checked) }
             }
             return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: []))
         }

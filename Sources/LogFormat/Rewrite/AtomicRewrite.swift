@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Names and cleanup of the temporary files used by creation and rewrite.
 ///
 /// A temporary file is `.<log name>.<purpose>-<random>` next to the log, so that the rename into place stays in
@@ -93,6 +95,59 @@ package struct CheckpointSink: ~Copyable {
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when the encoded chunk does not fit one frame (nothing is
     ///   written; write that entity's objects with ``append(_:)`` instead).
     package mutating func appendEntityChunk(_ chunk: CheckpointChunk) throws(LogFormatError) {
+        try appendEntityChunk(
+            chunk, encoded: Self.encodeEntityChunk(chunk, seed: writer.seed, transactionID: transactionID))
+    }
+
+    /// Appends chunks as ``appendEntityChunk(_:)`` does, one after the other in the given order, while their
+    /// payloads are encoded, compressed and checksummed on every core, a batch at a time (so at most a batch of
+    /// encoded chunks is held besides the chunks themselves). The file is the same as with one call per chunk.
+    package mutating func appendEntityChunks(_ chunks: [CheckpointChunk]) throws(LogFormatError) {
+        let (seed, transactionID) = (writer.seed, transactionID)
+        let batchSize = 32
+        for start in stride(from: 0, to: chunks.count, by: batchSize) {
+            let batch = chunks[start..<min(start + batchSize, chunks.count)]
+            let encoded = LockedValue<[Result<EncodedEntityChunk, LogFormatError>?]>(
+                Array(repeating: nil, count: batch.count))
+            DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
+                let result = Result { () throws(LogFormatError) in
+                    try Self.encodeEntityChunk(
+                        batch[batch.startIndex + offset], seed: seed, transactionID: transactionID)
+                }
+                encoded.withLock { $0[offset] = result }
+            }
+            let results = encoded.withLock { $0 }
+            for (chunk, result) in zip(batch, results) { try appendEntityChunk(chunk, encoded: result!.get()) }
+        }
+    }
+
+    /// A chunk's payload, compressed and checksummed for the new file, before it is placed in the file.
+    struct EncodedEntityChunk: Sendable {
+        var payloadByteCount: Int
+        var body: EncodedBody
+    }
+
+    /// Encodes an entity chunk's frame body (no dictionary: a chunk is read on its own).
+    static func encodeEntityChunk(_ chunk: CheckpointChunk, seed: UInt32, transactionID: UInt64)
+        throws(LogFormatError) -> EncodedEntityChunk
+    {
+        let payload = try encode { try chunk.encoded() }
+        // A payload over a frame is refused by the caller before this body is used.
+        guard payload.count <= LogLimits.maxFrameRawByteCount else {
+            return EncodedEntityChunk(
+                payloadByteCount: payload.count,
+                body: EncodedBody(
+                    type: .checkpointEntityChunk, codec: .raw, transactionID: 0, partIndex: 0, rawByteCount: 0,
+                    body: [], bodyChecksum: 0))
+        }
+        let frame = OutgoingFrame(type: .checkpointEntityChunk, transactionID: transactionID, payload: payload)
+        let body = try frame.encodeBody(seed: seed, dictionary: nil)
+        return EncodedEntityChunk(payloadByteCount: payload.count, body: body)
+    }
+
+    private mutating func appendEntityChunk(_ chunk: CheckpointChunk, encoded: EncodedEntityChunk)
+        throws(LogFormatError)
+    {
         let records = chunk.records
         precondition(
             !records.isEmpty && records.count <= LogLimits.maxEntityChunkObjectCount,
@@ -104,18 +159,16 @@ package struct CheckpointSink: ~Copyable {
         precondition(
             directory.entities.last.map { $0.entityIndex <= entityIndex } ?? true,
             "entity chunks are appended entity after entity")
-        let payload = try encode { try chunk.encoded() }
         // One frame, and no more than the file's limit for a transaction or a chunk (FileFormat.md §3.5).
         let limit = min(LogLimits.maxFrameRawByteCount, writer.header.transactionByteLimit)
-        guard payload.count <= limit else {
+        guard encoded.payloadByteCount <= limit else {
             throw LogFormatError(
                 .limitExceeded,
-                "the encoded entity chunk is \(payload.count) bytes, more than the log's limit of \(limit) bytes for "
-                    + "a checkpoint chunk in one frame",
+                "the encoded entity chunk is \(encoded.payloadByteCount) bytes, more than the log's limit of \(limit) "
+                    + "bytes for a checkpoint chunk in one frame",
                 path: writer.file.path)
         }
-        let offset = try writer.append(
-            OutgoingFrame(type: .checkpointEntityChunk, transactionID: transactionID, payload: payload))
+        let offset = try writer.append(encoded: encoded.body)
         let keys = records.map(\.object.key)
         let entry = EntityChunkEntry(
             byteOffset: offset, objectCount: UInt32(records.count), minKey: keys.min()!, maxKey: keys.max()!)
@@ -218,10 +271,18 @@ struct SequentialFrameWriter: ~Copyable {
     mutating func append(_ frame: OutgoingFrame, watermark: UInt64 = LogFileHeader.framesByteOffset)
         throws(LogFormatError) -> UInt64
     {
+        try append(encoded: try frame.encodeBody(seed: seed, dictionary: nil), watermark: watermark)
+    }
+
+    /// Appends a frame whose body was compressed and checksummed with this file's seed (buffered); returns its
+    /// byte offset.
+    @discardableResult
+    mutating func append(encoded body: EncodedBody, watermark: UInt64 = LogFileHeader.framesByteOffset)
+        throws(LogFormatError) -> UInt64
+    {
         guard sequence < UInt64.max else {
             throw LogFormatError(.limitExceeded, "the new file has used every frame sequence number", path: file.path)
         }
-        let body = try frame.encodeBody(seed: seed, dictionary: nil)
         let size = Int(body.frameByteCount)
         let position = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: size))

@@ -188,12 +188,18 @@ extension LogWriter {
     }
 
     /// Re-reads the new file completely before it replaces anything, then lets the caller verify it (the object
-    /// layer compares its state digest).
+    /// layer may replay it and compare its state digest).
+    ///
+    /// Every frame's header and body checksums, padding, sequence and the file's grammar are checked (the
+    /// directory must list exactly the entity and index chunks written); the bodies of entity and index chunks are
+    /// checksummed but not decompressed or decoded, the other frames are decoded as a scan does.
     private func verifyRewrittenFile(
         at temporary: String, _ written: RewrittenFile, lastTransactionID: UInt64, caller: CallerError,
         verify: (String) throws -> Void
     ) throws(LogFormatError) {
-        let check = try LogReader(path: temporary).scanTyped { _ in }
+        let check = try LogReader(path: temporary).scanTyped(
+            defersEntityChunkBodies: true, checksumsDeferredBodies: true
+        ) { _ in }
         guard check.tail == .clean, check.endsWithSeal, check.lastTransactionID == lastTransactionID,
             check.committedByteCount == written.endByteOffset
         else {

@@ -14,6 +14,9 @@ package final class FaultInjector: Sendable {
         case fail(errno: Int32)
         /// (Writes only) the first half of the bytes reach the file, then the write fails with this `errno`.
         case tear(errno: Int32)
+        /// (Writes only) the bytes reach the file with one bit of the middle byte flipped, and the write reports
+        /// success: a silent corruption, which only a re-read of the checksums finds.
+        case flipBit
     }
 
     private struct Armed {

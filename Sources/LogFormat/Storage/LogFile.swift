@@ -66,17 +66,24 @@ struct LogFile: ~Copyable {
             throw SystemCalls.failure(
                 "write (injected tear)", path: path, code: code,
                 offset: offset + UInt64(bytes.count / 2))
-        case nil:
+        case .flipBit where !bytes.isEmpty:
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+            defer { copy.deallocate() }
+            copy.copyMemory(from: bytes)
+            copy[bytes.count / 2] ^= 0x10
+            try SystemCalls.pwrite(descriptor, UnsafeRawBufferPointer(copy), at: offset, path: path)
+        case nil, .flipBit:
             try SystemCalls.pwrite(descriptor, bytes, at: offset, path: path)
         }
     }
 
     func write(_ bytes: [UInt8], at offset: UInt64) throws(LogFormatError) {
-        // Copy into a contiguous buffer owned here; the typed throw cannot cross withUnsafeBytes.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
-        defer { buffer.deallocate() }
-        bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
-        try write(UnsafeRawBufferPointer(buffer), at: offset)
+        // The array's own bytes are written (no copy: a rewrite writes 4 MiB at a time); the typed error is carried
+        // out of withUnsafeBytes as a Result.
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(LogFormatError) in try write(raw, at: offset) }
+        }
+        try result.get()
     }
 
     func sync() throws(LogFormatError) {

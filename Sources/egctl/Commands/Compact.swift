@@ -26,7 +26,8 @@ struct Compact: ParsableCommand {
         try Failure.guarding {
             let started = Progress.now()
             // The library's compaction: its replay (strict: a log the library would not open is not rewritten),
-            // its checkpoint writer and its verification of the new file.
+            // its checkpoint writer and its verification of the new file, plus a replay of the new file from its
+            // bytes (the library's own compaction checks the frames' checksums and the structure only).
             let progress = Progress("compact: replay", totalByteCount: 0)
             let container = try ModelContainer(
                 path: store.store, configuration: .init(createIfMissing: false, recoveryHandler: Self.note))
@@ -36,7 +37,7 @@ struct Compact: ParsableCommand {
             let oldByteCount = try Self.byteCount(store.store)
             let compacting = Progress.now()
             let compaction = try container.compact(
-                keepingPreviousAt: keepPrevious ? store.store + ".previous" : nil)
+                keepingPreviousAt: keepPrevious ? store.store + ".previous" : nil, verifyingByReplay: true)
             let rewriteSeconds = Double(Progress.now() - compacting) / 1e9
             let newByteCount = try Self.byteCount(store.store)
             let generation = try LogReader(path: store.store).header.generation
