@@ -7,6 +7,8 @@ import Workload
 final class Comparison {
     let sizes: Sizes
     let directory: String
+    /// Only the large store's open scenarios (`--large`: `open-1m`, `memory-*`, `open-1m-tail`, `open-10m-tail`).
+    var largeOnly = false
     let engines: [any StoreEngine.Type] = [EventGraphEngine.self, GRDBEngine.self]
     var results: [ScenarioResult] = []
     /// Extra measurements reported under the table.
@@ -50,6 +52,7 @@ final class Comparison {
 
     /// Runs every scenario, or with `readsOnly` the read scenarios alone (to profile or compare the read path).
     func run(readsOnly: Bool = false) throws {
+        if largeOnly { return try largeStoreScenarios() }
         if !readsOnly { try writeScenarios() }
         try readScenarios()
         if !readsOnly {
@@ -275,6 +278,8 @@ final class Comparison {
                 + "bytes): EventGraph \(format(openPeak.0)) MB = \(format(openPeak.0 / (Double(attributeBytes) / megabyte)))×"
         )
         try measureOpenWithTail(path: path, identity: identity, generator: generator)
+        try measureOpenWithLongTail(path: path, identity: identity, generator: generator)
+        if largeOnly { return }
         notes.append(
             "memory-1m: the posts' attribute bytes are \(format(Double(attributeBytes) / megabyte)) MB; EventGraph's peak RSS is "
                 + "\(format(median(peaks[EventGraphEngine.name]!) / (Double(attributeBytes) / megabyte)))× that")
@@ -364,5 +369,63 @@ extension Comparison {
                     engine: engine, path: copies[engine.name]!, identity: identity, cold: false
                 ).seconds
             })
+    }
+}
+
+extension Comparison {
+    /// `open-10m-tail` (issue 14): a copy of each compacted large store (1M posts; 100,000 at `--quick`) gets a
+    /// tail of one single-post title save per 10 posts (100,000; 10,000 at `--quick`), then open + first fetch
+    /// is measured as for `open-1m`. Then, for EventGraph alone, the same saves on another copy with an automatic
+    /// checkpoint every tenth of them: where it fires and how long that save takes, as notes.
+    func measureOpenWithLongTail(
+        path: (any StoreEngine.Type) -> String, identity: Int64, generator: PostGenerator
+    ) throws {
+        let tailCount = sizes.largePosts / 10
+        var copies: [String: String] = [:]
+        func copy(_ engine: any StoreEngine.Type, _ label: String) throws -> String {
+            let copy = freshPath(engine, label)
+            for file in engine.storeFiles(at: path(engine))
+            where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
+                try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
+            }
+            return copy
+        }
+        for engine in engines {
+            let store = try copy(engine, "long-tail")
+            log("open-10m-tail: \(tailCount) single-post saves for \(engine.name)")
+            let seconds = try measureSeconds {
+                try engine.updateTitles(path: store, generator: generator, count: tailCount, batchSize: 1)
+            }
+            log("  written in \(format(seconds)) s")
+            copies[engine.name] = store
+        }
+        defer { for engine in engines { engine.removeStore(at: copies[engine.name]!) } }
+        let megabyte = 1_000_000.0
+        let sizes = engines.map { Double($0.byteCount(at: copies[$0.name]!)) / megabyte }
+        record(
+            "open-10m-tail",
+            try alternate("open-10m-tail") { engine in
+                try ChildProcess.measureOpen(
+                    engine: engine, path: copies[engine.name]!, identity: identity, cold: false
+                ).seconds
+            })
+        notes.append(
+            "open-10m-tail: \(self.sizes.largePosts) posts compacted, then \(tailCount) single-post saves; store "
+                + "\(format(sizes[0])) MB (EventGraph) vs \(format(sizes[1])) MB (GRDB)")
+
+        let threshold = max(1, tailCount / 10)
+        let store = try copy(EventGraphEngine.self, "auto-checkpoint")
+        defer { EventGraphEngine.removeStore(at: store) }
+        log("open-10m-tail: \(tailCount) saves with an automatic checkpoint every \(threshold) transactions")
+        let (firings, medianSave) = try EventGraphEngine.updateTitlesWithAutomaticCheckpoints(
+            path: store, generator: generator, count: tailCount, threshold: threshold)
+        let opened = try ChildProcess.measureOpen(
+            engine: EventGraphEngine.self, path: store, identity: identity, cold: false)
+        let points = firings.map { "\($0.saveNumber) (\(format($0.seconds)) s)" }.joined(separator: ", ")
+        notes.append(
+            "open-10m-tail, automatic checkpoint every \(threshold) transactions: fired \(firings.count) times in "
+                + "\(tailCount) single-post saves, after saves \(points.isEmpty ? "none" : points); the other saves "
+                + "took \(format(medianSave * 1000)) ms (median); open + first fetch afterwards \(format(opened.seconds)) s"
+        )
     }
 }

@@ -1,5 +1,6 @@
 // `Benchmarks/compare`: EventGraph against SQLite (GRDB) on the same workload, in one run.
 // Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
+// [--large]
 import Foundation
 import Workload
 
@@ -51,7 +52,7 @@ if arguments.first == "sample-posts" {
 if flag("--help") || flag("-h") {
     print(
         """
-        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
+        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--large]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
           --chart PATH     write an SVG bar chart of the ratios
@@ -59,11 +60,13 @@ if flag("--help") || flag("-h") {
           --directory DIR  where the stores are made (default: a new directory in $TMPDIR or /tmp)
           --runs N         runs per scenario and engine (default 3; the median is reported)
           --reads          only the read scenarios (fetch-all, fetch-by-id, predicates), e.g. for a profile
+          --large          only the large store's open scenarios (open-1m, memory-*, open-1m-tail, open-10m-tail)
         """)
     exit(0)
 }
 let quick = flag("--quick")
 let readsOnly = flag("--reads")
+let largeOnly = flag("--large")
 let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
@@ -79,6 +82,7 @@ try? FileManager.default.createDirectory(atPath: directory, withIntermediateDire
 
 let started = Date()
 let comparison = Comparison(sizes: sizes, directory: directory)
+comparison.largeOnly = largeOnly
 do {
     try comparison.run(readsOnly: readsOnly)
 } catch {

@@ -40,6 +40,17 @@ struct ColumnChunk: Sendable {
         return Row(entityIndex: entityIndex, key: keys[slot], version: versions[slot], values: values)
     }
 
+    /// The row of a live slot with only `properties` decoded: the others read as null.
+    func row(at slot: Int, entityIndex: Int, decoding properties: [Int]) -> Row {
+        precondition(isLive(slot), "slot \(slot) of a chunk of entity #\(entityIndex) is empty")
+        let count = Int(valueCounts[slot])
+        var values = [PropertyValue](repeating: .attribute(.null), count: count)
+        for property in properties where property < count {
+            values[property] = columns[property].value(at: slot) ?? .attribute(.null)
+        }
+        return Row(entityIndex: entityIndex, key: keys[slot], version: versions[slot], values: values)
+    }
+
     /// The value of one attribute of a live slot (`.null` for a relationship or a property the row lacks).
     func attributeValue(at slot: Int, property: Int) -> AttributeValue {
         property < columns.count ? columns[property].attributeValue(at: slot) : .null
