@@ -72,7 +72,7 @@ struct CheckpointChunkDecoder: Sendable {
                 }
                 values[property] = storeMap.isEmpty ? change.value : StoreState.localize(change, storeMap).value
             }
-            _ = column.append(Row(entityIndex: entityIndex, key: record.object.key, version: version, values: values))
+            _ = column.append(key: record.object.key, version: version, values: values)
         }
         return column
     }
