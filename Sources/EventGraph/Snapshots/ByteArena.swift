@@ -48,6 +48,13 @@ struct ByteArena: Sendable {
         return high & 0x8080_8080_8080_8080 == 0
     }
 
+    /// Makes room for `byteCount` bytes in `slotCount` slots, so that filling a new arena allocates once.
+    mutating func reserveCapacity(byteCount: Int, slotCount: Int) {
+        bytes.reserveCapacity(byteCount)
+        starts.reserveCapacity(slotCount)
+        byteCounts.reserveCapacity(slotCount)
+    }
+
     /// Stores the bytes of a slot.
     mutating func set(_ value: UnsafeRawBufferPointer, at slot: Int) {
         if slot >= starts.count {

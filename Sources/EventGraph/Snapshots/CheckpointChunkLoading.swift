@@ -62,6 +62,18 @@ struct CheckpointChunkDecoder: Sendable {
             storeMap.append(UInt32(index + 1))
         }
         var column = ColumnChunk()
+        // Each column's strings are put in its arena in one allocation, not by doubling along the way.
+        var arenaByteCounts = defaults.map { value in
+            if case .attribute(let attribute) = value { attribute.arenaByteCount * chunk.records.count } else { 0 }
+        }
+        for record in chunk.records {
+            for change in record.properties where Int(change.propertyIndex) < arenaByteCounts.count {
+                if case .attribute(let attribute) = change.value {
+                    arenaByteCounts[Int(change.propertyIndex)] += attribute.arenaByteCount
+                }
+            }
+        }
+        column.reserveCapacity(slotCount: chunk.records.count, arenaByteCounts: arenaByteCounts)
         let version = source.checkpointTransactionID
         for record in chunk.records {
             var values = defaults

@@ -85,6 +85,13 @@ struct Column: Sendable {
     @inline(never)
     private func otherValue(at slot: Int) -> AttributeValue { others[slot]! }
 
+    /// Makes room for `slotCount` slots and, in the arena, `arenaByteCount` bytes (a checkpoint chunk about to be
+    /// decoded into a new column).
+    mutating func reserveCapacity(slotCount: Int, arenaByteCount: Int) {
+        tags.reserveCapacity(slotCount)
+        if arenaByteCount > 0 { arena.reserveCapacity(byteCount: arenaByteCount, slotCount: slotCount) }
+    }
+
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
     /// storages a commit did not change.
     mutating func set(_ value: PropertyValue?, at slot: Int) {

@@ -56,6 +56,17 @@ struct ColumnChunk: Sendable {
         property < columns.count ? columns[property].attributeValue(at: slot) : .null
     }
 
+    /// Makes room, in a new chunk, for `slotCount` objects whose byte values take `arenaByteCounts[property]` bytes
+    /// per property.
+    mutating func reserveCapacity(slotCount: Int, arenaByteCounts: [Int]) {
+        if columns.count < arenaByteCounts.count {
+            columns.append(contentsOf: repeatElement(Column(), count: arenaByteCounts.count - columns.count))
+        }
+        for (property, byteCount) in arenaByteCounts.enumerated() {
+            columns[property].reserveCapacity(slotCount: slotCount, arenaByteCount: byteCount)
+        }
+    }
+
     /// Adds a row after the used slots; returns its slot.
     mutating func append(_ row: Row) -> Int {
         append(key: row.key, version: row.version, values: row.values)
