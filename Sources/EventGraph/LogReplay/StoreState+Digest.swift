@@ -35,7 +35,17 @@ extension StoreState {
             hasher.combine(integer: reference.key)
         }
         func sortedCanonically(_ targets: [ObjectReference]) -> [ObjectReference] {
-            targets.sorted { a, b in
+            // The usual list is already in that order: targets of this store, of one entity, appended as they were
+            // created (a tag's list of posts). Checking it is one pass; sorting it was most of a digest's time.
+            if let first = targets.first, first.storeIndex == 0,
+                targets.indices.dropFirst().allSatisfy({ index in
+                    targets[index].storeIndex == 0 && targets[index].entityIndex == first.entityIndex
+                        && targets[index - 1].key < targets[index].key
+                })
+            {
+                return targets
+            }
+            return targets.sorted { a, b in
                 let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
                 if sa != sb { return sa < sb }
                 if a.entityIndex != b.entityIndex { return entityName(a.entityIndex) < entityName(b.entityIndex) }

@@ -127,8 +127,12 @@ extension StoreState {
                     continue
                 }
                 // Targets are told apart by store and key: a list may hold objects of several stores, whose keys repeat.
-                if !removed.isEmpty {
+                if removed.count > 4 {
                     let removedTargets = Set(removed.map(\.identity))
+                    targets.removeAll { removedTargets.contains($0.identity) }
+                } else if !removed.isEmpty {
+                    // A few removals (the usual relate) compare each target with them, hashing none of a long list.
+                    let removedTargets = removed.map(\.identity)
                     targets.removeAll { removedTargets.contains($0.identity) }
                 }
                 if !added.isEmpty {
