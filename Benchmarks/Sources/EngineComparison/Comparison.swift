@@ -277,7 +277,8 @@ final class Comparison {
             "memory-open: peak RSS of a process that only opens the store (issue 14's goal: ≤ 0.1× the attribute "
                 + "bytes): EventGraph \(format(openPeak.0)) MB = \(format(openPeak.0 / (Double(attributeBytes) / megabyte)))×"
         )
-        try measureOpenWithTail(path: path, identity: identity, generator: generator)
+        try measureOpenWithTail(
+            "open-1m-tail", tailCount: Self.tailTransactionCount, path: path, identity: identity, generator: generator)
         try measureOpenWithLongTail(path: path, identity: identity, generator: generator)
         if largeOnly { return }
         notes.append(
@@ -296,12 +297,8 @@ final class Comparison {
             "compact-1m",
             try alternate("compact-1m") { engine in
                 // Each run compacts a copy of the updated store (the copy is not measured).
-                let copy = freshPath(engine, "compact")
+                let copy = try copyOfStore(at: path(engine), engine, label: "compact")
                 defer { engine.removeStore(at: copy) }
-                for file in engine.storeFiles(at: path(engine))
-                where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
-                    try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
-                }
                 let before = Double(engine.byteCount(at: copy)) / megabyte
                 let seconds = try engine.compact(path: copy)
                 compactedSizes[engine.name] = Double(engine.byteCount(at: copy)) / megabyte
@@ -344,77 +341,60 @@ extension Comparison {
     /// The number of single-post transactions after the checkpoint in `open-1m-tail`.
     static let tailTransactionCount = 10_000
 
-    /// `open-1m-tail`: a copy of each compacted large store gets a tail of single-post title updates (one save each,
-    /// not measured), then open + first fetch is measured in a child process as for `open-1m`.
+    /// A copy of an engine's store (its lock and shared-memory files left out), at a new path.
+    func copyOfStore(at path: String, _ engine: any StoreEngine.Type, label: String) throws -> String {
+        let copy = freshPath(engine, label)
+        for file in engine.storeFiles(at: path) where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
+            try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path.count))
+        }
+        return copy
+    }
+
+    /// `open-1m-tail` and `open-10m-tail`: a copy of each compacted large store gets a tail of `tailCount`
+    /// single-post title updates (one save each, not measured), then open + first fetch is measured in a child
+    /// process as for `open-1m`.
     func measureOpenWithTail(
-        path: (any StoreEngine.Type) -> String, identity: Int64, generator: PostGenerator
+        _ key: String, tailCount: Int, path: (any StoreEngine.Type) -> String, identity: Int64,
+        generator: PostGenerator
     ) throws {
         var copies: [String: String] = [:]
         for engine in engines {
-            let copy = freshPath(engine, "tail")
-            for file in engine.storeFiles(at: path(engine))
-            where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
-                try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
+            let copy = try copyOfStore(at: path(engine), engine, label: key)
+            log("\(key): \(tailCount) single-post saves for \(engine.name)")
+            let seconds = try measureSeconds {
+                try engine.updateTitles(path: copy, generator: generator, count: tailCount, batchSize: 1)
             }
-            log("open-1m-tail: \(Self.tailTransactionCount) single-post saves for \(engine.name)")
-            try engine.updateTitles(
-                path: copy, generator: generator, count: Self.tailTransactionCount, batchSize: 1)
+            log("  written in \(format(seconds)) s")
             copies[engine.name] = copy
         }
         defer { for engine in engines { engine.removeStore(at: copies[engine.name]!) } }
         record(
-            "open-1m-tail",
-            try alternate("open-1m-tail") { engine in
+            key,
+            try alternate(key) { engine in
                 try ChildProcess.measureOpen(
                     engine: engine, path: copies[engine.name]!, identity: identity, cold: false
                 ).seconds
             })
+        let megabyte = 1_000_000.0
+        let sizes = engines.map { Double($0.byteCount(at: copies[$0.name]!)) / megabyte }
+        notes.append(
+            "\(key): \(self.sizes.largePosts) posts compacted, then \(tailCount) single-post saves; store "
+                + "\(format(sizes[0])) MB (EventGraph) vs \(format(sizes[1])) MB (GRDB)")
     }
-}
 
-extension Comparison {
-    /// `open-10m-tail` (issue 14): a copy of each compacted large store (1M posts; 100,000 at `--quick`) gets a
-    /// tail of one single-post title save per 10 posts (100,000; 10,000 at `--quick`), then open + first fetch
-    /// is measured as for `open-1m`. Then, for EventGraph alone, the same saves on another copy with an automatic
-    /// checkpoint every tenth of them: where it fires and how long that save takes, as notes.
+    /// `open-10m-tail` (issue 14): the compacted large store (1M posts; 100,000 at `--quick`) with a tail of one
+    /// single-post title save per 10 posts (100,000; 10,000 at `--quick`). Then, for EventGraph alone, the same saves
+    /// on another copy with an automatic checkpoint every tenth of them: where it fires and how long that save
+    /// takes, as notes.
     func measureOpenWithLongTail(
         path: (any StoreEngine.Type) -> String, identity: Int64, generator: PostGenerator
     ) throws {
         let tailCount = sizes.largePosts / 10
-        var copies: [String: String] = [:]
-        func copy(_ engine: any StoreEngine.Type, _ label: String) throws -> String {
-            let copy = freshPath(engine, label)
-            for file in engine.storeFiles(at: path(engine))
-            where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
-                try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
-            }
-            return copy
-        }
-        for engine in engines {
-            let store = try copy(engine, "long-tail")
-            log("open-10m-tail: \(tailCount) single-post saves for \(engine.name)")
-            let seconds = try measureSeconds {
-                try engine.updateTitles(path: store, generator: generator, count: tailCount, batchSize: 1)
-            }
-            log("  written in \(format(seconds)) s")
-            copies[engine.name] = store
-        }
-        defer { for engine in engines { engine.removeStore(at: copies[engine.name]!) } }
-        let megabyte = 1_000_000.0
-        let sizes = engines.map { Double($0.byteCount(at: copies[$0.name]!)) / megabyte }
-        record(
-            "open-10m-tail",
-            try alternate("open-10m-tail") { engine in
-                try ChildProcess.measureOpen(
-                    engine: engine, path: copies[engine.name]!, identity: identity, cold: false
-                ).seconds
-            })
-        notes.append(
-            "open-10m-tail: \(self.sizes.largePosts) posts compacted, then \(tailCount) single-post saves; store "
-                + "\(format(sizes[0])) MB (EventGraph) vs \(format(sizes[1])) MB (GRDB)")
+        try measureOpenWithTail(
+            "open-10m-tail", tailCount: tailCount, path: path, identity: identity, generator: generator)
 
         let threshold = max(1, tailCount / 10)
-        let store = try copy(EventGraphEngine.self, "auto-checkpoint")
+        let store = try copyOfStore(at: path(EventGraphEngine.self), EventGraphEngine.self, label: "auto-checkpoint")
         defer { EventGraphEngine.removeStore(at: store) }
         log("open-10m-tail: \(tailCount) saves with an automatic checkpoint every \(threshold) transactions")
         let (firings, medianSave) = try EventGraphEngine.updateTitlesWithAutomaticCheckpoints(
