@@ -71,12 +71,27 @@ extension StoreState {
         if !order.indices.dropFirst().allSatisfy({ order[$0 - 1].key < order[$0].key }) {
             order.sort { $0.key < $1.key }
         }
+        // Values are read from the columns (strings and binaries hashed from their bytes), not from a row built
+        // per object: same digest, without a `String` per value.
+        var chunkIndex = -1
+        var chunk = ColumnChunk.unloaded
         for (_, slot) in order {
-            let row = table.row(atSlot: slot)
-            combine(row.reference, into: &hasher)
+            if slot / ColumnChunk.slotCapacity != chunkIndex {
+                chunkIndex = slot / ColumnChunk.slotCapacity
+                chunk = table.chunk(at: chunkIndex)
+            }
+            let position = slot % ColumnChunk.slotCapacity
+            let valueCount = Int(chunk.valueCounts[position])
+            combine(ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position]), into: &hasher)
             for property in plan {
                 hasher.combine(string: property.name)
-                switch row.values[property.index] {
+                precondition(property.index < valueCount, "a row of \(entity.name) lacks property #\(property.index)")
+                let isBytes = chunk.columns[property.index].withByteValue(at: position) { tag, bytes in
+                    hasher.combine(byteValue: tag, bytes)
+                    return true
+                }
+                if isBytes == true { continue }
+                switch chunk.columns[property.index].value(at: position) ?? .attribute(.null) {
                 case .attribute(let attribute):
                     hasher.combine(byte: 0xA0)
                     hasher.combine(attribute)

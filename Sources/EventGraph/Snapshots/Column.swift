@@ -80,6 +80,14 @@ struct Column: Sendable {
         }
     }
 
+    /// Calls `body` with the tag and the bytes of a slot holding a string, URL, decimal, binary or transformable
+    /// value; `nil` for the other kinds (the digest hashes these bytes without building a `String`).
+    func withByteValue<R>(at slot: Int, _ body: (ValueTag, UnsafeRawBufferPointer) -> R) -> R? {
+        let tag = tag(at: slot)
+        guard tag.isBytes else { return nil }
+        return arena.withBytes(at: slot) { body(tag, $0) }
+    }
+
     /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
     /// whole column (a retain and a release of each storage) for every read of every kind.
     @inline(never)
