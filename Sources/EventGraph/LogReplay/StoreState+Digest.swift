@@ -87,6 +87,7 @@ extension StoreState {
                 hasher.combine(string: property.name)
                 precondition(property.index < valueCount, "a row of \(entity.name) lacks property #\(property.index)")
                 let isBytes = chunk.columns[property.index].withByteValue(at: position) { tag, bytes in
+                    hasher.combine(byte: 0xA0)
                     hasher.combine(byteValue: tag, bytes)
                     return true
                 }
