@@ -297,7 +297,8 @@ struct PredicateScanTests {
             try context.fetch(descriptor).map(\.int64).sorted()
         }
         func check(_ predicate: Predicate<Sample>, _ filter: FetchFilter, _ what: String) throws {
-            let plan = try FetchPlan(FetchDescriptor<Sample>(predicate: predicate), entity: entity)
+            let plan = try FetchPlan(
+                FetchDescriptor<Sample>(predicate: predicate), entity: entity, model: container.model)
             #expect(plan.predicate == nil, "\(what) did not translate completely")
             let byPredicate = try keys(FetchDescriptor<Sample>(predicate: predicate))
             let byFilter = try keys(FetchDescriptor<Sample>(filter: filter))

@@ -10,9 +10,10 @@
 //     `open-insert` also inserts an object of the first concrete entity, saves, and prints `saved …`. Exits 0, or
 //     prints the error and exits 1. Crafted-file tests use it: the library must answer, never trap.
 //
-//   StoreProbe migrate-blog|migrate-blog-live|migrate-blog-dry PATH
+//   StoreProbe migrate-blog|migrate-blog-live|migrate-blog-dry|migrate-blog-dry-strict PATH
 //     Migrates a blog store (`egctl demo`) to `BlogV2` (a renamed and an added attribute), with history, live state
-//     only, or as a dry run, and prints the seconds it took (the migration benchmark in BENCHMARKS.md).
+//     only, or as a dry run, and prints the seconds it took (the migration benchmark in BENCHMARKS.md), then the
+//     validation failures a dry run found; `-dry-strict` is a dry run to `BlogV2Strict`, whose rule every post breaks.
 //
 //   StoreProbe changes-after-N PATH
 //     Opens PATH with its recorded model and prints one line per transaction of the change feed after N:
@@ -94,16 +95,19 @@ func run(_ command: String, path: String) throws {
             print("saved last-transaction \(container.lastTransactionID)")
         }
         try container.close()
-    case "migrate-blog", "migrate-blog-live", "migrate-blog-dry":
+    case "migrate-blog", "migrate-blog-live", "migrate-blog-dry", "migrate-blog-dry-strict":
         // The migration benchmark (BENCHMARKS.md): a blog store (`egctl demo`) to blog version 2.
         let started = DispatchTime.now().uptimeNanoseconds
         let options = StoreMigration.Options(historyMode: command == "migrate-blog-live" ? .liveState : .full)
         let report =
-            command == "migrate-blog-dry"
-            ? try StoreMigration.dryRun(path: path, to: BlogV2.model, options: options)
-            : try StoreMigration.migrate(path: path, to: BlogV2.model, options: options)
+            command == "migrate-blog-dry-strict"
+            ? try StoreMigration.dryRun(path: path, to: BlogV2Strict.model, options: options)
+            : command == "migrate-blog-dry"
+                ? try StoreMigration.dryRun(path: path, to: BlogV2.model, options: options)
+                : try StoreMigration.migrate(path: path, to: BlogV2.model, options: options)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         print("\(command) \(report.transactionCount) transactions \(report.targetByteCount) bytes \(seconds) s")
+        for failure in report.validationFailures { print("invalid: \(failure)") }
     case _ where command.hasPrefix("changes-after-"):
         guard let after = UInt64(command.dropFirst("changes-after-".count)) else {
             throw EventGraphError(.invalidArgument, "'\(command)' does not end in a transaction ID")

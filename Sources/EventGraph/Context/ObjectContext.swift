@@ -28,7 +28,7 @@ public final class ObjectContext {
     var lastFetchStatistics = FetchStatistics()
     /// Validation patterns, compiled once per context: compiling costs tens of microseconds, and every save
     /// validates each updated object again. (`Regex` is not `Sendable`, so the shared model cannot hold them.)
-    var compiledPatterns: [String: Regex<AnyRegexOutput>] = [:]
+    var compiledPatterns = CompiledPatterns()
     /// Change observers, what they were told last, and automatic merging (`Observation/ObjectContext+Changes`).
     let changeTracking = ContextChangeTracking()
     /// How many saves of child contexts have been pushed into this one (a fetched property's cached result made

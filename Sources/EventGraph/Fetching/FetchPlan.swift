@@ -5,22 +5,23 @@ import LogFormat
 /// a predicate that translate), what is left of the predicate for objects, and when a scan may stop.
 struct FetchPlan<T: ManagedObject> {
     let descriptor: FetchDescriptor<T>
-    let entity: EntityDescription
-    /// The filter evaluated on committed rows (and on the unsaved values of changed objects).
-    let filter: ResolvedFilter?
+    /// What the scan of committed rows needs, without `T`: the per-row work runs outside generic code (generic
+    /// code instantiated the metadata of the collector's type for every row it examined).
+    let scope: FetchScope
     /// The part of the predicate that did not translate into ``filter``, evaluated on objects.
     let predicate: Predicate<T>?
-    /// The entities read: the entity and, unless excluded, its sub-entities.
-    let familyIndices: [Int]
-    let family: Set<Int>
-    /// Whether the context's unsaved inserts, changes and deletes count.
-    let includesPending: Bool
-    /// How many results end a scan early: only without an order, when the window then ends there.
-    let stopAt: Int?
 
-    init(_ descriptor: FetchDescriptor<T>, entity: EntityDescription) throws(EventGraphError) {
+    var entity: EntityDescription { scope.entity }
+    /// The filter evaluated on committed rows (and on the unsaved values of changed objects).
+    var filter: ResolvedFilter? { scope.filter }
+    /// The entities read: the entity and, unless excluded, its sub-entities.
+    var familyIndices: [Int] { scope.familyIndices }
+    var family: Set<Int> { scope.family }
+    /// Whether the context's unsaved inserts, changes and deletes count.
+    var includesPending: Bool { scope.includesPending }
+
+    init(_ descriptor: FetchDescriptor<T>, entity: EntityDescription, model: ObjectModel) throws(EventGraphError) {
         self.descriptor = descriptor
-        self.entity = entity
         var predicate = descriptor.predicate
         var nodes: [ResolvedFilter.Node] = []
         if let filter = descriptor.filter { nodes.append(try ResolvedFilter(filter, entity: entity).root) }
@@ -29,63 +30,48 @@ struct FetchPlan<T: ManagedObject> {
             nodes.append(translation.node)
             if translation.isComplete { predicate = nil }
         }
-        self.filter = nodes.isEmpty ? nil : ResolvedFilter(root: nodes.count == 1 ? nodes[0] : .and(nodes))
         self.predicate = predicate
-        self.familyIndices = descriptor.includesSubentities ? entity.familyIndices : [entity.index]
-        self.family = Set(familyIndices)
-        self.includesPending = descriptor.includesPendingChanges
-        self.stopAt =
-            descriptor.sortBy.isEmpty && descriptor.sortKeys.isEmpty
-            ? descriptor.fetchLimit.map { descriptor.fetchOffset + $0 } : nil
-    }
-}
-
-/// What one fetch has collected so far: the accepted objects and what it examined.
-struct FetchCollector<T: ManagedObject> {
-    let plan: FetchPlan<T>
-    private(set) var results: [T] = []
-    var statistics = FetchStatistics()
-
-    init(_ plan: FetchPlan<T>) {
-        self.plan = plan
-    }
-
-    /// Whether the results fill the window of an unordered fetch, so the scan can stop.
-    var isFull: Bool {
-        guard let stopAt = plan.stopAt else { return false }
-        return results.count >= stopAt
-    }
-
-    /// Adds an object that passed the filter, if it is a `T` and passes the rest of the predicate.
-    mutating func accept(_ object: ManagedObject) throws(EventGraphError) {
-        guard let typed = object as? T else { return }
-        if let predicate = plan.predicate {
-            do {
-                guard try predicate.evaluate(typed) else { return }
-            } catch {
-                throw EventGraphError(.invalidArgument, "the predicate on \(plan.entity.name) failed: \(error)")
+        let familyIndices = descriptor.includesSubentities ? entity.familyIndices : [entity.index]
+        var objectCheck: ((ManagedObject) throws(EventGraphError) -> Bool)?
+        if let predicate {
+            objectCheck = { object throws(EventGraphError) in
+                guard let typed = object as? T else { return false }
+                do {
+                    return try predicate.evaluate(typed)
+                } catch {
+                    throw EventGraphError(.invalidArgument, "the predicate on \(entity.name) failed: \(error)")
+                }
             }
+        } else if !familyIndices.allSatisfy({ model.entities[$0].objectClass is T.Type }) {
+            objectCheck = { $0 is T }
         }
-        results.append(typed)
+        scope = FetchScope(
+            entity: entity,
+            filter: nodes.isEmpty ? nil : ResolvedFilter(root: nodes.count == 1 ? nodes[0] : .and(nodes)),
+            familyIndices: familyIndices, family: Set(familyIndices),
+            includesPending: descriptor.includesPendingChanges,
+            stopAt: descriptor.sortBy.isEmpty && descriptor.sortKeys.isEmpty
+                ? descriptor.fetchLimit.map { descriptor.fetchOffset + $0 } : nil,
+            objectCheck: objectCheck)
     }
 
-    /// Hands the results over in the descriptor's order, cut to its window (taken out, so that sorting does not
-    /// copy them).
-    mutating func takeOrderedWindow() -> [T] {
+    /// The collected objects as `T`s, in the descriptor's order, cut to its window (taken out of the collector, so
+    /// that sorting does not copy them).
+    func takeOrderedWindow(_ collector: inout FetchCollector) -> [T] {
+        let objects = collector.takeResults()
         var results: [T] = []
-        swap(&results, &self.results)
+        results.reserveCapacity(objects.count)
+        for object in objects { if let typed = object as? T { results.append(typed) } }
         sort(&results)
-        let descriptor = plan.descriptor
         if descriptor.fetchOffset > 0 { results.removeFirst(min(descriptor.fetchOffset, results.count)) }
         if let limit = descriptor.fetchLimit, results.count > limit { results.removeLast(results.count - limit) }
         return results
     }
 
     private func sort(_ results: inout [T]) {
-        let descriptor = plan.descriptor
         guard !descriptor.sortBy.isEmpty || !descriptor.sortKeys.isEmpty else { return }
         let keys = descriptor.sortKeys.compactMap { key in
-            plan.entity.attribute(named: key.attributeName).map { ($0.index, key.ascending) }
+            entity.attribute(named: key.attributeName).map { ($0.index, key.ascending) }
         }
         results.sort { a, b in
             for comparator in descriptor.sortBy {
@@ -106,6 +92,54 @@ struct FetchCollector<T: ManagedObject> {
             }
             return false
         }
+    }
+}
+
+/// The part of a ``FetchPlan`` that does not depend on its class.
+struct FetchScope {
+    let entity: EntityDescription
+    let filter: ResolvedFilter?
+    let familyIndices: [Int]
+    let family: Set<Int>
+    let includesPending: Bool
+    /// How many results end a scan early: only without an order, when the window then ends there.
+    let stopAt: Int?
+    /// Whether an object that passed the filter is a result: it is of the plan's class and passes what is left of
+    /// the predicate. `nil` when every object of the family passes (no predicate is left, and every entity's class
+    /// is the plan's class or a subclass of it).
+    let objectCheck: ((ManagedObject) throws(EventGraphError) -> Bool)?
+}
+
+/// What one fetch has collected so far: the accepted objects and what it examined.
+struct FetchCollector {
+    let scope: FetchScope
+    private var results: [ManagedObject] = []
+    var statistics = FetchStatistics()
+
+    init<T>(_ plan: FetchPlan<T>) {
+        self.scope = plan.scope
+    }
+
+    /// Whether the results fill the window of an unordered fetch, so the scan can stop.
+    var isFull: Bool {
+        guard let stopAt = scope.stopAt else { return false }
+        return results.count >= stopAt
+    }
+
+    /// The first object accepted.
+    var first: ManagedObject? { results.first }
+
+    /// Adds an object that passed the filter, if it is of the plan's class and passes the rest of the predicate.
+    mutating func accept(_ object: ManagedObject) throws(EventGraphError) {
+        if let check = scope.objectCheck, try !check(object) { return }
+        results.append(object)
+    }
+
+    /// Hands the results over (the collector keeps none).
+    mutating func takeResults() -> [ManagedObject] {
+        var taken: [ManagedObject] = []
+        swap(&taken, &results)
+        return taken
     }
 }
 

@@ -7,8 +7,19 @@ extension ObjectContext {
     /// Committed rows are scanned from the store's snapshot (objects without unsaved changes are brought up
     /// to date); the context's unsaved inserts are included and its unsaved deletes excluded.
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> [T] {
-        let plan = try FetchPlan(descriptor, entity: try resolveEntity(descriptor))
+        let plan = try FetchPlan(descriptor, entity: try resolveEntity(descriptor), model: model)
         var collector = FetchCollector(plan)
+        try collect(into: &collector)
+        lastFetchStatistics = collector.statistics
+        return plan.takeOrderedWindow(&collector)
+    }
+
+    // MARK: - Fetch stages
+
+    /// Collects the committed and pending objects of a fetch; none of this is generic, so no row's work needs the
+    /// metadata of a generic type.
+    private func collect(into collector: inout FetchCollector) throws(EventGraphError) {
+        let plan = collector.scope
         if let filter = plan.filter, let (constraint, value) = filter.uniqueLookup(in: plan.entity) {
             let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [value])
             try collectHolder(of: tuple, filter: filter, into: &collector)
@@ -16,19 +27,15 @@ extension ObjectContext {
             try collectCommittedRows(into: &collector)
         }
         if plan.includesPending { try collectPendingInserts(into: &collector) }
-        lastFetchStatistics = collector.statistics
-        return collector.takeOrderedWindow()
     }
-
-    // MARK: - Fetch stages
 
     /// A fetch by a unique value: the one object that holds it, plus objects changed here to hold it (the
     /// uniqueness index has only committed values).
-    private func collectHolder<T>(of tuple: UniqueKey, filter: ResolvedFilter, into collector: inout FetchCollector<T>)
+    private func collectHolder(of tuple: UniqueKey, filter: ResolvedFilter, into collector: inout FetchCollector)
         throws(EventGraphError)
     {
         collector.statistics.usedIndex = true
-        let plan = collector.plan
+        let plan = collector.scope
         let holder = parentStore.identity(holding: tuple)
         if let holder, let row = parentStore.row(of: holder, in: plan.familyIndices) {
             collector.statistics.rowsExamined += 1
@@ -50,8 +57,8 @@ extension ObjectContext {
 
     /// A fetch by scan: for each entity of the family, the rows an attribute index finds for the filter's ranges
     /// (plus objects changed here, which may match by unsaved values the index lacks), or else every row.
-    private func collectCommittedRows<T>(into collector: inout FetchCollector<T>) throws(EventGraphError) {
-        let plan = collector.plan
+    private func collectCommittedRows(into collector: inout FetchCollector) throws(EventGraphError) {
+        let plan = collector.scope
         let ranges = plan.filter?.indexRanges(in: plan.entity) ?? []
         // Objects changed here may match by unsaved values that the store's index and columns lack.
         let changed =
@@ -86,28 +93,29 @@ extension ObjectContext {
     /// `passedFilter` says the store already filtered the row on its committed values. The object is looked up once:
     /// a registered one is brought up to date with the row, otherwise a new fault holds the row (a handle on its
     /// chunk, so nothing is copied until a property is read).
-    func consider<T>(
-        _ row: Row, inStore storeIndex: UInt32, passedFilter: Bool = false, into collector: inout FetchCollector<T>
+    func consider(
+        _ row: Row, inStore storeIndex: UInt32, passedFilter: Bool = false, into collector: inout FetchCollector
     ) throws(EventGraphError) -> Bool {
         if collector.isFull { return false }
         collector.statistics.rowsExamined += 1
         let identity = row.identity(inStore: storeIndex)
         // The plan is read in place, not copied: this runs for every row a scan examines.
         guard let registered = registered[identity] else {
-            if !passedFilter, let filter = collector.plan.filter, !filter.matches({ row.values.attributeValue(at: $0) })
+            if !passedFilter, let filter = collector.scope.filter,
+                !filter.matches({ row.values.attributeValue(at: $0) })
             {
                 return true
             }
             try collector.accept(makeFault(holding: row, identity: identity))
             return true
         }
-        if collector.plan.includesPending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {
+        if collector.scope.includesPending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {
             guard !registered.flags.contains(.isDeleted) else { return true }
-            if let filter = collector.plan.filter, !matches(filter, registered, pending: true) { return true }
+            if let filter = collector.scope.filter, !matches(filter, registered, pending: true) { return true }
             try collector.accept(registered)
             return true
         }
-        if !passedFilter, let filter = collector.plan.filter, !filter.matches({ row.values.attributeValue(at: $0) }) {
+        if !passedFilter, let filter = collector.scope.filter, !filter.matches({ row.values.attributeValue(at: $0) }) {
             return true
         }
         try collector.accept(update(registered, with: row))
@@ -115,8 +123,8 @@ extension ObjectContext {
     }
 
     /// The context's unsaved inserts of the family that pass the filter.
-    private func collectPendingInserts<T>(into collector: inout FetchCollector<T>) throws(EventGraphError) {
-        let plan = collector.plan
+    private func collectPendingInserts(into collector: inout FetchCollector) throws(EventGraphError) {
+        let plan = collector.scope
         for object in insertedList where object.flags.contains(.isInserted) && !object.flags.contains(.isDeleted) {
             guard plan.family.contains(object.entity.index) else { continue }
             if let filter = plan.filter, !matches(filter, object, pending: true) { continue }

@@ -14,9 +14,32 @@ struct MigrationWindow {
     /// would).
     let isFirst: Bool
 
+    /// The objects of a sample window (``init(sampling:entityCount:)``); `nil`: every object in the ranges.
+    private var sample: Set<ObjectReference>?
+
+    init(ranges: [ClosedRange<UInt64>?], objectCount: Int, isFirst: Bool) {
+        self.ranges = ranges
+        self.objectCount = objectCount
+        self.isFirst = isFirst
+    }
+
+    /// A window of a few chosen objects (of entities below `entityCount`), not a run of the state: a dry run builds
+    /// the objects it reports as breaking a rule.
+    init(sampling objects: Set<ObjectReference>, entityCount: Int) {
+        var ranges = [ClosedRange<UInt64>?](repeating: nil, count: entityCount)
+        for object in objects where object.storeIndex == 0 && Int(object.entityIndex) < entityCount {
+            let entity = Int(object.entityIndex)
+            let range = ranges[entity]
+            ranges[entity] = min(range?.lowerBound ?? object.key, object.key)...max(range?.upperBound ?? 0, object.key)
+        }
+        self.init(ranges: ranges, objectCount: objects.count, isFirst: false)
+        sample = objects
+    }
+
     /// Whether the window holds `object`.
     func contains(_ object: ObjectReference) -> Bool {
         guard object.storeIndex == 0, Int(object.entityIndex) < ranges.count else { return isFirst }
+        if let sample { return sample.contains(object) }
         return ranges[Int(object.entityIndex)]?.contains(object.key) ?? false
     }
 

@@ -12,10 +12,11 @@ extension MigrationRun {
     ///     and counters are the checkpoint's.
     ///   - spans: the keys each transaction touches, when every step is inferred (a window's pass then decodes
     ///     only the transactions that touch it); `nil` maps every transaction in every pass.
+    ///   - validation: a dry run's check of the new model's rules, given each window's state.
     /// - Throws: ``EventGraphError`` (`log`) when a window holds other objects than the first pass counted.
     func writeLiveState(
         in windows: [MigrationWindow], counters: LogGraph, spans: MigrationTransactionSpans?, reader: LogReader,
-        to output: MigrationOutput?
+        to output: MigrationOutput?, validation: inout MigrationValidation?
     ) throws -> (StateDigest, UInt64) {
         let objectCount = windows.reduce(0) { $0 + $1.objectCount }
         var begin = CheckpointBegin(
@@ -40,6 +41,7 @@ extension MigrationRun {
             for entityIndex in StoreState.digestOrder(of: model) where window.ranges[entityIndex] != nil {
                 state.combineDigest(ofEntity: entityIndex, model: model, into: &hasher)
             }
+            validation?.check(graph)
             byteCount += try appendCheckpointChunks(of: graph, to: output)
             for (reference, location) in graph.referencedBlobs() {
                 blobs[BlobKey(transactionID: reference.transactionID, index: reference.index)] =
@@ -55,7 +57,7 @@ extension MigrationRun {
 
     /// The state of one window's objects: the old log read again through fresh mappers (a custom stage's keeps
     /// state), keeping only the window's operations and checkpoint records.
-    private func build(_ window: MigrationWindow, spans: MigrationTransactionSpans?, reader: LogReader) throws
+    func build(_ window: MigrationWindow, spans: MigrationTransactionSpans?, reader: LogReader) throws
         -> LogGraph
     {
         let (_, mappings, steps) = try inferMappings()

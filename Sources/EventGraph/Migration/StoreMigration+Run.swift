@@ -37,7 +37,9 @@ struct MigrationRun {
             isUpToDate: mappings.allSatisfy(\.isIdentity), isDryRun: isDryRun, transactionCount: 0,
             affectedTransactionCount: 0, objectCounts: [:], uniquenessFailures: [], sourceByteCount: 0,
             targetByteCount: 0)
-        if report.isUpToDate { return report }
+        // Validation rules are not part of the shape: a dry run checks them in a store already at the shape too
+        // (it opens with the new model without a migration).
+        if report.isUpToDate, !(isDryRun && MigrationValidation.hasRules(model)) { return report }
         if isDryRun {
             var ledger = CrossStoreLedger()
             try replay(mappings, steps, into: nil, &report, ledger: &ledger)
@@ -139,9 +141,20 @@ struct MigrationRun {
         var state = try MigrationState(
             schema: mapping.targetSchema, buildsGraph: needsState, keepsKeysThroughCheckpoints: windowed)
         let isInferenceOnly = steps.allSatisfy { if case .inferred = $0 { true } else { false } }
-        var spans: MigrationTransactionSpans? = windowed && isInferenceOnly ? MigrationTransactionSpans() : nil
+        // A dry run checks the new model's validation rules in the final state: on the stream of records when every
+        // rule that can fail is an attribute's, otherwise in windows (like a live-state migration's) unless it builds
+        // the whole state anyway.
+        let validates = isDryRun && MigrationValidation.hasRules(model)
+        let validatesInWindows = validates && !needsState && !windowed && MigrationValidation.needsState(model)
+        let buildsWindows = windowed || validatesInWindows || (validates && keepsHistory && !needsState)
+        var spans: MigrationTransactionSpans? = buildsWindows && isInferenceOnly ? MigrationTransactionSpans() : nil
         if keepsHistory { try output?.append(schema: mapping.targetSchema) }
         let reader = try LogReader(path: path)
+        var validation =
+            validates
+            ? MigrationValidation(
+                model: model, storeUUID: reader.header.storeUUID, tracksRecords: keepsHistory && !needsState)
+            : nil
         let fileByteCount = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
         var sawSchema = false
         var checkpoint: CheckpointBegin?
@@ -163,6 +176,7 @@ struct MigrationRun {
                 let isChanged = mapped.operations != changeset.operations
                 if isChanged { report.affectedTransactionCount += 1 }
                 state.apply(mapped, blobs: transaction.blobs)
+                validation?.track(mapped)
                 if keepsHistory {
                     // A transaction the mapping leaves unchanged keeps its payload bytes (they decode to the same
                     // changeset), so it is not encoded again.
@@ -181,11 +195,14 @@ struct MigrationRun {
                         transactionCount: report.transactionCount))
             case .checkpointBegin(let begin, _):
                 try state.apply(checkpoint: record)
+                validation?.trackCheckpointBegin()
                 spans?.checkpointTransactionID = begin.lastTransactionID
                 checkpoint = begin
                 checkpointBlobs = []
             case .checkpointChunk(let chunk, let offset):
-                try state.apply(checkpoint: .checkpointChunk(try mapper.map(chunk), byteOffset: offset))
+                let mapped = try mapper.map(chunk)
+                try state.apply(checkpoint: .checkpointChunk(mapped, byteOffset: offset))
+                validation?.track(mapped)
             case .checkpointBlob(let location):
                 try state.apply(checkpoint: record)
                 checkpointBlobs.append(location)
@@ -233,12 +250,14 @@ struct MigrationRun {
         }
         // The state's digest, when the state was built (computed once: a live-state checkpoint records it too).
         report.stateDigest = state.graph?.digest()
+        if let graph = state.graph { validation?.check(graph) }
+        let windowObjectCount = options.windowObjectCount ?? Self.liveStateWindowObjectCount
         if windowed {
             try output?.append(schema: mapping.targetSchema)
-            let windows = state.windows(
-                maxObjectCount: options.windowObjectCount ?? Self.liveStateWindowObjectCount, model: model)
+            let windows = state.windows(maxObjectCount: windowObjectCount, model: model)
             let (digest, byteCount) = try writeLiveState(
-                in: windows, counters: state.metadata ?? LogGraph(), spans: spans, reader: reader, to: output)
+                in: windows, counters: state.metadata ?? LogGraph(), spans: spans, reader: reader, to: output,
+                validation: &validation)
             report.stateDigest = digest
             report.targetByteCount = byteCount
         } else if !keepsHistory, let graph = state.graph, let digest = report.stateDigest {
@@ -253,6 +272,12 @@ struct MigrationRun {
             report.targetByteCount = try writeCheckpoint(
                 of: graph, digest: digest, begin: begin, blobs: blobs, reader: reader, to: output)
         }
+        // A dry run's check of a state it did not build (a built one, and the windows above, were checked).
+        if !windowed, state.graph == nil, var check = validation {
+            try validate(unbuilt: state, with: &check, inWindows: validatesInWindows, spans: spans, reader: reader)
+            validation = check
+        }
+        report.validationFailures = validation?.failures ?? []
     }
 
     /// Writes the live state of `graph`, whose digest is `digest`, as a checkpoint (or, with no output, only

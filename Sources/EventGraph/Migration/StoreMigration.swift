@@ -71,6 +71,10 @@ public enum StoreMigration {
         public var objectCounts: [String: Int]
         /// Objects that share values under a uniqueness constraint of the new model (a migration refuses them).
         public var uniquenessFailures: [EventGraphError.Failure]
+        /// Per entity, property and rule, the existing objects that break a validation rule of the new model (a
+        /// dry run only: a migration keeps such objects, and their next save fails until they are fixed). Empty
+        /// for a migration, and for a dry run that found none.
+        public var validationFailures: [ValidationFailure] = []
         /// The old log's size, and the new log's (expected, for a dry run: its payloads before compression).
         public var sourceByteCount: UInt64
         public var targetByteCount: UInt64
@@ -83,7 +87,10 @@ public enum StoreMigration {
         public var backupPath: String?
 
         public var description: String {
-            if isUpToDate { return "the store is already at \(targetModel); nothing to migrate" }
+            if isUpToDate {
+                let lines = ["the store is already at \(targetModel); nothing to migrate"]
+                return (lines + validationFailures.map { "  invalid: \($0)" }).joined(separator: "\n")
+            }
             var lines = [
                 "\(isDryRun ? "would migrate" : "migrated") \(sourceModel) → \(targetModel): "
                     + "\(transactionCount) transactions (\(affectedTransactionCount) changed)"
@@ -93,6 +100,7 @@ public enum StoreMigration {
                 lines.append("  \(entity): \(count) objects")
             }
             lines += uniquenessFailures.map { "  duplicate: \($0)" }
+            lines += validationFailures.map { "  invalid: \($0)" }
             lines.append("  \(sourceByteCount) bytes → \(isDryRun ? "about " : "")\(targetByteCount) bytes")
             if let backupPath { lines.append("  the old log is kept at \(backupPath)") }
             return lines.joined(separator: "\n")
@@ -164,7 +172,8 @@ public enum StoreMigration {
     }
 
     /// Reports what ``migrate(path:to:options:)`` would do — every change, the objects and transactions
-    /// affected, uniqueness failures, the expected size — without writing anything or taking the store's lock.
+    /// affected, uniqueness failures, the existing objects that break a validation rule of `model`
+    /// (``Report/validationFailures``), the expected size — without writing anything or taking the store's lock.
     public static func dryRun(path: String, to model: ObjectModel, options: Options = Options())
         throws(EventGraphError) -> Report
     {

@@ -16,18 +16,52 @@ import LogFormat
 public struct Attribute<Value: PersistentValue> {
     /// The value the property has before anything is assigned.
     @usableFromInline let defaultValue: Value
-    let options: [AttributeOption]
+    /// The options, kept without an array when there is at most one: every instance of a model class runs its
+    /// wrappers' initializers (inlinable, so a model class's initializer stores the values without a call per
+    /// wrapper), so a fetch would otherwise allocate (and free) an array per option-bearing attribute of every object
+    /// it makes.
+    @usableFromInline let options: AttributeOptionList
 
     /// Declares an attribute whose default is the initial value.
+    @inlinable
+    public init(wrappedValue: Value) {
+        self.defaultValue = wrappedValue
+        self.options = .none
+    }
+
+    /// Declares an attribute with one option whose default is the initial value.
+    @inlinable
+    public init(wrappedValue: Value, _ option: AttributeOption) {
+        self.defaultValue = wrappedValue
+        self.options = .one(option)
+    }
+
+    /// Declares an attribute whose default is the initial value.
+    @inlinable
     public init(wrappedValue: Value, _ options: AttributeOption...) {
         self.defaultValue = wrappedValue
-        self.options = options
+        self.options = .many(options)
     }
 
     /// Declares an optional attribute whose default is `nil`.
+    @inlinable
+    public init() where Value: ExpressibleByNilLiteral {
+        self.defaultValue = nil
+        self.options = .none
+    }
+
+    /// Declares an optional attribute with one option whose default is `nil`.
+    @inlinable
+    public init(_ option: AttributeOption) where Value: ExpressibleByNilLiteral {
+        self.defaultValue = nil
+        self.options = .one(option)
+    }
+
+    /// Declares an optional attribute whose default is `nil`.
+    @inlinable
     public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
         self.defaultValue = nil
-        self.options = options
+        self.options = .many(options)
     }
 
     @available(*, unavailable, message: "@Attribute is only available on ManagedObject subclasses")
@@ -66,6 +100,22 @@ extension Attribute: PropertyIntrospection {
         .attribute(
             AttributeSeed(
                 name: name, type: Value.attributeType, isOptional: Value.isOptionalType,
-                defaultValue: defaultValue.attributeValue, options: options, transformerName: nil))
+                defaultValue: defaultValue.attributeValue, options: options.array, transformerName: nil))
+    }
+}
+
+/// The options of an ``Attribute``: none, one, or an array of several.
+@usableFromInline
+enum AttributeOptionList {
+    case none
+    case one(AttributeOption)
+    case many([AttributeOption])
+
+    var array: [AttributeOption] {
+        switch self {
+        case .none: []
+        case .one(let option): [option]
+        case .many(let options): options
+        }
     }
 }

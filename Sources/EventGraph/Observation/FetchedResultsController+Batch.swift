@@ -182,6 +182,6 @@ extension ObjectContext {
         } else if let row = parentStore.row(of: identity, in: plan.familyIndices) {
             _ = try consider(row, inStore: identity.storeIndex, into: &collector)
         }
-        return collector.results.first
+        return collector.first as? T
     }
 }

@@ -87,7 +87,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     public convenience init(
         _ descriptor: FetchDescriptor<T>, in context: ObjectContext, sectionedByAttribute name: String
     ) throws(EventGraphError) {
-        let plan = try FetchPlan(descriptor, entity: try context.resolveEntity(descriptor))
+        let plan = try FetchPlan(descriptor, entity: try context.resolveEntity(descriptor), model: context.model)
         guard let attribute = plan.entity.attribute(named: name) else {
             throw EventGraphError(.invalidArgument, "\(plan.entity.name) has no attribute '\(name)' to section by")
         }
@@ -105,7 +105,7 @@ public final class FetchedResultsController<T: ManagedObject> {
         }
         self.context = context
         self.descriptor = descriptor
-        plan = try FetchPlan(descriptor, entity: entity)
+        plan = try FetchPlan(descriptor, entity: entity, model: context.model)
         order = try FetchedResultsOrder(descriptor, entity: entity, sectionIndex: sectionIndex)
         // Registered before the fetch: a transaction committed in between is applied again, which changes nothing.
         let inbox = FetchedResultsInbox()

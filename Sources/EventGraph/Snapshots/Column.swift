@@ -40,7 +40,7 @@ struct Column: Sendable {
             return .attribute(AttributeValue(fixedWidth: tag, words[slot]))
         case .string, .url, .decimal, .binary, .transformable:
             return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) })
-        case .uuid, .blob: return .attribute(otherValue(at: slot))
+        case .uuid, .blob: return .attribute(others[slot]!)
         case .toOneNil: return .toOne(nil)
         case .toOne: return .toOne(targets[slot])
         case .toMany:
@@ -56,7 +56,8 @@ struct Column: Sendable {
     /// What ``manyCounts`` holds for a slot whose list is in ``largeLists``.
     private static let largeListMarker = UInt32.max
 
-    /// A slot's list in ``largeLists``. Not inlined, for the reason ``otherValue(at:)`` gives.
+    /// A slot's list in ``largeLists``. Not inlined: a dictionary access inlined into a read makes the compiler copy
+    /// the whole column (a retain and a release of each storage) for every read of every kind.
     @inline(never)
     private func largeList(at slot: Int) -> [ObjectReference] { largeLists[slot] ?? [] }
 
@@ -69,12 +70,23 @@ struct Column: Sendable {
     /// ``value(at:)`` wraps in ``PropertyValue/attribute(_:)``, decoded without building it.
     @inline(__always)
     func attributeValueUnlessRelationship(at slot: Int) -> AttributeValue? {
-        let tag = tag(at: slot)
+        withUnsafePointer(to: self) { Self.attributeValueUnlessRelationship(of: $0, at: slot) }
+    }
+
+    /// ``attributeValueUnlessRelationship(at:)`` of the column at `column`, read in place: every property read of a
+    /// handle comes here (``ChunkSlot`` reads its columns through the array's buffer).
+    ///
+    /// Static, over a pointer, because a method of the column called on a value the compiler cannot prove unchanged
+    /// for the call (an array element, a pointee) made it copy the whole column first (a retain and a release of
+    /// each of its storages): 'outlined init with copy of Column' under `storedValue(at:)` in profiles of fetch-all.
+    @inline(__always)
+    static func attributeValueUnlessRelationship(of column: UnsafePointer<Column>, at slot: Int) -> AttributeValue? {
+        let tag = slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
         switch tag {
-        case .int16, .int32, .int64, .double, .float, .bool, .date: return AttributeValue(fixedWidth: tag, words[slot])
-        case .string, .url, .decimal, .binary, .transformable:
-            return arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
-        case .uuid, .blob: return otherValue(at: slot)
+        case .int16, .int32, .int64, .double, .float, .bool, .date:
+            return AttributeValue(fixedWidth: tag, column.pointee.words[slot])
+        case .string, .url, .decimal, .binary, .transformable: return bytesValue(of: column, tag, at: slot)
+        case .uuid, .blob: return otherValue(of: column, at: slot)
         case .absent, .null: return .null
         case .toOneNil, .toOne, .toMany: return nil
         }
@@ -88,10 +100,17 @@ struct Column: Sendable {
         return arena.withBytes(at: slot) { body(tag, $0) }
     }
 
-    /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
-    /// whole column (a retain and a release of each storage) for every read of every kind.
+    /// A string or binary value from the arena; not inlined, so that the closure does not grow every read.
     @inline(never)
-    private func otherValue(at slot: Int) -> AttributeValue { others[slot]! }
+    private static func bytesValue(of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int) -> AttributeValue {
+        column.pointee.arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
+    }
+
+    /// A UUID or blob reference, which are rare enough to live in a dictionary.
+    @inline(never)
+    private static func otherValue(of column: UnsafePointer<Column>, at slot: Int) -> AttributeValue {
+        column.pointee.others[slot]!
+    }
 
     /// Makes room for `slotCount` slots and, in the arena, `arenaByteCount` bytes (a checkpoint chunk about to be
     /// decoded into a new column).

@@ -105,11 +105,26 @@ struct EntityColumns: Sendable {
         var rows: [Row] = []
         rows.reserveCapacity(slots.count)
         var previous = -1
+        // Consecutive slots are mostly in one chunk: it is taken once per run, not once per row.
+        var chunkIndex = -1
+        var chunk = ColumnChunk.unloaded
         for slot in slots.sorted() where slot != previous {
-            rows.append(rowHandle(atSlot: slot))
+            if slot / ColumnChunk.slotCapacity != chunkIndex {
+                chunkIndex = slot / ColumnChunk.slotCapacity
+                chunk = self.chunk(at: chunkIndex)
+            }
+            rows.append(chunk.rowHandle(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex))
             previous = slot
         }
         return rows
+    }
+
+    /// The handle rows of the live objects among some keys, in commit order, each once.
+    func rows(forKeys keys: [UInt64]) -> [Row] {
+        var slots: [Int] = []
+        slots.reserveCapacity(keys.count)
+        for key in keys { if let slot = slot(forKey: key) { slots.append(slot) } }
+        return rows(atSlots: slots)
     }
 
     /// Whether a slot holds a live object.

@@ -1,41 +1,57 @@
 /// Where each object of one entity is: key → slot (chunk × ``ColumnChunk/slotCapacity`` + position).
 ///
-/// The map is split into ``shardCount`` dictionaries by the key's low bits, so that a commit made while a reader
-/// holds an older version copies only the shards of the keys it touches, not a map of every object.
+/// The map is split into ``shardCount`` tables by the key's low bits, so that a commit made while a reader holds an
+/// older version copies only the shards of the keys it touches, not a map of every object. Each shard is a
+/// ``ProbingTable`` (open addressing, Fibonacci hashing of the key's other bits): a lookup by ID runs no `Hasher`.
 struct KeyDirectory: Sendable {
     static let shardCount = 256
 
-    private var shards: [[UInt64: Int]] = Array(repeating: [:], count: shardCount)
+    fileprivate struct Entry: ProbingTableEntry, Sendable {
+        var key: UInt64
+        /// The slot; -1 for an empty place.
+        var slot: Int
+
+        static var empty: Entry { Entry(key: 0, slot: -1) }
+
+        var isEmpty: Bool { slot < 0 }
+
+        /// The bits above the shard's are what differ between the keys of one shard.
+        @inline(__always)
+        static func hash(_ key: UInt64) -> UInt64 { (key >> 8 ^ key << 56) &* 0x9E37_79B9_7F4A_7C15 }
+    }
+
+    private var shards = [ProbingTable<Entry>](repeating: ProbingTable(), count: shardCount)
     private(set) var count = 0
 
     @inline(__always)
     private static func shard(of key: UInt64) -> Int { Int(truncatingIfNeeded: key & UInt64(shardCount - 1)) }
 
-    subscript(key: UInt64) -> Int? { shards[Self.shard(of: key)][key] }
+    subscript(key: UInt64) -> Int? { shards[Self.shard(of: key)][key]?.slot }
 
     /// Records the slot of a key.
     mutating func set(_ slot: Int, for key: UInt64) {
-        if shards[Self.shard(of: key)].updateValue(slot, forKey: key) == nil { count += 1 }
+        precondition(slot >= 0, "slot \(slot) of key \(key) is negative")
+        if shards[Self.shard(of: key)].update(Entry(key: key, slot: slot)) == nil { count += 1 }
     }
 
     /// Forgets a key; returns its slot.
     @discardableResult
     mutating func remove(_ key: UInt64) -> Int? {
-        guard let slot = shards[Self.shard(of: key)].removeValue(forKey: key) else { return nil }
+        guard let entry = shards[Self.shard(of: key)].remove(key) else { return nil }
         count -= 1
-        return slot
+        return entry.slot
     }
 
     /// Makes room for `additional` more keys.
     mutating func reserveCapacity(adding additional: Int) {
         let perShard = (count + additional) / Self.shardCount + 1
-        for index in shards.indices where shards[index].capacity < perShard {
+        for index in shards.indices where shards[index].capacity < perShard * 2 {
             shards[index].reserveCapacity(perShard * 5 / 4)
         }
     }
 
     mutating func removeAll() {
-        shards = Array(repeating: [:], count: Self.shardCount)
+        shards = Array(repeating: ProbingTable(), count: Self.shardCount)
         count = 0
     }
 }

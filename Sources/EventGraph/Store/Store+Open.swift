@@ -34,17 +34,20 @@ extension Store {
             try backend.append(schema: model.schema)
             return Store(model: model, backend: backend, state: StoreState(model: model), isReadOnly: false)
         }
+        // First: a view older than a checkpoint the log starts with has no state at all (the replayer skipped the
+        // checkpoint), which the check after this one would take for a log that ends early.
+        if let floor = replayer.checkpointFloor, let until = untilTransaction, until < floor {
+            throw EventGraphError(
+                .invalidArgument,
+                "the log was compacted at transaction \(floor) (by a compaction, or a migration that kept only the "
+                    + "live state); history before it is gone (asked for \(until))")
+        }
         if let until = untilTransaction, until > replayer.state!.lastTransactionID {
             var end = "the log ends at transaction \(replayer.state!.lastTransactionID)"
             if let report = backend.recoveryReport, report.kind == .stoppedAtDamage {
                 end = "the log can be read up to transaction \(replayer.state!.lastTransactionID) (\(report))"
             }
             throw EventGraphError(.invalidArgument, "\(end); cannot view it as of transaction \(until)")
-        }
-        if let floor = replayer.checkpointFloor, let until = untilTransaction, until < floor {
-            throw EventGraphError(
-                .invalidArgument,
-                "the log was compacted at transaction \(floor); history before it is gone (asked for \(until))")
         }
         if model != nil, !isReadOnly, replayer.recordedSchema != resolvedModel.schema {
             // Same shape, other metadata (a new index or default, a new version identifier, a hash recorded by an

@@ -91,10 +91,15 @@ final class Store: Sendable {
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
         buildPendingAttributeIndexes(ofEntity: entityIndex)
-        return state.withLock { state in
-            state.indexedRows(
-                entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
+        // The index lookup under the lock; the rows from the version taken with it, after the lock is let go.
+        let (version, keys) = state.withLock { state in
+            (
+                state.version(ofEntity: entityIndex),
+                state.indexedKeys(
+                    entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
+            )
         }
+        return keys.map { version.rows(forKeys: $0) }
     }
 
     /// The holder of a unique value tuple.

@@ -87,19 +87,28 @@ extension StoreState {
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [Row]? {
+        indexedKeys(entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
+            .map { tables[entityIndex].rows(forKeys: $0) }
+    }
+
+    /// The keys ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` reads the rows of: the index lookup
+    /// alone, which a store runs under its lock (the rows are made from the entity's version after it).
+    func indexedKeys(
+        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
+    ) -> [UInt64]? {
         guard !pendingAttributeIndexEntities.contains(entityIndex) else { return nil }
-        let table = tables[entityIndex]
+        let count = tables[entityIndex].count
         var best: [UInt64]?
         for (propertyIndex, range) in ranges {
             guard let index = indexes[entityIndex].first(where: { $0.propertyIndex == propertyIndex }) else {
                 continue
             }
-            let limit = min(best?.count ?? Int.max, max(16, table.count / limitFraction))
+            let limit = min(best?.count ?? Int.max, max(16, count / limitFraction))
             if let keys = index.keys(in: range, limit: limit) { best = keys }
         }
         guard var keys = best else { return nil }
         keys.append(contentsOf: extraKeys)
-        return table.rows(atSlots: keys.compactMap { table.slot(forKey: $0) })
+        return keys
     }
 }
 

@@ -29,6 +29,16 @@ struct History: ParsableCommand {
         return id
     }
 
+    /// The checkpoint that replaced the transactions up to its own, when the log holds none of them: the log's last
+    /// checkpoint, unless a transaction it covers was read before it.
+    static func historyGone(
+        checkpoint: (transactionID: UInt64, byteOffset: UInt64)?, firstTransactionID: UInt64?
+    ) -> (transactionID: UInt64, byteOffset: UInt64)? {
+        guard let checkpoint, checkpoint.transactionID > 0 else { return nil }
+        if let firstTransactionID, firstTransactionID <= checkpoint.transactionID { return nil }
+        return checkpoint
+    }
+
     func run() throws {
         try Failure.guarding {
             let reader = try LogReader(path: store.store)
@@ -43,8 +53,10 @@ struct History: ParsableCommand {
             var entries: [[String: Any]] = []
             var found = false
             var before = LogGraph()
+            var firstTransactionID: UInt64?
             let loaded = try StoreLoader.load(store.store, label: "history") { changeset, _, after in
                 defer { before = after }
+                if firstTransactionID == nil { firstTransactionID = changeset.transactionID }
                 guard let entityIndex = after.catalog?.entityIndex(named: target.entityName) else { return }
                 found = true
                 let reference = ObjectReference(entityIndex: UInt32(entityIndex), key: target.key)
@@ -117,16 +129,27 @@ struct History: ParsableCommand {
                 }
             }
             if let part = loaded.undecidedPart { Terminal.warn("egctl: note: " + part.text) }
-            guard found else {
+            // A log that starts with a checkpoint (after a compaction, or a migration that kept only the live state)
+            // has no record of the transactions the checkpoint replaced.
+            let gone = Self.historyGone(checkpoint: loaded.lastCheckpoint, firstTransactionID: firstTransactionID)
+            // With no transaction after a checkpoint, the entity is looked up in the state the checkpoint holds.
+            if !found, loaded.graph.catalog?.entityIndex(named: target.entityName) == nil {
                 throw ValidationError("the store's model has no entity named '\(target.entityName)'")
+            }
+            let goneText = gone.map {
+                "the log keeps no history up to transaction \($0.transactionID): a checkpoint (at byte offset "
+                    + "\($0.byteOffset)) replaced it, after a compaction or a migration that kept only the live state"
             }
             if output.json {
                 JSONOutput.print([
                     "object": object, "history": entries,
+                    "historyGoneUpToTransaction": gone.map { $0.transactionID as Any } ?? NSNull(),
                     "undecidedSaveAcrossStores": loaded.undecidedPart?.json ?? NSNull(),
                 ])
             } else if entries.isEmpty {
-                print("no changes to \(object) in the log (it may predate the last checkpoint)")
+                print("no changes to \(object) in the log" + (goneText.map { "; \($0)" } ?? ""))
+            } else if let goneText {
+                print("(\(goneText))")
             }
         }
     }

@@ -14,6 +14,12 @@ struct Migrate: ParsableCommand {
             are inferred from the original names the new model's store records. On a terminal, a progress line \
             shows how much of the old log has been replayed.
 
+            --dry-run also lists the existing objects that break a rule the new model's store records (a required \
+            relationship left empty, a to-many count out of bounds): per entity, property and rule, how many and \
+            the first few. A migration keeps them; their next save fails until they are fixed. Ranges, lengths \
+            and patterns are not recorded in a store, so only the app's own model (StoreMigration.dryRun) checks \
+            them.
+
             Examples:
               egctl migrate photos.eglog --model empty-v2.eglog --dry-run
               egctl migrate photos.eglog --model empty-v2.eglog
@@ -84,6 +90,13 @@ struct Migrate: ParsableCommand {
                         ]
                     },
                     "uniquenessFailures": report.uniquenessFailures.map(\.description),
+                    "validationFailures": report.validationFailures.map {
+                        [
+                            "entity": $0.entityName, "property": $0.propertyName, "rule": $0.rule.rawValue,
+                            "objectCount": $0.objectCount,
+                            "examples": $0.examples.map { ["object": $0.objectID.uriString, "message": $0.message] },
+                        ] as [String: Any]
+                    },
                     "sourceByteCount": report.sourceByteCount, "targetByteCount": report.targetByteCount,
                 ]
                 if let digest = report.stateDigest { object["stateDigest"] = digest.description }

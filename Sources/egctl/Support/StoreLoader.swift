@@ -118,8 +118,9 @@ struct StoreLoader {
                     if case .transaction(let last) = limit, begin.lastTransactionID > last {
                         throw LogFormatError(
                             .invalidArgument,
-                            "transaction \(last) was compacted into the checkpoint at byte offset \(offset), which "
-                                + "covers transactions up to \(begin.lastTransactionID); its state before that is gone",
+                            "transaction \(last) is not in the log: the checkpoint at byte offset \(offset) replaced "
+                                + "the transactions up to \(begin.lastTransactionID) (a compaction, or a migration that "
+                                + "kept only the live state); the state before that is gone",
                             path: path)
                     }
                     checkpoint = (begin.lastTransactionID, offset)

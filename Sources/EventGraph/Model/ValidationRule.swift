@@ -1,0 +1,167 @@
+import LogFormat
+
+/// A rule of the model that a value can break: what save-time validation checks of each property, and what a
+/// migration's dry run reports of the existing objects (``StoreMigration/ValidationFailure``).
+public enum ValidationRuleKind: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// A non-optional attribute is empty, or a non-optional to-one relationship has no target.
+    case required
+    /// A number is below ``AttributeDescription/minimumValue``.
+    case minimumValue
+    /// A number is above ``AttributeDescription/maximumValue``.
+    case maximumValue
+    /// A string or binary value is shorter than ``AttributeDescription/minimumLength``.
+    case minimumLength
+    /// A string or binary value is longer than ``AttributeDescription/maximumLength``.
+    case maximumLength
+    /// A string does not match ``AttributeDescription/pattern`` (or the pattern is not a regular expression).
+    case pattern
+    /// A to-many relationship has fewer objects than its minimum count.
+    case minimumCount
+    /// A to-many relationship has more objects than its maximum count.
+    case maximumCount
+
+    public var description: String { rawValue }
+}
+
+/// What save-time validation checks of one property: the few fields its loop reads for every object, so that the
+/// loop does not copy the property's whole description (names, defaults, options) once per object and property.
+struct ValidationRule: Sendable {
+    let index: Int
+    let isRelationship: Bool
+    /// A null attribute fails (non-optional and persistent), or an empty to-one (non-optional).
+    let isRequired: Bool
+    /// Whether an attribute has a range, length or pattern (checked with its description).
+    let hasValueRules: Bool
+    let isToMany: Bool
+    /// A to-many's bounds; 0 for none.
+    let minimumCount: Int
+    let maximumCount: Int
+
+    /// The rule of a property, `nil` when it has nothing to check: a value can fail only a rule it has, and a
+    /// non-optional persistent attribute can be null. Every relationship is checked.
+    init?(_ property: PropertyDescription) {
+        switch property {
+        case .attribute(let a):
+            let isRequired = !a.isOptional && !a.isTransient
+            let hasValueRules =
+                a.minimumValue != nil || a.maximumValue != nil || a.minimumLength != nil || a.maximumLength != nil
+                || a.pattern != nil
+            guard isRequired || hasValueRules else { return nil }
+            self.init(
+                index: a.index, isRelationship: false, isRequired: isRequired, hasValueRules: hasValueRules,
+                isToMany: false, minimumCount: 0, maximumCount: 0)
+        case .relationship(let r):
+            self.init(
+                index: r.index, isRelationship: true, isRequired: !r.isOptional, hasValueRules: false,
+                isToMany: r.isToMany, minimumCount: r.minimumCount, maximumCount: r.maximumCount)
+        }
+    }
+
+    /// Whether some value can break the rule: an attribute's always; a relationship's when it is a required to-one
+    /// or a to-many with a bound (every relationship has a rule, most of which nothing breaks).
+    var canFail: Bool {
+        guard isRelationship else { return true }
+        return isToMany ? minimumCount > 0 || maximumCount > 0 : isRequired
+    }
+
+    private init(
+        index: Int, isRelationship: Bool, isRequired: Bool, hasValueRules: Bool, isToMany: Bool, minimumCount: Int,
+        maximumCount: Int
+    ) {
+        self.index = index
+        self.isRelationship = isRelationship
+        self.isRequired = isRequired
+        self.hasValueRules = hasValueRules
+        self.isToMany = isToMany
+        self.minimumCount = minimumCount
+        self.maximumCount = maximumCount
+    }
+}
+
+/// One rule one object's value breaks: the property (its index in the entity), the rule and the sentence a
+/// validation error shows.
+struct RuleFailure: Hashable, Sendable {
+    let propertyIndex: Int
+    let rule: ValidationRuleKind
+    let message: String
+}
+
+/// The regular expressions of the model's patterns, each compiled once per validator.
+struct CompiledPatterns {
+    private var regexes: [String: Regex<AnyRegexOutput>] = [:]
+
+    mutating func regex(_ pattern: String) throws -> Regex<AnyRegexOutput> {
+        if let regex = regexes[pattern] { return regex }
+        let regex = try Regex(pattern)
+        regexes[pattern] = regex
+        return regex
+    }
+}
+
+extension EntityDescription {
+    /// The rules of this entity that the values of one object break — the one validator of the model's rules, run
+    /// at save on a managed object's current values and by a migration's dry run on the migrated state's rows.
+    ///
+    /// - Parameters:
+    ///   - checked: which properties' rules to check (by index); `nil`: all.
+    ///   - value: the object's value of a property (by index); `nil` means the property's default.
+    func ruleFailures(
+        patterns: inout CompiledPatterns, checking checked: ((_ propertyIndex: Int) -> Bool)? = nil,
+        value: (_ propertyIndex: Int) -> PropertyValue?
+    ) -> [RuleFailure] {
+        var failures: [RuleFailure] = []
+        for rule in validationRules where checked?(rule.index) ?? true {
+            let current = value(rule.index) ?? defaultValues[rule.index]
+            func fail(_ kind: ValidationRuleKind, _ message: String) {
+                failures.append(RuleFailure(propertyIndex: rule.index, rule: kind, message: message))
+            }
+            if rule.isRelationship {
+                let count = current.references.count
+                if !rule.isToMany {
+                    if rule.isRequired && count == 0 { fail(.required, "is required") }
+                    continue
+                }
+                if rule.minimumCount > 0 && count < rule.minimumCount {
+                    fail(.minimumCount, "has \(count) objects, fewer than the minimum \(rule.minimumCount)")
+                }
+                if rule.maximumCount > 0 && count > rule.maximumCount {
+                    fail(.maximumCount, "has \(count) objects, more than the maximum \(rule.maximumCount)")
+                }
+                continue
+            }
+            guard case .attribute(let value) = current, value != .null else {
+                if rule.isRequired { fail(.required, "is required") }
+                continue
+            }
+            // Only an attribute with a range, length or pattern copies its description.
+            guard rule.hasValueRules, case .attribute(let attribute) = properties[rule.index] else { continue }
+            if attribute.minimumValue != nil || attribute.maximumValue != nil, let number = value.numericValue {
+                if let minimum = attribute.minimumValue, number < minimum {
+                    fail(.minimumValue, "is \(value.displayText), below the minimum \(minimum)")
+                }
+                if let maximum = attribute.maximumValue, number > maximum {
+                    fail(.maximumValue, "is \(value.displayText), above the maximum \(maximum)")
+                }
+            }
+            if attribute.minimumLength != nil || attribute.maximumLength != nil, let length = value.length {
+                if let minimum = attribute.minimumLength, length < minimum {
+                    fail(.minimumLength, "has length \(length), shorter than the minimum \(minimum)")
+                }
+                if let maximum = attribute.maximumLength, length > maximum {
+                    fail(.maximumLength, "has length \(length), longer than the maximum \(maximum)")
+                }
+            }
+            if let pattern = attribute.pattern, case .string(let text) = value {
+                do {
+                    let regex = try patterns.regex(pattern)
+                    if (try? regex.wholeMatch(in: text)) == nil {
+                        fail(.pattern, "'\(text)' does not match the pattern \(pattern)")
+                    }
+                } catch {
+                    fail(.pattern, "the pattern \(pattern) is not a valid regular expression")
+                }
+            }
+        }
+        return failures
+    }
+}

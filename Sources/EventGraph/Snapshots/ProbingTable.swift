@@ -1,0 +1,139 @@
+/// An entry of a ``ProbingTable``: a key and what it maps to, or an empty place.
+protocol ProbingTableEntry {
+    associatedtype Key: Equatable
+    /// An empty place.
+    static var empty: Self { get }
+    /// Whether the place is empty.
+    var isEmpty: Bool { get }
+    /// The entry's key (meaningless for an empty place).
+    var key: Key { get }
+    /// A 64-bit mix of a key whose top bits pick its home place (Fibonacci hashing: multiply by 2^64 / φ).
+    static func hash(_ key: Key) -> UInt64
+}
+
+/// An open-addressing table with linear probing, kept at most half full, without `Hasher`: the uniquing table of
+/// a context (``ObjectRegistry``) and the key directory of an entity's columns (``KeyDirectory``).
+///
+/// Keys on the read path are dense and mostly sequential, which Fibonacci hashing spreads evenly; against a
+/// `Dictionary` a lookup saves the two `Hasher` runs (seeding, SipHash finalization). A removal shifts the entries
+/// after it back instead of leaving a tombstone, so lookups never walk over dead places. The entries are one Swift
+/// array, so a copy of the table shares them until one side writes (copy-on-write, as ``KeyDirectory``'s shards
+/// need).
+struct ProbingTable<Entry: ProbingTableEntry> {
+    private var entries: [Entry] = []
+    /// `entries.count - 1` (the capacity is a power of two), or 0 while nothing was ever stored.
+    private var mask = 0
+    /// How far to shift the 64-bit hash so that its top bits index the table.
+    private var shift: UInt64 = 63
+    /// The number of entries.
+    private(set) var count = 0
+
+    /// The smallest table made.
+    private static var minimumCapacity: Int { 16 }
+
+    /// The number of places (for tests and memory accounting).
+    var capacity: Int { entries.count }
+
+    @inline(__always)
+    private func home(of key: Entry.Key) -> Int { Int(truncatingIfNeeded: Entry.hash(key) >> shift) }
+
+    /// The place of `key`, or of the empty place where it would go (the table must have places).
+    @inline(__always)
+    private func place(of key: Entry.Key) -> Int {
+        var index = home(of: key)
+        while !entries[index].isEmpty {
+            if entries[index].key == key { return index }
+            index = (index + 1) & mask
+        }
+        return index
+    }
+
+    /// The entry of a key.
+    @inline(__always)
+    subscript(key: Entry.Key) -> Entry? {
+        guard count > 0 else { return nil }
+        let entry = entries[place(of: key)]
+        return entry.isEmpty ? nil : entry
+    }
+
+    /// Stores an entry; returns the one of the same key it replaces, if any.
+    @discardableResult
+    mutating func update(_ entry: Entry) -> Entry? {
+        if (count + 1) * 2 > entries.count { grow(toHold: count + 1) }
+        let index = place(of: entry.key)
+        let previous = entries[index]
+        entries[index] = entry
+        if previous.isEmpty {
+            count += 1
+            return nil
+        }
+        return previous
+    }
+
+    /// Removes the entry of a key; returns it, if there was one.
+    @discardableResult
+    mutating func remove(_ key: Entry.Key) -> Entry? {
+        guard count > 0 else { return nil }
+        var hole = place(of: key)
+        let removed = entries[hole]
+        guard !removed.isEmpty else { return nil }
+        entries[hole] = .empty
+        count -= 1
+        // Shift back each following entry of the run whose home is not between the hole and its place (cyclically),
+        // so that every entry stays reachable from its home without tombstones.
+        var index = (hole + 1) & mask
+        while !entries[index].isEmpty {
+            let home = home(of: entries[index].key)
+            let stays = hole <= index ? (hole < home && home <= index) : (hole < home || home <= index)
+            if !stays {
+                entries[hole] = entries[index]
+                entries[index] = .empty
+                hole = index
+            }
+            index = (index + 1) & mask
+        }
+        return removed
+    }
+
+    /// Removes every entry; the table keeps its capacity unless told otherwise.
+    mutating func removeAll(keepingCapacity: Bool = true) {
+        guard keepingCapacity else {
+            self = ProbingTable()
+            return
+        }
+        guard count > 0 else { return }
+        for index in entries.indices { entries[index] = .empty }
+        count = 0
+    }
+
+    /// Makes room for `capacity` entries in all without growing.
+    mutating func reserveCapacity(_ capacity: Int) {
+        if capacity * 2 > entries.count { grow(toHold: capacity) }
+    }
+
+    /// Calls `body` with every entry, in no particular order.
+    func forEach(_ body: (Entry) throws -> Void) rethrows {
+        guard count > 0 else { return }
+        for entry in entries where !entry.isEmpty { try body(entry) }
+    }
+
+    /// Calls `body` with every entry in place, in no particular order; `body` must not change an entry's key or
+    /// empty it.
+    mutating func forEachInPlace(_ body: (inout Entry) -> Void) {
+        guard count > 0 else { return }
+        for index in entries.indices where !entries[index].isEmpty { body(&entries[index]) }
+    }
+
+    /// Rebuilds the table with room for at least `needed` entries at most half full.
+    private mutating func grow(toHold needed: Int) {
+        var capacity = Swift.max(Self.minimumCapacity, entries.count)
+        while capacity < needed * 2 { capacity *= 2 }
+        let old = entries
+        entries = Array(repeating: .empty, count: capacity)
+        mask = capacity - 1
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        for entry in old where !entry.isEmpty { entries[place(of: entry.key)] = entry }
+    }
+}
+
+extension ProbingTable: Sendable where Entry: Sendable {}

@@ -1,0 +1,94 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EventGraph
+
+@Suite("An entity's key directory finds every slot without Hasher")
+struct KeyDirectoryTests {
+    @Test("random sets, replacements and removals agree with a dictionary, sequential and scattered keys")
+    func agreesWithDictionary() {
+        let seed = TestSeed.make()
+        var generator = SeededGenerator(seed: seed)
+        var directory = KeyDirectory()
+        var reference: [UInt64: Int] = [:]
+        for step in 0..<60_000 {
+            // Dense keys (as saves make them) first, then keys that share the low bits that pick a shard, then any.
+            let key: UInt64 =
+                switch step / 20_000 {
+                case 0: generator.next() % 5_000
+                case 1: (generator.next() % 2_000) << 8 | 7
+                default: generator.next()
+                }
+            switch generator.next() % 10 {
+            case 0..<6:
+                let slot = Int(generator.next() % 1_000_000)
+                directory.set(slot, for: key)
+                reference[key] = slot
+            case 6..<9:
+                #expect(directory.remove(key) == reference.removeValue(forKey: key), "step \(step), seed \(seed)")
+            default:
+                #expect(directory[key] == reference[key], "step \(step), seed \(seed)")
+            }
+            #expect(directory.count == reference.count, "step \(step), seed \(seed)")
+            if step % 10_000 == 9_999 {
+                for (key, slot) in reference { #expect(directory[key] == slot, "seed \(seed)") }
+            }
+        }
+        for (key, slot) in reference { #expect(directory[key] == slot, "seed \(seed)") }
+        #expect(directory[UInt64.max] == reference[UInt64.max])
+        directory.removeAll()
+        #expect(directory.count == 0 && directory[reference.keys.first ?? 0] == nil)
+    }
+
+    @Test("a copy keeps its slots while the original is changed (a reader's version of the entity)")
+    func copiesAreIndependent() {
+        var directory = KeyDirectory()
+        directory.reserveCapacity(adding: 10_000)
+        for key in 0..<10_000 as Range<UInt64> { directory.set(Int(key) * 2, for: key) }
+        let held = directory
+        for key in stride(from: 0, to: 10_000 as UInt64, by: 3) { directory.remove(key) }
+        for key in 10_000..<12_000 as Range<UInt64> { directory.set(Int(key), for: key) }
+        directory.set(1, for: 1)
+        #expect(held.count == 10_000)
+        for key in 0..<10_000 as Range<UInt64> { #expect(held[key] == Int(key) * 2) }
+        #expect(held[10_500] == nil)
+        #expect(directory[0] == nil && directory[1] == 1 && directory[2] == 4 && directory[11_999] == 11_999)
+    }
+
+    @Test("a key of zero and the largest key are keys like any other")
+    func extremeKeys() {
+        var directory = KeyDirectory()
+        directory.set(0, for: 0)
+        directory.set(5, for: .max)
+        #expect(directory[0] == 0 && directory[.max] == 5 && directory.count == 2)
+        #expect(directory.remove(0) == 0 && directory[0] == nil && directory[.max] == 5)
+    }
+}
+
+@Suite("Attribute options are kept whatever their number")
+struct AttributeOptionListTests {
+    final class Optioned: ManagedObject {
+        @Attribute var plain: Int64 = 0
+        @Attribute(.unique) var single: Int64 = 0
+        @Attribute(.indexed, .length(1...)) var several: String = "x"
+        @Attribute var optional: String?
+        @Attribute(.indexed) var optionalSingle: Date?
+        @Attribute(.indexed, .originalName("older")) var optionalSeveral: Double?
+    }
+
+    @Test("no, one and several options reach the model, for required and optional attributes")
+    func optionsReachTheModel() throws {
+        let model = try ObjectModel(types: [Optioned.self])
+        let entity = try #require(model.entity(for: Optioned.self))
+        func attribute(_ name: String) throws -> AttributeDescription {
+            try #require(entity.attribute(named: name))
+        }
+        #expect(try !attribute("plain").isUnique && !attribute("plain").isIndexed)
+        #expect(try attribute("single").isUnique)
+        #expect(try attribute("several").isIndexed && attribute("several").minimumLength == 1)
+        #expect(try attribute("optional").isOptional && !attribute("optional").isIndexed)
+        #expect(try attribute("optionalSingle").isOptional && attribute("optionalSingle").isIndexed)
+        #expect(try attribute("optionalSeveral").isIndexed && attribute("optionalSeveral").originalName == "older")
+    }
+}
