@@ -62,10 +62,10 @@ struct CheckpointChunkDecoder: Sendable {
             storeMap.append(UInt32(index + 1))
         }
         var column = ColumnChunk()
-        // Each column's strings are put in its arena in one allocation, not by doubling along the way.
-        var arenaByteCounts = defaults.map { value in
-            if case .attribute(let attribute) = value { attribute.arenaByteCount * chunk.records.count } else { 0 }
-        }
+        // Each column's strings are put in its arena in one allocation, not by doubling along the way. Only the
+        // values the records carry are counted (bytes already decoded, so the reservation is bounded by them); a
+        // default repeated for every record (from the schema frame, a number read from the file) is not multiplied.
+        var arenaByteCounts = [Int](repeating: 0, count: defaults.count)
         for record in chunk.records {
             for change in record.properties where Int(change.propertyIndex) < arenaByteCounts.count {
                 if case .attribute(let attribute) = change.value {
