@@ -7,6 +7,8 @@ import Workload
 final class Comparison {
     let sizes: Sizes
     let directory: String
+    /// Only the large store's open scenarios (`--large`: `open-1m`, `memory-*`, `open-1m-tail`, `open-10m-tail`).
+    var largeOnly = false
     let engines: [any StoreEngine.Type] = [EventGraphEngine.self, GRDBEngine.self]
     var results: [ScenarioResult] = []
     /// Extra measurements reported under the table.
@@ -49,8 +51,10 @@ final class Comparison {
     }
 
     /// Runs every scenario, or with `readsOnly` the read scenarios alone (to profile or compare the read path), or
-    /// with `writesOnly` the write scenarios and `compact-1m` alone (the write path and the checkpoint writer).
+    /// with `writesOnly` the write scenarios and `compact-1m` alone (the write path and the checkpoint writer), or with
+    /// `largeOnly` the large store's open scenarios alone.
     func run(readsOnly: Bool = false, writesOnly: Bool = false) throws {
+        if largeOnly { return try largeStoreScenarios() }
         if writesOnly {
             try writeScenarios()
             try largeStoreScenarios(compactionOnly: true)
@@ -290,7 +294,10 @@ final class Comparison {
             "memory-open: peak RSS of a process that only opens the store (issue 14's goal: ≤ 0.1× the attribute "
                 + "bytes): EventGraph \(format(openPeak.0)) MB = \(format(openPeak.0 / (Double(attributeBytes) / megabyte)))×"
         )
-        try measureOpenWithTail(path: path, identity: identity, generator: generator)
+        try measureOpenWithTail(
+            "open-1m-tail", tailCount: Self.tailTransactionCount, path: path, identity: identity, generator: generator)
+        try measureOpenWithLongTail(path: path, identity: identity, generator: generator)
+        if largeOnly { return }
         notes.append(
             "memory-1m: the posts' attribute bytes are \(format(Double(attributeBytes) / megabyte)) MB; EventGraph's peak RSS is "
                 + "\(format(median(peaks[EventGraphEngine.name]!) / (Double(attributeBytes) / megabyte)))× that")
@@ -313,12 +320,8 @@ final class Comparison {
             "compact-1m",
             try alternate("compact-1m") { engine in
                 // Each run compacts a copy of the updated store (the copy is not measured).
-                let copy = freshPath(engine, "compact")
+                let copy = try copyOfStore(at: path(engine), engine, label: "compact")
                 defer { engine.removeStore(at: copy) }
-                for file in engine.storeFiles(at: path(engine))
-                where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
-                    try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
-                }
                 let before = Double(engine.byteCount(at: copy)) / megabyte
                 let seconds = try engine.compact(path: copy)
                 compactedSizes[engine.name] = Double(engine.byteCount(at: copy)) / megabyte
@@ -361,30 +364,71 @@ extension Comparison {
     /// The number of single-post transactions after the checkpoint in `open-1m-tail`.
     static let tailTransactionCount = 10_000
 
-    /// `open-1m-tail`: a copy of each compacted large store gets a tail of single-post title updates (one save each,
-    /// not measured), then open + first fetch is measured in a child process as for `open-1m`.
+    /// A copy of an engine's store (its lock and shared-memory files left out), at a new path.
+    func copyOfStore(at path: String, _ engine: any StoreEngine.Type, label: String) throws -> String {
+        let copy = freshPath(engine, label)
+        for file in engine.storeFiles(at: path) where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
+            try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path.count))
+        }
+        return copy
+    }
+
+    /// `open-1m-tail` and `open-10m-tail`: a copy of each compacted large store gets a tail of `tailCount`
+    /// single-post title updates (one save each, not measured), then open + first fetch is measured in a child
+    /// process as for `open-1m`.
     func measureOpenWithTail(
-        path: (any StoreEngine.Type) -> String, identity: Int64, generator: PostGenerator
+        _ key: String, tailCount: Int, path: (any StoreEngine.Type) -> String, identity: Int64,
+        generator: PostGenerator
     ) throws {
         var copies: [String: String] = [:]
         for engine in engines {
-            let copy = freshPath(engine, "tail")
-            for file in engine.storeFiles(at: path(engine))
-            where !file.hasSuffix(".lock") && !file.hasSuffix("-shm") {
-                try FileManager.default.copyItem(atPath: file, toPath: copy + file.dropFirst(path(engine).count))
+            let copy = try copyOfStore(at: path(engine), engine, label: key)
+            log("\(key): \(tailCount) single-post saves for \(engine.name)")
+            let seconds = try measureSeconds {
+                try engine.updateTitles(path: copy, generator: generator, count: tailCount, batchSize: 1)
             }
-            log("open-1m-tail: \(Self.tailTransactionCount) single-post saves for \(engine.name)")
-            try engine.updateTitles(
-                path: copy, generator: generator, count: Self.tailTransactionCount, batchSize: 1)
+            log("  written in \(format(seconds)) s")
             copies[engine.name] = copy
         }
         defer { for engine in engines { engine.removeStore(at: copies[engine.name]!) } }
         record(
-            "open-1m-tail",
-            try alternate("open-1m-tail") { engine in
+            key,
+            try alternate(key) { engine in
                 try ChildProcess.measureOpen(
                     engine: engine, path: copies[engine.name]!, identity: identity, cold: false
                 ).seconds
             })
+        let megabyte = 1_000_000.0
+        let sizes = engines.map { Double($0.byteCount(at: copies[$0.name]!)) / megabyte }
+        notes.append(
+            "\(key): \(self.sizes.largePosts) posts compacted, then \(tailCount) single-post saves; store "
+                + "\(format(sizes[0])) MB (EventGraph) vs \(format(sizes[1])) MB (GRDB)")
+    }
+
+    /// `open-10m-tail` (issue 14): the compacted large store (1M posts; 100,000 at `--quick`) with a tail of one
+    /// single-post title save per 10 posts (100,000; 10,000 at `--quick`). Then, for EventGraph alone, the same saves
+    /// on another copy with an automatic checkpoint every tenth of them: where it fires and how long that save
+    /// takes, as notes.
+    func measureOpenWithLongTail(
+        path: (any StoreEngine.Type) -> String, identity: Int64, generator: PostGenerator
+    ) throws {
+        let tailCount = sizes.largePosts / 10
+        try measureOpenWithTail(
+            "open-10m-tail", tailCount: tailCount, path: path, identity: identity, generator: generator)
+
+        let threshold = max(1, tailCount / 10)
+        let store = try copyOfStore(at: path(EventGraphEngine.self), EventGraphEngine.self, label: "auto-checkpoint")
+        defer { EventGraphEngine.removeStore(at: store) }
+        log("open-10m-tail: \(tailCount) saves with an automatic checkpoint every \(threshold) transactions")
+        let (firings, medianSave) = try EventGraphEngine.updateTitlesWithAutomaticCheckpoints(
+            path: store, generator: generator, count: tailCount, threshold: threshold)
+        let opened = try ChildProcess.measureOpen(
+            engine: EventGraphEngine.self, path: store, identity: identity, cold: false)
+        let points = firings.map { "\($0.saveNumber) (\(format($0.seconds)) s)" }.joined(separator: ", ")
+        notes.append(
+            "open-10m-tail, automatic checkpoint every \(threshold) transactions: fired \(firings.count) times in "
+                + "\(tailCount) single-post saves, after saves \(points.isEmpty ? "none" : points); the other saves "
+                + "took \(format(medianSave * 1000)) ms (median); open + first fetch afterwards \(format(opened.seconds)) s"
+        )
     }
 }

@@ -43,6 +43,9 @@ struct Scenario: Sendable {
         Scenario(
             key: "open-1m-tail", title: "open + first fetch, 10k-transaction tail", unit: "s", isHigherBetter: false,
             goalRatio: nil),
+        Scenario(
+            key: "open-10m-tail", title: "open + first fetch, tail of 1 save per 10 posts", unit: "s",
+            isHigherBetter: false, goalRatio: nil),
     ]
 }
 

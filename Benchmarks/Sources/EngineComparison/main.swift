@@ -1,5 +1,6 @@
 // `Benchmarks/compare`: EventGraph against SQLite (GRDB) on the same workload, in one run.
-// Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes]
+// Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
+// [--writes] [--large]
 import Foundation
 import Workload
 
@@ -51,7 +52,7 @@ if arguments.first == "sample-posts" {
 if flag("--help") || flag("-h") {
     print(
         """
-        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes]
+        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes] [--large]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
           --chart PATH     write an SVG bar chart of the ratios
@@ -60,12 +61,14 @@ if flag("--help") || flag("-h") {
           --runs N         runs per scenario and engine (default 3; the median is reported)
           --reads          only the read scenarios (fetch-all, fetch-by-id, predicates), e.g. for a profile
           --writes         only the write scenarios (bulk-insert, single saves, writers) and compact-1m
+          --large          only the large store's open scenarios (open-1m, memory-*, open-1m-tail, open-10m-tail)
         """)
     exit(0)
 }
 let quick = flag("--quick")
 let readsOnly = flag("--reads")
 let writesOnly = flag("--writes")
+let largeOnly = flag("--large")
 let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
@@ -81,6 +84,7 @@ try? FileManager.default.createDirectory(atPath: directory, withIntermediateDire
 
 let started = Date()
 let comparison = Comparison(sizes: sizes, directory: directory)
+comparison.largeOnly = largeOnly
 do {
     try comparison.run(readsOnly: readsOnly, writesOnly: writesOnly)
 } catch {

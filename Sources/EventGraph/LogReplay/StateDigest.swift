@@ -66,6 +66,19 @@ struct DigestHasher {
         string.withUTF8 { combine(raw: UnsafeRawBufferPointer($0)) }
     }
 
+    /// Combines a byte value from its tag and bytes as ``combine(_:)`` combines the value they decode to.
+    mutating func combine(byteValue tag: ValueTag, _ bytes: UnsafeRawBufferPointer) {
+        switch tag {
+        case .string: combine(byte: 7)
+        case .url: combine(byte: 10)
+        case .decimal: combine(byte: 11)
+        case .binary: combine(byte: 12)
+        case .transformable: combine(byte: 14)
+        default: preconditionFailure("tag \(tag) is not a byte value")
+        }
+        combine(raw: bytes)
+    }
+
     mutating func combine(_ value: AttributeValue) {
         switch value {
         case .null: combine(byte: 0)

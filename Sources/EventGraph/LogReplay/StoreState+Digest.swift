@@ -143,37 +143,11 @@ extension StoreState {
             return
         }
         column.arena.withBytes(at: slot) { bytes in
-            let code: UInt8
-            switch tag {
-            case .string: code = 7
-            case .url: code = 10
-            case .decimal: code = 11
-            case .binary: code = 12
-            default: code = 14
-            }
-            if code >= 12 || Self.isASCII(bytes) {
-                hasher.combine(byte: code)
-                hasher.combine(raw: bytes)
+            if tag == .binary || tag == .transformable || ByteArena.isASCII(bytes) {
+                hasher.combine(byteValue: tag, bytes)
             } else {
                 hasher.combine(AttributeValue(bytes: tag, bytes))
             }
         }
-    }
-
-    /// Whether every byte is below 0x80 (such bytes are their own UTF-8, unchanged by decoding).
-    @inline(__always)
-    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            if bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
-                return false
-            }
-            offset += 8
-        }
-        while offset < bytes.count {
-            if bytes[offset] >= 0x80 { return false }
-            offset += 1
-        }
-        return true
     }
 }

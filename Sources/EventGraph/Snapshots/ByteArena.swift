@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The bytes of one column's strings and small binaries in one chunk: one buffer, and per slot where its bytes
 /// start and how many there are.
 ///
@@ -23,9 +29,30 @@ struct ByteArena: Sendable {
         return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<start + count])) }
     }
 
-    /// Whether a slot holds exactly these bytes.
+    /// Whether a slot holds exactly these bytes (`memcmp`: a commit or a replay that rewrites a row compares each of
+    /// its unchanged strings this way, a post's body included).
     func holds(_ candidate: UnsafeRawBufferPointer, at slot: Int) -> Bool {
-        withBytes(at: slot) { $0.elementsEqual(candidate) }
+        withBytes(at: slot) { held in
+            guard held.count == candidate.count else { return false }
+            guard let heldStart = held.baseAddress, let candidateStart = candidate.baseAddress else { return true }
+            return memcmp(heldStart, candidateStart, held.count) == 0
+        }
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let wordCount = bytes.count / 8
+        var high: UInt64 = 0
+        for index in 0..<wordCount { high |= bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self) }
+        for index in wordCount * 8..<bytes.count { high |= UInt64(bytes[index]) }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Makes room for `byteCount` bytes in `slotCount` slots, so that filling a new arena allocates once.
+    mutating func reserveCapacity(byteCount: Int, slotCount: Int) {
+        bytes.reserveCapacity(byteCount)
+        starts.reserveCapacity(slotCount)
+        byteCounts.reserveCapacity(slotCount)
     }
 
     /// Stores the bytes of a slot.
@@ -40,7 +67,7 @@ struct ByteArena: Sendable {
         starts[slot] = UInt32(bytes.count)
         byteCounts[slot] = UInt32(value.count)
         bytes.append(contentsOf: value)
-        if isASCII && !value.allSatisfy({ $0 < 0x80 }) { isASCII = false }
+        if isASCII && !Self.isASCII(value) { isASCII = false }
     }
 
     /// Forgets the bytes of a slot (its value moved to another storage or the slot was emptied).

@@ -62,6 +62,18 @@ struct CheckpointChunkDecoder: Sendable {
             storeMap.append(UInt32(index + 1))
         }
         var column = ColumnChunk()
+        // Each column's strings are put in its arena in one allocation, not by doubling along the way. Only the
+        // values the records carry are counted (bytes already decoded, so the reservation is bounded by them); a
+        // default repeated for every record (from the schema frame, a number read from the file) is not multiplied.
+        var arenaByteCounts = [Int](repeating: 0, count: defaults.count)
+        for record in chunk.records {
+            for change in record.properties where Int(change.propertyIndex) < arenaByteCounts.count {
+                if case .attribute(let attribute) = change.value {
+                    arenaByteCounts[Int(change.propertyIndex)] += attribute.arenaByteCount
+                }
+            }
+        }
+        column.reserveCapacity(slotCount: chunk.records.count, arenaByteCounts: arenaByteCounts)
         let version = source.checkpointTransactionID
         for record in chunk.records {
             var values = defaults
@@ -72,7 +84,7 @@ struct CheckpointChunkDecoder: Sendable {
                 }
                 values[property] = storeMap.isEmpty ? change.value : StoreState.localize(change, storeMap).value
             }
-            _ = column.append(Row(entityIndex: entityIndex, key: record.object.key, version: version, values: values))
+            _ = column.append(key: record.object.key, version: version, values: values)
         }
         return column
     }

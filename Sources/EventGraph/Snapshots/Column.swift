@@ -18,6 +18,11 @@ struct Column: Sendable {
     private var manyCounts: [UInt32] = []
     private var manyTargets: [ObjectReference] = []
     private var manyGarbageCount = 0
+    /// To-many lists of at least ``largeListCount`` targets (a tag's or a category's list of every post), each in
+    /// its own array by slot, marked by ``largeListMarker`` in ``manyCounts``: read, written and compared as one
+    /// shared array. In ``manyTargets`` every read of such a list copied it, every write appended all of it again
+    /// and compared it element by element, so each relate that added one post cost several passes over the list.
+    private var largeLists: [Int: [ObjectReference]] = [:]
     /// UUIDs and blob references, which are rare enough not to need an array per slot.
     private var others: [Int: AttributeValue] = [:]
 
@@ -45,10 +50,22 @@ struct Column: Sendable {
         case .toOneNil: return .toOne(nil)
         case .toOne: return .toOne(targets[slot])
         case .toMany:
+            let count = manyCounts[slot]
+            if count == Self.largeListMarker { return .toMany(largeList(at: slot)) }
             let start = Int(manyStarts[slot])
-            return .toMany(Array(manyTargets[start..<start + Int(manyCounts[slot])]))
+            return .toMany(Array(manyTargets[start..<start + Int(count)]))
         }
     }
+
+    /// The to-many lists of at least this many targets have an array of their own (see ``largeLists``).
+    static let largeListCount = 64
+    /// What ``manyCounts`` holds for a slot whose list is in ``largeLists``.
+    private static let largeListMarker = UInt32.max
+
+    /// A slot's list in ``largeLists``. Not inlined: a dictionary access inlined into a read makes the compiler copy
+    /// the whole column (a retain and a release of each storage) for every read of every kind.
+    @inline(never)
+    private func largeList(at slot: Int) -> [ObjectReference] { largeLists[slot] ?? [] }
 
     /// The attribute value of a slot (`.null` for an absent slot or a relationship), decoded straight from its
     /// storage without building a ``PropertyValue``: every property read of a handle comes here.
@@ -101,6 +118,13 @@ struct Column: Sendable {
     @inline(never)
     private static func otherValue(in others: [Int: AttributeValue], at slot: Int) -> AttributeValue { others[slot]! }
 
+    /// Makes room for `slotCount` slots and, in the arena, `arenaByteCount` bytes (a checkpoint chunk about to be
+    /// decoded into a new column).
+    mutating func reserveCapacity(slotCount: Int, arenaByteCount: Int) {
+        tags.reserveCapacity(slotCount)
+        if arenaByteCount > 0 { arena.reserveCapacity(byteCount: arenaByteCount, slotCount: slotCount) }
+    }
+
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
     /// storages a commit did not change.
     mutating func set(_ value: PropertyValue?, at slot: Int) {
@@ -136,21 +160,56 @@ struct Column: Sendable {
             targets[slot] = target
             setTag(.toOne, at: slot, old: old)
         case .toMany(let list):
-            if old == .toMany, manyTargets[spanRange(slot)].elementsEqual(list) { return }
+            if old == .toMany, holdsMany(list, at: slot) { return }
             setMany(list, at: slot, old: old)
             setTag(.toMany, at: slot, old: old)
         }
     }
 
+    /// The span of a slot's list in ``manyTargets`` (empty for a list in ``largeLists``).
     private func spanRange(_ slot: Int) -> Range<Int> {
+        let count = manyCounts[slot]
+        guard count != Self.largeListMarker else { return 0..<0 }
         let start = Int(manyStarts[slot])
-        return start..<start + Int(manyCounts[slot])
+        return start..<start + Int(count)
+    }
+
+    /// Whether a to-many slot holds exactly `list` (the counts are compared first: a relate changes them).
+    private func holdsMany(_ list: [ObjectReference], at slot: Int) -> Bool {
+        guard manyCounts[slot] == Self.largeListMarker else {
+            let range = spanRange(slot)
+            return range.count == list.count && manyTargets[range].elementsEqual(list)
+        }
+        let current = largeList(at: slot)
+        guard current.count == list.count else { return false }
+        return current.withUnsafeBufferPointer { mine in
+            list.withUnsafeBufferPointer { theirs in
+                mine.baseAddress == theirs.baseAddress || mine.elementsEqual(theirs)
+            }
+        }
+    }
+
+    /// Lets go of a to-many slot's list: its span becomes garbage, or its own array is released.
+    private mutating func releaseMany(at slot: Int) {
+        if manyCounts[slot] == Self.largeListMarker {
+            largeLists[slot] = nil
+        } else {
+            manyGarbageCount += Int(manyCounts[slot])
+        }
+        manyCounts[slot] = 0
     }
 
     private mutating func setMany(_ list: [ObjectReference], at slot: Int, old: ValueTag) {
         Self.pad(&manyStarts, to: slot, with: 0)
         Self.pad(&manyCounts, to: slot, with: 0)
-        if old == .toMany { manyGarbageCount += Int(manyCounts[slot]) }
+        if old == .toMany { releaseMany(at: slot) }
+        if list.count >= Self.largeListCount {
+            // Shared with the row it came from: no copy now, and none when it is read back.
+            largeLists[slot] = list
+            manyStarts[slot] = 0
+            manyCounts[slot] = Self.largeListMarker
+            return
+        }
         if manyGarbageCount > 1024 && manyGarbageCount > manyTargets.count / 2 { compactMany(excluding: slot) }
         precondition(manyTargets.count + list.count <= Int(UInt32.max), "a chunk's to-many targets exceed 2^32")
         manyStarts[slot] = UInt32(manyTargets.count)
@@ -161,7 +220,7 @@ struct Column: Sendable {
     private mutating func compactMany(excluding excluded: Int) {
         var fresh: [ObjectReference] = []
         fresh.reserveCapacity(manyTargets.count - manyGarbageCount)
-        for slot in manyStarts.indices {
+        for slot in manyStarts.indices where manyCounts[slot] != Self.largeListMarker {
             let range = tag(at: slot) == .toMany && slot != excluded ? spanRange(slot) : 0..<0
             manyStarts[slot] = UInt32(fresh.count)
             manyCounts[slot] = UInt32(range.count)
@@ -176,10 +235,7 @@ struct Column: Sendable {
         if old != tag {
             if old.isBytes && !tag.isBytes { arena.clear(at: slot) }
             if (old == .uuid || old == .blob) && tag != .uuid && tag != .blob { others[slot] = nil }
-            if old == .toMany {
-                manyGarbageCount += Int(manyCounts[slot])
-                manyCounts[slot] = 0
-            }
+            if old == .toMany { releaseMany(at: slot) }
         }
         if slot >= tags.count {
             if tag == .absent { return }

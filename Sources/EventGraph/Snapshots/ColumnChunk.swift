@@ -46,19 +46,52 @@ struct ColumnChunk: Sendable {
         return Row(entityIndex: entityIndex, key: keys[slot], version: versions[slot], values: values)
     }
 
+    /// The row of a live slot with only `properties` decoded: the others read as null.
+    func row(at slot: Int, entityIndex: Int, decoding properties: [Int]) -> Row {
+        precondition(isLive(slot), "slot \(slot) of a chunk of entity #\(entityIndex) is empty")
+        let count = Int(valueCounts[slot])
+        var values = [PropertyValue](repeating: .attribute(.null), count: count)
+        for property in properties where property < count {
+            values[property] = columns[property].value(at: slot) ?? .attribute(.null)
+        }
+        return Row(entityIndex: entityIndex, key: keys[slot], version: versions[slot], values: values)
+    }
+
     /// The value of one attribute of a live slot (`.null` for a relationship or a property the row lacks).
     func attributeValue(at slot: Int, property: Int) -> AttributeValue {
         property < columns.count ? columns[property].attributeValue(at: slot) : .null
     }
 
+    /// Makes room, in a new chunk, for `slotCount` objects whose byte values take `arenaByteCounts[property]` bytes
+    /// per property.
+    mutating func reserveCapacity(slotCount: Int, arenaByteCounts: [Int]) {
+        if columns.count < arenaByteCounts.count {
+            columns.append(contentsOf: repeatElement(Column(), count: arenaByteCounts.count - columns.count))
+        }
+        for (property, byteCount) in arenaByteCounts.enumerated() {
+            columns[property].reserveCapacity(slotCount: slotCount, arenaByteCount: byteCount)
+        }
+    }
+
     /// Adds a row after the used slots; returns its slot.
     mutating func append(_ row: Row) -> Int {
+        append(key: row.key, version: row.version, values: row.values)
+    }
+
+    /// Adds an object after the used slots; returns its slot. (Decoding a checkpoint chunk calls this with each
+    /// record's values, without a ``Row`` for each.)
+    mutating func append(key: UInt64, version: UInt64, values: some RandomAccessCollection<PropertyValue>) -> Int {
         precondition(!isFull, "a chunk holds at most \(Self.slotCapacity) objects")
         let slot = keys.count
-        keys.append(row.key)
-        versions.append(row.version)
+        if slot == 0 {
+            keys.reserveCapacity(Self.slotCapacity)
+            versions.reserveCapacity(Self.slotCapacity)
+            valueCounts.reserveCapacity(Self.slotCapacity)
+        }
+        keys.append(key)
+        versions.append(version)
         valueCounts.append(0)
-        write(row, at: slot)
+        write(values, at: slot)
         return slot
     }
 
@@ -66,7 +99,7 @@ struct ColumnChunk: Sendable {
     mutating func replace(at slot: Int, with row: Row) {
         precondition(keys[slot] == row.key, "slot \(slot) holds key \(keys[slot]), not \(row.key)")
         if versions[slot] != row.version { versions[slot] = row.version }
-        write(row, at: slot)
+        write(row.values, at: slot)
     }
 
     /// Empties a slot: its values are let go of and it is never reused (slots stay in commit order).
@@ -76,15 +109,16 @@ struct ColumnChunk: Sendable {
         valueCounts[slot] = 0
     }
 
-    private mutating func write(_ row: Row, at slot: Int) {
-        precondition(row.values.count <= Int(UInt16.max), "a row has at most 65,535 properties")
+    private mutating func write(_ values: some RandomAccessCollection<PropertyValue>, at slot: Int) {
+        let count = values.count
+        precondition(count <= Int(UInt16.max), "a row has at most 65,535 properties")
         let old = Int(valueCounts[slot])
-        if columns.count < row.values.count {
-            columns.append(contentsOf: repeatElement(Column(), count: row.values.count - columns.count))
+        if columns.count < count {
+            columns.append(contentsOf: repeatElement(Column(), count: count - columns.count))
         }
-        for (property, value) in row.values.enumerated() { columns[property].set(value, at: slot) }
-        if old > row.values.count { for property in row.values.count..<old { columns[property].set(nil, at: slot) } }
-        if old != row.values.count { valueCounts[slot] = UInt16(row.values.count) }
+        for (property, value) in values.enumerated() { columns[property].set(value, at: slot) }
+        if old > count { for property in count..<old { columns[property].set(nil, at: slot) } }
+        if old != count { valueCounts[slot] = UInt16(count) }
         if !isLive(slot) { liveBits[slot >> 6] |= 1 << UInt64(slot & 63) }
     }
 

@@ -85,6 +85,14 @@ struct EntityColumns: Sendable {
         slot(forKey: key).map { row(atSlot: $0) }
     }
 
+    /// The row of a live object with only `properties` decoded; the others read as null. For code that reads a
+    /// few values of the row it replaces (the indexes' old entries), without decoding its strings and lists.
+    func row(forKey key: UInt64, decoding properties: [Int]) -> Row? {
+        guard let slot = slot(forKey: key) else { return nil }
+        return chunk(at: slot / ColumnChunk.slotCapacity).row(
+            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, decoding: properties)
+    }
+
     /// The row of a live slot.
     func row(atSlot slot: Int) -> Row {
         chunk(at: slot / ColumnChunk.slotCapacity).row(

@@ -53,6 +53,15 @@ extension AttributeValue {
         }
     }
 
+    /// How many bytes a byte value takes in an arena (0 for the others).
+    var arenaByteCount: Int {
+        switch self {
+        case .string(let s), .url(let s), .decimal(let s): s.utf8.count
+        case .binary(let b), .transformable(let b): b.count
+        default: 0
+        }
+    }
+
     /// The tag of a byte value, with a call that lends its bytes; `nil` for the others.
     func withBytesEncoding<R>(_ body: (ValueTag, UnsafeRawBufferPointer) -> R) -> R? {
         func text(_ tag: ValueTag, _ string: String) -> R {

@@ -87,6 +87,21 @@ extension StoreState {
         try loadChunks(holding: targets)
     }
 
+    /// Loads every unloaded chunk that holds an object `operations` change: what replaying a transaction writes.
+    /// Unlike a commit (``loadChunks(touchedBy:)``), a replay repairs no inverse relationship — a transaction in
+    /// the log carries its inverse changes as operations of their own — so the chunks of the objects its
+    /// relationships point to stay on disk, and no row is built to find them.
+    ///
+    /// - Throws: the error of the first damaged chunk.
+    func loadChunks(changedBy operations: [ChangeOperation]) throws(EventGraphError) {
+        guard hasUnloadedChunks else { return }
+        for operation in operations {
+            let object = operation.object
+            guard object.storeIndex == 0, Int(object.entityIndex) < tables.count else { continue }
+            try tables[Int(object.entityIndex)].load(keys: CollectionOfOne(object.key))
+        }
+    }
+
     private func loadChunks(holding references: [ObjectReference]) throws(EventGraphError) {
         var keys: [Int: [UInt64]] = [:]
         for reference in references where reference.storeIndex == 0 && Int(reference.entityIndex) < tables.count {

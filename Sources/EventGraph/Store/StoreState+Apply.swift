@@ -127,8 +127,12 @@ extension StoreState {
                     continue
                 }
                 // Targets are told apart by store and key: a list may hold objects of several stores, whose keys repeat.
-                if !removed.isEmpty {
+                if removed.count > 4 {
                     let removedTargets = Set(removed.map(\.identity))
+                    targets.removeAll { removedTargets.contains($0.identity) }
+                } else if !removed.isEmpty {
+                    // A few removals (the usual relate) compare each target with them, hashing none of a long list.
+                    let removedTargets = removed.map(\.identity)
                     targets.removeAll { removedTargets.contains($0.identity) }
                 }
                 if !added.isEmpty {
@@ -199,12 +203,20 @@ extension StoreState {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + staged.order.count)
             }
         }
+        // Per entity, the properties whose old values an install reads (see `oldValuesNeeded(ofEntity:model:)`).
+        var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
         for key in staged.order {
             guard let (entityIndex, newRow) = staged.rows[key] else { continue }
             // An entity whose indexes are pending gets them built from its columns later, changes included.
             let isUniquePending = pendingUniqueEntities.contains(entityIndex)
             let constraints = isIndexed && !isUniquePending ? model.entities[entityIndex].uniqueConstraints : []
-            let oldRow = row(entityIndex: entityIndex, key: key)
+            if neededProperties[entityIndex] == nil {
+                neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
+            }
+            // Only the values the uniqueness and attribute indexes read are decoded from the row being replaced (a
+            // post's body and a tag's list of every post are not), and none when the entity has neither.
+            let needed = neededProperties[entityIndex]!
+            let oldRow = needed.isEmpty ? nil : tables[entityIndex].row(forKey: key, decoding: needed)
             if let old = oldRow {
                 for constraint in constraints {
                     if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
@@ -230,5 +242,14 @@ extension StoreState {
         }
         indexChanges.apply(to: &indexes)
         if let deferred, deferred.hasChanges { deferredIndexChanges.append(deferred) }
+    }
+
+    /// The properties of one entity whose old values installing a change reads: those of its uniqueness
+    /// constraints and of its attribute indexes, when the state keeps them (empty for a tool's state).
+    private func oldValuesNeeded(ofEntity entityIndex: Int, model: ObjectModel) -> [Int] {
+        guard isIndexed else { return [] }
+        var properties = model.entities[entityIndex].uniqueConstraints.flatMap(\.propertyIndices)
+        properties += indexes[entityIndex].map(\.propertyIndex)
+        return Array(Set(properties)).sorted()
     }
 }
