@@ -291,4 +291,56 @@ struct StoredIndexModelChangeTests {
             #expect(try fetched(key, value) == scan(key, value), "\(change.name) \(phase): \(key) == \(value)")
         }
     }
+
+    /// The same constraints declared in another order keep using the stored indexes (each found by its attribute
+    /// names); a compound constraint whose attributes come in another order builds its entries from the chunks.
+    @Test func aReorderedConstraintUsesItsStoredIndexAndAReorderedTupleDoesNot() throws {
+        let directory = TemporaryDirectory()
+        try Self.writeStore(at: directory.file("two"), model: GadgetModels.TwoConstraints.model)
+        let swapped = try ModelContainer(path: directory.file("two"), model: GadgetModels.TwoConstraintsSwapped.model)
+        let state = swapped.store.state.withLock { $0 }
+        // In the new model's order, each the index of its own attribute.
+        #expect(state.storedUniqueIndexes.map { $0.constraint?.propertyNames } == [["y"], ["x"]])
+        #expect(state.storedUniqueIndexes.map { $0.constraint?.ordinal } == [0, 1])
+        #expect(try state.storedUniqueIndexes[0].keys(matching: [.string(Self.y(7))]).count == 1)
+        #expect(try state.storedUniqueIndexes[1].keys(matching: [.string(Self.x(7))]).count == 1)
+        #expect(state.pendingUniqueEntities.isEmpty)
+        try swapped.close()
+
+        try Self.writeStore(at: directory.file("compound"), model: GadgetModels.CompoundXY.model)
+        let reversed = try ModelContainer(path: directory.file("compound"), model: GadgetModels.CompoundYX.model)
+        let reversedState = reversed.store.state.withLock { $0 }
+        #expect(reversedState.storedUniqueIndexes.isEmpty)
+        #expect(reversedState.pendingUniqueEntities == [0])
+        try reversed.close()
+    }
+
+    /// A store opened with the model its log records (tools, `ModelContainer(path:)`) follows the latest schema
+    /// frame; when that frame declares the constraints in another order than the checkpoint's, uniqueness and
+    /// fetches still follow it.
+    @Test(arguments: [
+        (GadgetModels.TwoConstraints.model, GadgetModels.TwoConstraintsSwapped.model, "two constraints swapped"),
+        (GadgetModels.CompoundXY.model, GadgetModels.CompoundYX.model, "a compound constraint reversed"),
+    ])
+    func aStoreOpenedWithItsRecordedModelFollowsTheLatestSchemaFrame(
+        base: ObjectModel, target: ObjectModel, name: String
+    ) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        try Self.writeStore(at: path, model: base)
+        // Opening with the reordered model records it in a schema frame after the checkpoint.
+        let container = try ModelContainer(path: path, model: target)
+        let context = container.newBackgroundContext()
+        let gadget = context.insert(entityNamed: "Gadget")
+        gadget.setValue(.attribute(.string("tail-x")), forKey: "x")
+        gadget.setValue(.attribute(.string("tail-y")), forKey: "y")
+        try context.save()
+        try container.close()
+
+        let change = try #require(Self.changes.first { $0.target === target })
+        let recorded = try ModelContainer(path: path)
+        defer { try? recorded.close() }
+        try Self.expectUniqueness(change, container: recorded, phase: "recorded model")
+        try Self.expectIndexedFetchesMatchAScan(change, container: recorded, phase: "recorded model")
+    }
 }

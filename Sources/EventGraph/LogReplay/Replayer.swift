@@ -202,7 +202,7 @@ struct Replayer {
                 // Tools follow the recorded metadata (indexes, defaults) of the latest schema frame.
                 let latest = try ObjectModel(schema: schema)
                 self.model = latest
-                state!.adoptIndexes(of: latest)
+                state!.adoptIndexes(of: latest, replacing: model)
             }
         } else if let givenModel {
             guard recordedHash == givenModel.hash else {
