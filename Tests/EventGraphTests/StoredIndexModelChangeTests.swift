@@ -302,8 +302,8 @@ struct StoredIndexModelChangeTests {
         // In the new model's order, each the index of its own attribute.
         #expect(state.storedUniqueIndexes.map { $0.constraint?.propertyNames } == [["y"], ["x"]])
         #expect(state.storedUniqueIndexes.map { $0.constraint?.ordinal } == [0, 1])
-        #expect(try state.storedUniqueIndexes[0].keys(matching: [.string(Self.y(7))]).count == 1)
-        #expect(try state.storedUniqueIndexes[1].keys(matching: [.string(Self.x(7))]).count == 1)
+        #expect(try state.storedUniqueIndexes[0].storedKeys(matching: [.string(Self.y(7))]).count == 1)
+        #expect(try state.storedUniqueIndexes[1].storedKeys(matching: [.string(Self.x(7))]).count == 1)
         #expect(state.pendingUniqueEntities.isEmpty)
         try swapped.close()
 
