@@ -9,120 +9,51 @@ import Testing
 /// uniqueness constraints and indexes change from version to version.
 enum GadgetModels {
     /// The store's first model: x unique (so x has a stored uniqueness index and a stored attribute index).
-    enum Base {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            @Attribute(.unique) var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
+    final class Gadget: ManagedObject {
+        override class var entityName: String { "Gadget" }
+        @Attribute(.unique) var x: String = ""
+        @Attribute var y: String = ""
+        @Attribute var z: Int64 = 0
+    }
+
+    static let base = try! ObjectModel(name: "Gadgets", version: "1", types: [Gadget.self])
+
+    /// The base with other constraints and indexes, and x renamed `xName` (its original name recorded), built from
+    /// the base's recorded schema.
+    static func model(version: String, unique: [[String]], indexes: [[String]] = [], xName: String = "x")
+        -> ObjectModel
+    {
+        var schema = base.schema
+        schema.versionIdentifier = version
+        if xName != "x", case .attribute(var x) = schema.entities[0].properties[0] {
+            x.originalName = x.name
+            x.name = xName
+            schema.entities[0].properties[0] = .attribute(x)
         }
-        static let model = try! ObjectModel(name: "Gadgets", version: "1", types: [Gadget.self])
+        schema.entities[0].uniquenessConstraints = unique
+        schema.entities[0].indexes = indexes
+        return try! ObjectModel(schema: schema)
     }
 
     /// (a) The constraint dropped.
-    enum NoConstraint {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            @Attribute var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "2a", types: [Gadget.self])
-    }
-
+    static let noConstraint = model(version: "2a", unique: [])
     /// (b) The constraint moved to y.
-    enum OnY {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            @Attribute var x: String = ""
-            @Attribute(.unique) var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "2b", types: [Gadget.self])
-    }
-
+    static let onY = model(version: "2b", unique: [["y"]])
     /// (c) The constraint made compound: (x, y).
-    enum Compound {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            override class var uniquenessConstraints: [[String]] { [["x", "y"]] }
-            @Attribute var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "2c", types: [Gadget.self])
-    }
-
+    static let compound = model(version: "2c", unique: [["x", "y"]])
     /// (d) An index added on z (metadata: no migration).
-    enum IndexOnZ {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            @Attribute(.unique) var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute(.indexed) var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "2d", types: [Gadget.self])
-    }
-
+    static let indexOnZ = model(version: "2d", unique: [["x"]], indexes: [["z"]])
     /// (e) x renamed `code` (through its original name), still unique.
-    enum Renamed {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            @Attribute(.unique, .originalName("x")) var code: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "2e", types: [Gadget.self])
-    }
-
+    static let renamed = model(version: "2e", unique: [["code"]], xName: "code")
     /// A base with two constraints, x then y.
-    enum TwoConstraints {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            override class var uniquenessConstraints: [[String]] { [["x"], ["y"]] }
-            @Attribute var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "1t", types: [Gadget.self])
-    }
-
+    static let twoConstraints = model(version: "1t", unique: [["x"], ["y"]])
     /// (f) The same two constraints declared in the other order: the same shape (constraints are a set), so the
     /// store opens without a migration, but each constraint's ordinal is the other's.
-    enum TwoConstraintsSwapped {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            override class var uniquenessConstraints: [[String]] { [["y"], ["x"]] }
-            @Attribute var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "2f", types: [Gadget.self])
-    }
-
+    static let twoConstraintsSwapped = model(version: "2f", unique: [["y"], ["x"]])
     /// A base with the compound constraint (x, y).
-    enum CompoundXY {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            override class var uniquenessConstraints: [[String]] { [["x", "y"]] }
-            @Attribute var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "1c", types: [Gadget.self])
-    }
-
+    static let compoundXY = model(version: "1c", unique: [["x", "y"]])
     /// (g) The compound constraint declared as (y, x): the same shape, its tuple in the other order.
-    enum CompoundYX {
-        final class Gadget: ManagedObject {
-            override class var entityName: String { "Gadget" }
-            override class var uniquenessConstraints: [[String]] { [["y", "x"]] }
-            @Attribute var x: String = ""
-            @Attribute var y: String = ""
-            @Attribute var z: Int64 = 0
-        }
-        static let model = try! ObjectModel(name: "Gadgets", version: "2g", types: [Gadget.self])
-    }
+    static let compoundYX = model(version: "2g", unique: [["y", "x"]])
 }
 
 /// A store whose checkpoint holds stored indexes (format 1.4) opened with a model whose uniqueness constraints or
@@ -160,28 +91,28 @@ struct StoredIndexModelChangeTests {
 
     static let changes: [Change] = [
         Change(
-            name: "a constraint dropped", base: GadgetModels.Base.model, target: GadgetModels.NoConstraint.model,
+            name: "a constraint dropped", base: GadgetModels.base, target: GadgetModels.noConstraint,
             xName: "x", isSameShape: false, refused: [], accepted: [("x-00005", "new-1")]),
         Change(
-            name: "a constraint moved to y", base: GadgetModels.Base.model, target: GadgetModels.OnY.model,
+            name: "a constraint moved to y", base: GadgetModels.base, target: GadgetModels.onY,
             xName: "x", isSameShape: false, refused: [("new-2", "y-00007")], accepted: [("x-00005", "new-3")]),
         Change(
-            name: "a constraint made compound", base: GadgetModels.Base.model, target: GadgetModels.Compound.model,
+            name: "a constraint made compound", base: GadgetModels.base, target: GadgetModels.compound,
             xName: "x", isSameShape: false, refused: [("x-00006", "y-00006")], accepted: [("x-00005", "new-4")]),
         Change(
-            name: "an index added on z", base: GadgetModels.Base.model, target: GadgetModels.IndexOnZ.model,
+            name: "an index added on z", base: GadgetModels.base, target: GadgetModels.indexOnZ,
             xName: "x", isSameShape: true, refused: [("x-00005", "new-5")], accepted: [("new-6", "y-00007")]),
         Change(
-            name: "x renamed through its original name", base: GadgetModels.Base.model,
-            target: GadgetModels.Renamed.model, xName: "code", isSameShape: false,
+            name: "x renamed through its original name", base: GadgetModels.base,
+            target: GadgetModels.renamed, xName: "code", isSameShape: false,
             refused: [("x-00005", "new-7")], accepted: [("new-8", "y-00007")]),
         Change(
-            name: "two constraints declared in the other order", base: GadgetModels.TwoConstraints.model,
-            target: GadgetModels.TwoConstraintsSwapped.model, xName: "x", isSameShape: true,
+            name: "two constraints declared in the other order", base: GadgetModels.twoConstraints,
+            target: GadgetModels.twoConstraintsSwapped, xName: "x", isSameShape: true,
             refused: [("x-00005", "new-9"), ("new-10", "y-00007")], accepted: [("new-11", "new-12")]),
         Change(
-            name: "a compound constraint declared in the other order", base: GadgetModels.CompoundXY.model,
-            target: GadgetModels.CompoundYX.model, xName: "x", isSameShape: true,
+            name: "a compound constraint declared in the other order", base: GadgetModels.compoundXY,
+            target: GadgetModels.compoundYX, xName: "x", isSameShape: true,
             refused: [("x-00006", "y-00006"), ("x-04321", "y-04321")],
             accepted: [("x-00005", "y-00006"), ("x-00006", "new-13")]),
     ]
@@ -296,8 +227,8 @@ struct StoredIndexModelChangeTests {
     /// names); a compound constraint whose attributes come in another order builds its entries from the chunks.
     @Test func aReorderedConstraintUsesItsStoredIndexAndAReorderedTupleDoesNot() throws {
         let directory = TemporaryDirectory()
-        try Self.writeStore(at: directory.file("two"), model: GadgetModels.TwoConstraints.model)
-        let swapped = try ModelContainer(path: directory.file("two"), model: GadgetModels.TwoConstraintsSwapped.model)
+        try Self.writeStore(at: directory.file("two"), model: GadgetModels.twoConstraints)
+        let swapped = try ModelContainer(path: directory.file("two"), model: GadgetModels.twoConstraintsSwapped)
         let state = swapped.store.state.withLock { $0 }
         // In the new model's order, each the index of its own attribute.
         #expect(state.storedUniqueIndexes.map { $0.constraint?.propertyNames } == [["y"], ["x"]])
@@ -307,8 +238,8 @@ struct StoredIndexModelChangeTests {
         #expect(state.pendingUniqueEntities.isEmpty)
         try swapped.close()
 
-        try Self.writeStore(at: directory.file("compound"), model: GadgetModels.CompoundXY.model)
-        let reversed = try ModelContainer(path: directory.file("compound"), model: GadgetModels.CompoundYX.model)
+        try Self.writeStore(at: directory.file("compound"), model: GadgetModels.compoundXY)
+        let reversed = try ModelContainer(path: directory.file("compound"), model: GadgetModels.compoundYX)
         let reversedState = reversed.store.state.withLock { $0 }
         #expect(reversedState.storedUniqueIndexes.isEmpty)
         #expect(reversedState.pendingUniqueEntities == [0])
@@ -319,8 +250,8 @@ struct StoredIndexModelChangeTests {
     /// frame; when that frame declares the constraints in another order than the checkpoint's, uniqueness and
     /// fetches still follow it.
     @Test(arguments: [
-        (GadgetModels.TwoConstraints.model, GadgetModels.TwoConstraintsSwapped.model, "two constraints swapped"),
-        (GadgetModels.CompoundXY.model, GadgetModels.CompoundYX.model, "a compound constraint reversed"),
+        (GadgetModels.twoConstraints, GadgetModels.twoConstraintsSwapped, "two constraints swapped"),
+        (GadgetModels.compoundXY, GadgetModels.compoundYX, "a compound constraint reversed"),
     ])
     func aStoreOpenedWithItsRecordedModelFollowsTheLatestSchemaFrame(
         base: ObjectModel, target: ObjectModel, name: String
