@@ -4,9 +4,13 @@ extension Replayer {
     /// The indexes a checkpoint's directory lists (format 1.4), by entity, as stored indexes read on first use.
     /// An index the model does not have in that shape (another constraint, property or arity) is left out: its
     /// entity's indexes are then built from the chunks, as for a 1.3 checkpoint.
-    static func storedIndexes(of directory: CheckpointDirectory, source: CheckpointChunkSource, model: ObjectModel)
-        -> [Int: [CheckpointIndex]]
-    {
+    ///
+    /// - Parameter schema: the schema frame in force at the checkpoint, which names the constraint each stored
+    ///   uniqueness index was written for (the directory gives only its owner and ordinal).
+    static func storedIndexes(
+        of directory: CheckpointDirectory, source: CheckpointChunkSource, model: ObjectModel,
+        writtenUnder schema: SchemaPayload?
+    ) -> [Int: [CheckpointIndex]] {
         var result: [Int: [CheckpointIndex]] = [:]
         for listed in directory.indexes {
             let entityIndex = Int(listed.entityIndex)
@@ -17,11 +21,7 @@ extension Replayer {
             let name: String
             switch listed.kind {
             case .unique:
-                guard
-                    let found = entity.uniqueConstraints.first(where: {
-                        $0.entityIndex == Int(listed.ownerEntityIndex) && $0.ordinal == Int(listed.ordinal)
-                    }), found.propertyIndices.count == Int(listed.arity)
-                else { continue }
+                guard let found = Self.constraint(coveredBy: listed, of: entity, writtenUnder: schema) else { continue }
                 constraint = found
                 propertyIndex = found.propertyIndices[0]
                 name = "the uniqueness index (\(found.propertyNames.joined(separator: ", "))) of entity \(entity.name)"
@@ -41,5 +41,24 @@ extension Replayer {
                     arity: Int(listed.arity), name: name, chunks: chunks))
         }
         return result
+    }
+
+    /// The model's constraint a stored uniqueness index covers: the one of the same owner whose attributes are, in
+    /// the same order, those of the constraint the index was written for, whatever its ordinal now. The ordinal
+    /// alone is not enough: the constraints of an entity are a set in the model's shape, so a model that declares
+    /// them in another order, or a compound constraint's attributes in another order, opens the store without a
+    /// migration, and its constraint at that ordinal is another one (a stale index then misses duplicates and
+    /// refuses tuples that are free).
+    static func constraint(
+        coveredBy listed: IndexChunks, of entity: EntityDescription, writtenUnder schema: SchemaPayload?
+    ) -> UniqueConstraint? {
+        let owner = Int(listed.ownerEntityIndex)
+        let ordinal = Int(listed.ordinal)
+        guard let schema, owner < schema.entities.count,
+            ordinal < schema.entities[owner].uniquenessConstraints.count
+        else { return nil }
+        let names = schema.entities[owner].uniquenessConstraints[ordinal]
+        guard names.count == Int(listed.arity) else { return nil }
+        return entity.uniqueConstraints.first { $0.entityIndex == owner && $0.propertyNames == names }
     }
 }

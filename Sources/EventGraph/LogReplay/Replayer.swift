@@ -116,7 +116,9 @@ struct Replayer {
                 entityName: model.entities[Int(first.entityIndex)].name)
             for uuid in chunk.foreignStores { _ = checkpoint!.state.storeIndex(of: uuid) }
         }
-        let stored = buildsIndexes ? Self.storedIndexes(of: directory, source: source, model: model) : [:]
+        let stored =
+            buildsIndexes
+            ? Self.storedIndexes(of: directory, source: source, model: model, writtenUnder: recordedSchema) : [:]
         for entity in directory.entities {
             let entityIndex = Int(entity.entityIndex)
             guard entityIndex < model.entities.count else {
@@ -200,7 +202,7 @@ struct Replayer {
                 // Tools follow the recorded metadata (indexes, defaults) of the latest schema frame.
                 let latest = try ObjectModel(schema: schema)
                 self.model = latest
-                state!.adoptIndexes(of: latest)
+                state!.adoptIndexes(of: latest, replacing: model)
             }
         } else if let givenModel {
             guard recordedHash == givenModel.hash else {

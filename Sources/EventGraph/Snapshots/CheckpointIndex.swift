@@ -20,13 +20,28 @@ struct CheckpointIndex: Sendable {
     /// What the errors name: the file is the source's, the index is described by ``name``.
     let name: String
     let chunks: [LazyIndexChunk]
+    /// The checkpoint's chunks of the entity: what the entries are rebuilt from when an index chunk is damaged.
+    var entityChunks: [LazyColumnChunk] = []
+    /// The entries rebuilt from ``entityChunks`` once a damaged chunk is met, shared by every version of the state.
+    let replacement = CheckpointIndexReplacement()
 
-    /// The keys of the entries whose values equal `values` in the index's order, in key order (reads only the
-    /// chunks whose bounds hold `values`).
+    /// The keys of the checkpoint's objects whose values equal `values` in the index's order, in key order: from
+    /// the stored chunks whose bounds hold `values`, or, once one of the index's chunks is found damaged, from the
+    /// entries rebuilt in memory from the entity's checkpoint chunks (once, reported once: ``replacement``).
+    func keys(matching values: [AttributeValue]) -> [UInt64] {
+        if let rebuilt = replacement.entries { return rebuilt[values] ?? [] }
+        do {
+            return try storedKeys(matching: values)
+        } catch {
+            return replacement.build(after: error, index: self)[values] ?? []
+        }
+    }
+
+    /// The keys of `values` from the stored chunks.
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the index, the chunk and its byte offset when one of
     ///   those chunks is damaged.
-    func keys(matching values: [AttributeValue]) throws(EventGraphError) -> [UInt64] {
+    func storedKeys(matching values: [AttributeValue]) throws(EventGraphError) -> [UInt64] {
         // The first chunk whose last entry is not below `values`.
         var low = 0
         var high = chunks.count
@@ -103,6 +118,61 @@ struct CheckpointIndex: Sendable {
     static func reportFallback(_ error: EventGraphError) {
         FileHandle.standardError.write(
             Data("EventGraph: \(error.message); answering from the entity's chunks instead\n".utf8))
+    }
+
+    /// The entries the checkpoint's objects give this index, by values: what the stored chunks would hold, computed
+    /// from the entity's checkpoint chunks (a damaged entity chunk holds no object, as everywhere).
+    fileprivate func entriesFromEntityChunks() -> [[AttributeValue]: [UInt64]] {
+        let properties = constraint?.propertyIndices ?? [propertyIndex]
+        var entries: [[AttributeValue]: [UInt64]] = [:]
+        for lazy in entityChunks {
+            guard let chunk = try? lazy.load() else { continue }
+            for position in chunk.keys.indices where chunk.isLive(position) {
+                let values = properties.map { chunk.attributeValue(at: position, property: $0) }
+                // As the writer: a uniqueness tuple with a null is not indexed; NaN has no place in the order.
+                if kind == .unique && values.contains(.null) { continue }
+                guard values.allSatisfy(AttributeIndex.isIndexable) else { continue }
+                entries[values, default: []].append(chunk.keys[position])
+            }
+        }
+        for values in entries.keys { entries[values]!.sort() }
+        return entries
+    }
+}
+
+/// What replaces a stored index once one of its chunks is found damaged: its entries rebuilt in memory from the
+/// entity's checkpoint chunks, once, so that later lookups neither read the damaged chunk again nor scan the entity
+/// each time; the damage is reported once, when it is found. Shared (a class) by every version of the state, like
+/// the chunks it stands for.
+final class CheckpointIndexReplacement: Sendable {
+    private struct Built: Sendable {
+        var entries: [[AttributeValue]: [UInt64]]
+        var damage: EventGraphError
+    }
+
+    private let built = Mutex<Built?>(nil)
+    private let reports = Mutex(0)
+
+    /// The rebuilt entries, once built.
+    var entries: [[AttributeValue]: [UInt64]]? { built.withLock { $0?.entries } }
+
+    /// The damage that made the index unusable, once found: its message names the file, the index, the chunk and
+    /// its byte offset.
+    var damage: EventGraphError? { built.withLock { $0?.damage } }
+
+    /// How many times the damage was reported (a probe for tests: once).
+    var reportCount: Int { reports.withLock { $0 } }
+
+    /// Builds the entries the first time (reporting `error` on standard error), the same entries afterwards.
+    fileprivate func build(after error: EventGraphError, index: CheckpointIndex) -> [[AttributeValue]: [UInt64]] {
+        built.withLock { built in
+            if let built { return built.entries }
+            CheckpointIndex.reportFallback(error)
+            reports.withLock { $0 += 1 }
+            let entries = index.entriesFromEntityChunks()
+            built = Built(entries: entries, damage: error)
+            return entries
+        }
     }
 }
 

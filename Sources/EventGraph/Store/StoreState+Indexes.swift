@@ -2,15 +2,33 @@ import LogFormat
 
 extension StoreState {
     /// Replaces the attribute indexes by those `model` declares (a later schema frame may add or drop some) and
-    /// builds them from the tables.
-    mutating func adoptIndexes(of model: ObjectModel) {
+    /// builds them from the tables; the uniqueness entries of constraints `model` declares otherwise than
+    /// `previous` are built again on first need.
+    mutating func adoptIndexes(of model: ObjectModel, replacing previous: ObjectModel) {
         guard isIndexed else { return }
+        adoptUniqueConstraints(of: model, replacing: previous)
         indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
         }
         // The deferred changes have the old indexes' shape: pending entities build from their chunks instead.
         storedAttributeIndexes = [:]
         deferredIndexChanges = []
         rebuildIndexes()
+    }
+
+    /// Forgets the uniqueness entries of every entity whose own constraints `model` declares otherwise than
+    /// `previous`. The shape keeps an entity's constraints as a set, so a later schema frame may declare the same
+    /// ones in another order, or a compound one's attributes in another order: the entries (and a checkpoint's
+    /// stored indexes) are keyed by the old ordinals and tuples, and would miss duplicates. The family of such an
+    /// entity becomes pending: its entries are built from its rows under `model` on first need.
+    private mutating func adoptUniqueConstraints(of model: ObjectModel, replacing previous: ObjectModel) {
+        func own(_ model: ObjectModel, _ entityIndex: Int) -> [UniqueConstraint] {
+            model.entities[entityIndex].uniqueConstraints.filter { $0.entityIndex == entityIndex }
+        }
+        let changed = Set(model.entities.indices.filter { own(model, $0) != own(previous, $0) })
+        guard !changed.isEmpty else { return }
+        uniqueIndex = uniqueIndex.filter { !changed.contains($0.key.entityIndex) }
+        storedUniqueIndexes.removeAll { index in index.constraint.map { changed.contains($0.entityIndex) } ?? true }
+        for owner in changed { pendingUniqueEntities.formUnion(model.entities[owner].familyIndices) }
     }
 
     /// Builds every attribute index from the tables (after a checkpoint was loaded row by row), except those of

@@ -12,18 +12,9 @@ extension StoreState {
             guard let constraint = index.constraint, constraint.entityIndex == tuple.entityIndex,
                 constraint.ordinal == tuple.ordinal
             else { continue }
-            let candidates: [UInt64]
-            do {
-                candidates = try index.keys(matching: tuple.values)
-            } catch {
-                // A damaged index chunk: the entity's own chunks answer (never a wrong answer, never a crash).
-                CheckpointIndex.reportFallback(error)
-                if let key = scannedHolder(of: tuple, constraint: constraint, entityIndex: index.entityIndex) {
-                    return key
-                }
-                continue
-            }
-            for key in candidates {
+            // A damaged index chunk is answered from the entity's chunks (never a wrong answer, never a crash):
+            // the index's entries are rebuilt from them once, and the damage is reported once.
+            for key in index.keys(matching: tuple.values) {
                 guard let row = row(entityIndex: index.entityIndex, key: key),
                     UniqueKey(constraint, values: row.values) == tuple
                 else { continue }
@@ -31,15 +22,6 @@ extension StoreState {
             }
         }
         return nil
-    }
-
-    /// The holder of a tuple among one entity's objects, by reading them all (the fallback of a damaged index).
-    private func scannedHolder(of tuple: UniqueKey, constraint: UniqueConstraint, entityIndex: Int) -> UInt64? {
-        var holder: UInt64?
-        forEachRow(ofEntity: entityIndex) { row in
-            if holder == nil, UniqueKey(constraint, values: row.values) == tuple { holder = row.key }
-        }
-        return holder
     }
 
     /// The attribute indexes of a pending entity built from the checkpoint's stored entries and the tail's

@@ -119,7 +119,11 @@ struct StoreState: Sendable {
         guard isIndexed else { return }
         let constraints = model.entities[entityIndex].uniqueConstraints
         let uniques = constraints.compactMap { constraint in
-            storedIndexes.first { $0.constraint == constraint }
+            storedIndexes.first { $0.constraint == constraint }.map { index in
+                var index = index
+                index.entityChunks = chunks
+                return index
+            }
         }
         if uniques.count == constraints.count {
             storedUniqueIndexes += uniques
