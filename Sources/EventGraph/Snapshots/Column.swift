@@ -138,12 +138,7 @@ struct Column: Sendable {
                 words[slot] = word
                 return setTag(tag, at: slot, old: old)
             }
-            let stored: ValueTag? = attribute.withBytesEncoding { tag, bytes in
-                if old == tag && arena.holds(bytes, at: slot) { return tag }
-                arena.set(bytes, at: slot)
-                return tag
-            }
-            if let stored { return setTag(stored, at: slot, old: old) }
+            if attribute.withBytesEncoding({ tag, bytes in set(bytes: bytes, tag: tag, at: slot) }) != nil { return }
             switch attribute {
             case .null: return setTag(.null, at: slot, old: old)
             case .uuid, .blob:
@@ -164,6 +159,38 @@ struct Column: Sendable {
             setMany(list, at: slot, old: old)
             setTag(.toMany, at: slot, old: old)
         }
+    }
+
+    /// Edits a to-many slot's list in place (a replayed relate): a list with an array of its own is moved out of
+    /// ``largeLists``, edited and put back, so that adding one target to a tag's list of every post copies the list
+    /// at most once per chunk version (when another version still shares it), not once per relate.
+    ///
+    /// - Precondition: the slot holds a to-many list.
+    mutating func editMany(at slot: Int, _ edit: (inout [ObjectReference]) -> Void) {
+        precondition(tag(at: slot) == .toMany, "slot \(slot) holds no to-many list")
+        guard manyCounts[slot] == Self.largeListMarker else {
+            let range = spanRange(slot)
+            var list = Array(manyTargets[range])
+            edit(&list)
+            return set(.toMany(list), at: slot)
+        }
+        var list = largeLists.removeValue(forKey: slot) ?? []
+        edit(&list)
+        if list.count >= Self.largeListCount {
+            largeLists[slot] = list
+        } else {
+            setMany(list, at: slot, old: .toMany)
+        }
+    }
+
+    /// Stores a byte value (a string's UTF-8, a binary's bytes) of a slot straight from `bytes`: what ``set(_:at:)``
+    /// does with a byte value, for a decoder that has the bytes and no value (a checkpoint chunk decoded in place).
+    ///
+    /// - Precondition: `tag` is a byte tag (``ValueTag/isBytes``).
+    mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, at slot: Int) {
+        let old = self.tag(at: slot)
+        if old != tag || !arena.holds(bytes, at: slot) { arena.set(bytes, at: slot) }
+        setTag(tag, at: slot, old: old)
     }
 
     /// The span of a slot's list in ``manyTargets`` (empty for a list in ``largeLists``).

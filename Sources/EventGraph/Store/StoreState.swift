@@ -106,6 +106,18 @@ struct StoreState: Sendable {
     /// Removes the row of `key` from one entity.
     mutating func removeRow(entityIndex: Int, key: UInt64) { tables[entityIndex].remove(key: key) }
 
+    /// Inserts or replaces an object's values, without a ``Row`` (a replayed insert).
+    mutating func put(entityIndex: Int, key: UInt64, version: UInt64, values: [PropertyValue]) {
+        tables[entityIndex].put(key: key, version: version, values: values)
+    }
+
+    /// Changes a live object in its chunk (see ``EntityColumns/modify(key:_:)``); `nil` when it does not exist.
+    mutating func modify<R>(
+        entityIndex: Int, key: UInt64, _ body: (inout ColumnChunk, _ position: Int) throws(EventGraphError) -> R
+    ) throws(EventGraphError) -> R? {
+        try tables[entityIndex].modify(key: key, body)
+    }
+
     /// Takes a checkpoint's chunks of one entity (format 1.3) as chunks that stay on disk until touched; the
     /// entity's indexes are built on first need.
     ///
