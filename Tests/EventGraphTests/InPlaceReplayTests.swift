@@ -27,9 +27,12 @@ struct InPlaceReplayTests {
             self.faulty = faulty
         }
 
-        func entity(_ name: String) -> UInt32 { UInt32(InPlaceReplayTests.model.entities.first { $0.name == name }!.index) }
+        func entity(_ name: String) -> UInt32 {
+            UInt32(InPlaceReplayTests.model.entities.first { $0.name == name }!.index)
+        }
         func property(_ name: String, of entity: String) -> UInt32 {
-            UInt32(InPlaceReplayTests.model.entities[Int(self.entity(entity))].properties.firstIndex { $0.name == name }!)
+            UInt32(
+                InPlaceReplayTests.model.entities[Int(self.entity(entity))].properties.firstIndex { $0.name == name }!)
         }
         func reference(_ entity: String, _ key: UInt64) -> ObjectReference {
             ObjectReference(entityIndex: self.entity(entity), key: key)
@@ -57,7 +60,8 @@ struct InPlaceReplayTests {
                 return changes
             case "Course":
                 return [
-                    PropertyChange(propertyIndex: property("code", of: entity), value: .attribute(.string("C\(below(9))"))),
+                    PropertyChange(
+                        propertyIndex: property("code", of: entity), value: .attribute(.string("C\(below(9))"))),
                     PropertyChange(
                         propertyIndex: property("credits", of: entity), value: .attribute(.int32(Int32(below(30))))),
                 ]
@@ -68,7 +72,8 @@ struct InPlaceReplayTests {
                 ]
                 if let course = someLive("Course") {
                     changes.append(
-                        PropertyChange(propertyIndex: property("course", of: entity), value: .toOne(reference("Course", course))))
+                        PropertyChange(
+                            propertyIndex: property("course", of: entity), value: .toOne(reference("Course", course))))
                 }
                 return changes
             default:
@@ -132,7 +137,10 @@ struct InPlaceReplayTests {
                     // An object touched after its delete, or deleted after its insert, in the same transaction.
                     guard let key = someLive(name) else { continue }
                     operations.append(.delete(reference(name, key)))
-                    operations.append(below(2) == 0 ? .update(reference(name, key), value(of: name)) : .insert(reference(name, key), value(of: name)))
+                    operations.append(
+                        below(2) == 0
+                            ? .update(reference(name, key), value(of: name))
+                            : .insert(reference(name, key), value(of: name)))
                 case 11:
                     // Unknown objects and properties, and a relate through an attribute.
                     let key = below(2) == 0 ? nextKey + 1000 : (someLive(name) ?? 1)
@@ -200,7 +208,8 @@ struct InPlaceReplayTests {
         var workload = Workload(seed: seed, faulty: faulty)
         var records: [ReplayRecord] = [.schema(model.schema)]
         // A reference replay, to write checkpoints of the state reached.
-        var reference = Replayer(model: nil, untilTransaction: nil, policy: .tolerant, source: "random", appliesInPlace: false)
+        var reference = Replayer(
+            model: nil, untilTransaction: nil, policy: .tolerant, source: "random", appliesInPlace: false)
         try! reference.consume(records[0])
         for index in 1...transactions {
             let record: ReplayRecord
@@ -212,7 +221,9 @@ struct InPlaceReplayTests {
                     lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds, nextKey: state.nextKey,
                     objectCount: UInt64(state.objectCount))
                 var checkpoint: [ReplayRecord] = [.checkpointBegin(begin)]
-                state.forEachCheckpointChunk(model: model, recordsPerChunk: 50) { checkpoint.append(.checkpointChunk($0)) }
+                state.forEachCheckpointChunk(model: model, recordsPerChunk: 50) {
+                    checkpoint.append(.checkpointChunk($0))
+                }
                 checkpoint.append(.checkpointEnd(CheckpointEnd(objectCount: begin.objectCount, stateDigest: [])))
                 for record in checkpoint { try! reference.consume(record) }
                 records += checkpoint
@@ -232,7 +243,8 @@ struct InPlaceReplayTests {
     func tolerant(seed: UInt64) throws {
         let records = Self.records(seed: seed, faulty: true, transactions: 400)
         for buildsIndexes in [false, true] {
-            var inPlace = Replayer(model: nil, untilTransaction: nil, policy: .tolerant, buildsIndexes: buildsIndexes, source: "random")
+            var inPlace = Replayer(
+                model: nil, untilTransaction: nil, policy: .tolerant, buildsIndexes: buildsIndexes, source: "random")
             var staged = Replayer(
                 model: nil, untilTransaction: nil, policy: .tolerant, buildsIndexes: buildsIndexes, source: "random",
                 appliesInPlace: false)
@@ -254,7 +266,8 @@ struct InPlaceReplayTests {
     func strict(seed: UInt64) throws {
         let records = Self.records(seed: seed, faulty: false, transactions: 400)
         var inPlace = Replayer(model: Self.model, untilTransaction: nil, policy: .strict, source: "random")
-        var staged = Replayer(model: Self.model, untilTransaction: nil, policy: .strict, source: "random", appliesInPlace: false)
+        var staged = Replayer(
+            model: Self.model, untilTransaction: nil, policy: .strict, source: "random", appliesInPlace: false)
         for record in records {
             try inPlace.consume(record)
             try staged.consume(record)
@@ -316,7 +329,8 @@ struct InPlaceReplayTests {
         let container = try ModelContainer(path: path, model: Self.model)
         defer { try? container.close() }
         let opened = container.store.state.withLock { $0 }
-        var staged = Replayer(model: Self.model, untilTransaction: nil, policy: .strict, source: path, appliesInPlace: false)
+        var staged = Replayer(
+            model: Self.model, untilTransaction: nil, policy: .strict, source: path, appliesInPlace: false)
         let reader = try LogReader(path: path)
         try reader.scan(defersEntityChunkBodies: true) { record in
             let converted = try FileBackend.convert(record) { () throws(LogFormatError) -> LogReader in reader }
