@@ -140,10 +140,12 @@ struct ColumnChunkBuilder: CheckpointChunkVisitor {
         setBy[property] = recordNumber
         switch value {
         case .value(let value):
-            let local =
-                storeMap.isEmpty
-                ? value : StoreState.localize(PropertyChange(propertyIndex: propertyIndex, value: value), storeMap).value
-            chunk.set(local, property: property, at: slot)
+            if storeMap.isEmpty {
+                chunk.set(value, property: property, at: slot)
+            } else {
+                let change = PropertyChange(propertyIndex: propertyIndex, value: value)
+                chunk.set(StoreState.localize(change, storeMap).value, property: property, at: slot)
+            }
         case .bytes(let kind, let bytes):
             chunk.set(bytes: bytes, tag: ValueTag(kind), property: property, at: slot)
         }

@@ -81,16 +81,7 @@ struct ColumnChunk: Sendable {
     /// Adds an object after the used slots; returns its slot. (Decoding a checkpoint chunk calls this with each
     /// record's values, without a ``Row`` for each.)
     mutating func append(key: UInt64, version: UInt64, values: some RandomAccessCollection<PropertyValue>) -> Int {
-        precondition(!isFull, "a chunk holds at most \(Self.slotCapacity) objects")
-        let slot = keys.count
-        if slot == 0 {
-            keys.reserveCapacity(Self.slotCapacity)
-            versions.reserveCapacity(Self.slotCapacity)
-            valueCounts.reserveCapacity(Self.slotCapacity)
-        }
-        keys.append(key)
-        versions.append(version)
-        valueCounts.append(0)
+        let slot = appendSlot(key: key, version: version, valueCount: values.count)
         write(values, at: slot)
         return slot
     }
@@ -146,7 +137,9 @@ struct ColumnChunk: Sendable {
     }
 
     /// Edits the to-many list of a live slot's property in place (see ``Column/editMany(at:_:)``).
-    mutating func editMany(property: Int, at slot: Int, _ edit: (inout [ObjectReference]) -> Void) {
+    mutating func editMany(
+        property: Int, at slot: Int, _ edit: (inout [ObjectReference], _ keyBound: UInt64?) -> UInt64?
+    ) {
         precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
         columns[property].editMany(at: slot, edit)
     }

@@ -265,8 +265,8 @@ extension StoreState {
                         return false
                     }
                     chunk.setVersion(version, at: position)
-                    chunk.editMany(property: Int(propertyIndex), at: position) { targets in
-                        Self.relate(&targets, added: added, removed: removed)
+                    chunk.editMany(property: Int(propertyIndex), at: position) { targets, keyBound in
+                        Self.relate(&targets, added: added, removed: removed, keyBound: keyBound)
                     }
                     return true
                 }
@@ -384,7 +384,16 @@ extension StoreState {
     /// Edits a to-many list as a relate says: the removed targets go, then the added ones that are not in it yet
     /// are appended. Targets are told apart by store and key: a list may hold objects of several stores, whose keys
     /// repeat.
-    static func relate(_ targets: inout [ObjectReference], added: [ObjectReference], removed: [ObjectReference]) {
+    ///
+    /// - Parameter keyBound: a key no target's key exceeds, when the caller knows one (a long list's column keeps
+    ///   it), so that the list is not scanned for its largest key.
+    /// - Returns: a key no target's key exceeds after the edit (`nil`: not known, when none was given and nothing
+    ///   was added).
+    @discardableResult
+    static func relate(
+        _ targets: inout [ObjectReference], added: [ObjectReference], removed: [ObjectReference],
+        keyBound: UInt64? = nil
+    ) -> UInt64? {
         if removed.count > 4 {
             let removedTargets = Set(removed.map(\.identity))
             targets.removeAll { removedTargets.contains($0.identity) }
@@ -393,13 +402,18 @@ extension StoreState {
             let removedTargets = removed.map(\.identity)
             targets.removeAll { removedTargets.contains($0.identity) }
         }
-        if !added.isEmpty {
-            // Objects inserted since the list was last written have larger keys than any in it, so the usual
-            // relate is checked against the largest key instead of hashing a list of, say, 100k posts.
-            let largestKey = targets.reduce(0) { Swift.max($0, $1.key) }
-            var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
-            for target in added where present.insert(target.identity).inserted { targets.append(target) }
+        // Removing targets leaves a bound a bound.
+        guard !added.isEmpty else { return keyBound }
+        let largestKey = keyBound ?? targets.reduce(0) { Swift.max($0, $1.key) }
+        // Objects inserted since the list was last written have larger keys than any in it, so the usual relate is
+        // checked against the largest key instead of hashing a list of, say, 100k posts.
+        var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
+        var bound = largestKey
+        for target in added where present.insert(target.identity).inserted {
+            targets.append(target)
+            bound = Swift.max(bound, target.key)
         }
+        return bound
     }
 }
 

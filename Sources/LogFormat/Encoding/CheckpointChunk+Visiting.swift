@@ -125,7 +125,8 @@ extension PropertyValue {
             if tag <= AttributeValue.EncodingTag.reservedRangeUpperBound {
                 value = .attribute(try AttributeValue(tag: tag, at: tagOffset, from: &reader))
             } else {
-                value = try PropertyValue(relationshipTag: tag, at: tagOffset, from: &reader, foreignStoreCount: foreignStoreCount)
+                value = try PropertyValue(
+                    relationshipTag: tag, at: tagOffset, from: &reader, foreignStoreCount: foreignStoreCount)
             }
             return body(.value(value))
         }
