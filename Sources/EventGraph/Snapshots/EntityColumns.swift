@@ -196,7 +196,15 @@ struct EntityColumns: Sendable {
 
     /// Inserts or replaces the object with `key`, without a ``Row`` (a replayed insert).
     mutating func put(key: UInt64, version: UInt64, values: some RandomAccessCollection<PropertyValue>) {
-        if let slot = slot(forKey: key) {
+        put(key: key, version: version, values: values, slot: slot(forKey: key))
+    }
+
+    /// ``put(key:version:values:)`` for a caller that has just looked the key up: `slot` is
+    /// ``slot(forKey:)``'s answer, and the table has not changed since.
+    mutating func put(
+        key: UInt64, version: UInt64, values: some RandomAccessCollection<PropertyValue>, slot: Int?
+    ) {
+        if let slot {
             makeResident(slot / ColumnChunk.slotCapacity)
             resident[slot / ColumnChunk.slotCapacity].replace(
                 at: slot % ColumnChunk.slotCapacity, version: version, values: values)

@@ -225,13 +225,15 @@ extension StoreState {
             switch operation {
             case .insert(let reference, let changes):
                 guard let entityIndex = try check.ownEntity(of: reference, "inserts", &anomalies) else { continue }
-                if tables[entityIndex].slot(forKey: reference.key) != nil {
+                // One lookup: the key's slot is kept for the put (nothing changes the table in between).
+                let existing = tables[entityIndex].slot(forKey: reference.key)
+                if existing != nil {
                     // Tolerated, the insert replaces the object: the log's latest word on it.
                     try check.reject("inserts \(check.name(reference)), which exists", &anomalies)
                 }
                 var values = insertDefaults[entityIndex]
                 try check.apply(changes, to: &values, of: reference, &anomalies)
-                put(entityIndex: entityIndex, key: reference.key, version: version, values: values)
+                put(entityIndex: entityIndex, key: reference.key, version: version, values: values, slot: existing)
                 didApply(reference.key)
             case .update(let reference, let changes):
                 guard let entityIndex = try check.ownEntity(of: reference, "updates", &anomalies) else { continue }

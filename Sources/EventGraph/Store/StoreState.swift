@@ -106,9 +106,10 @@ struct StoreState: Sendable {
     /// Removes the row of `key` from one entity.
     mutating func removeRow(entityIndex: Int, key: UInt64) { tables[entityIndex].remove(key: key) }
 
-    /// Inserts or replaces an object's values, without a ``Row`` (a replayed insert).
-    mutating func put(entityIndex: Int, key: UInt64, version: UInt64, values: [PropertyValue]) {
-        tables[entityIndex].put(key: key, version: version, values: values)
+    /// Inserts or replaces an object's values, without a ``Row`` (a replayed insert); `slot` is
+    /// ``EntityColumns/slot(forKey:)``'s answer for the key, looked up since the table last changed.
+    mutating func put(entityIndex: Int, key: UInt64, version: UInt64, values: [PropertyValue], slot: Int?) {
+        tables[entityIndex].put(key: key, version: version, values: values, slot: slot)
     }
 
     /// Changes a live object in its chunk (see ``EntityColumns/modify(key:_:)``); `nil` when it does not exist.
