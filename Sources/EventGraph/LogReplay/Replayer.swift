@@ -14,6 +14,9 @@ struct Replayer {
     let buildsIndexes: Bool
     /// What errors name as the log: its path, or "the in-memory log".
     let source: String
+    /// Whether transactions are applied to the columns in place (`false`: staged and installed as a commit is, for
+    /// tests that compare the two; both build the same state).
+    let appliesInPlace: Bool
     private(set) var state: StoreState?
     private(set) var checkpointFloor: UInt64?
     /// The schema frame in force (the last one replayed).
@@ -29,8 +32,9 @@ struct Replayer {
 
     init(
         model: ObjectModel?, untilTransaction: UInt64?, policy: ReplayPolicy = .strict, buildsIndexes: Bool = true,
-        source: String
+        source: String, appliesInPlace: Bool = true
     ) {
+        self.appliesInPlace = appliesInPlace
         self.givenModel = model
         self.buildsIndexes = buildsIndexes
         self.untilTransaction = untilTransaction
@@ -66,7 +70,7 @@ struct Replayer {
             try state!.loadChunks(changedBy: changeset.operations)
             let gap = try state!.replay(
                 changeset, blobHandles: handles, model: model, insertDefaults: recordedDefaults, policy: policy,
-                anomalies: &anomalies)
+                anomalies: &anomalies, inPlace: appliesInPlace)
             if let gap { transactionIDGaps.append(gap) }
         case .checkpointBegin(let begin):
             guard let model else { return try reject("a checkpoint precedes the model in the log") }

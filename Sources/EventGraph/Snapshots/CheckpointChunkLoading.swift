@@ -18,9 +18,21 @@ struct CheckpointChunkSource: Sendable {
     func load(_ entry: EntityChunkEntry, chunkIndex: Int, entityIndex: Int, entityName: String)
         throws(EventGraphError) -> CheckpointChunk
     {
+        try visit(
+            entry, chunkIndex: chunkIndex, entityIndex: entityIndex, entityName: entityName,
+            visitor: CheckpointChunkCollector()
+        ).chunk
+    }
+
+    /// Reads and verifies chunk `chunkIndex` of an entity as ``load(_:chunkIndex:entityIndex:entityName:)`` does,
+    /// decoding it into `visitor` (see LogFormat's `CheckpointChunkVisitor`); returns the visitor.
+    func visit<Visitor: CheckpointChunkVisitor>(
+        _ entry: EntityChunkEntry, chunkIndex: Int, entityIndex: Int, entityName: String, visitor: consuming Visitor
+    ) throws(EventGraphError) -> Visitor {
         do {
-            return try reader.readEntityChunk(
-                entry, entityIndex: UInt32(entityIndex), checkpointTransactionID: checkpointTransactionID)
+            return try reader.visitEntityChunk(
+                entry, entityIndex: UInt32(entityIndex), checkpointTransactionID: checkpointTransactionID,
+                visitor: visitor)
         } catch {
             throw damage(entry, chunkIndex: chunkIndex, entityName: entityName, error.message)
         }
@@ -46,47 +58,117 @@ struct CheckpointChunkDecoder: Sendable {
     /// The state's foreign stores when the directory was read: a chunk's references are re-expressed in it.
     let foreignStores: [LogUUID]
 
-    /// Reads, verifies and decodes one chunk into a column chunk whose slot *i* holds the chunk's record *i*.
+    /// Reads, verifies and decodes one chunk into a column chunk whose slot *i* holds the chunk's record *i*: each
+    /// value goes straight from the payload into its column (a string's bytes into the arena, checked to be UTF-8
+    /// once), without a `PropertyValue` or a `String` per value.
     func columnChunk(_ entry: EntityChunkEntry, chunkIndex: Int) throws(EventGraphError) -> ColumnChunk {
-        let chunk = try source.load(entry, chunkIndex: chunkIndex, entityIndex: entityIndex, entityName: entityName)
-        func damage(_ reason: String) -> EventGraphError {
-            source.damage(entry, chunkIndex: chunkIndex, entityName: entityName, reason)
+        let builder = try source.visit(
+            entry, chunkIndex: chunkIndex, entityIndex: entityIndex, entityName: entityName,
+            visitor: ColumnChunkBuilder(
+                defaults: defaults, version: source.checkpointTransactionID, foreignStores: foreignStores,
+                entityName: entityName))
+        if let problem = builder.storeProblem ?? builder.propertyProblem {
+            throw source.damage(entry, chunkIndex: chunkIndex, entityName: entityName, problem)
         }
+        return builder.chunk
+    }
+}
+
+/// Builds a column chunk from an entity chunk as it is decoded: slot *i* holds record *i*, with the recorded
+/// defaults for the properties the record leaves out. What it cannot use (a store the checkpoint's first chunk does
+/// not list, a property the entity lacks) is noted and thrown once the chunk has decoded and passed LogFormat's
+/// checks, in the order the checks ran when the chunk was decoded into records first.
+struct ColumnChunkBuilder: CheckpointChunkVisitor {
+    private(set) var chunk = ColumnChunk()
+    let defaults: [PropertyValue]
+    let version: UInt64
+    /// The state's foreign stores, which the chunk's own table is re-expressed in.
+    let foreignStores: [LogUUID]
+    let entityName: String
+    private var storeMap: [UInt32] = []
+    private(set) var storeProblem: String?
+    private(set) var propertyProblem: String?
+    /// The slot of the record being decoded (`nil` when it is skipped: the chunk is full).
+    private var slot: Int?
+    private var key: UInt64 = 0
+    /// For each property, the number of the last record that set it (the others take their default).
+    private var setBy: [Int]
+    private var recordNumber = 0
+
+    init(defaults: [PropertyValue], version: UInt64, foreignStores: [LogUUID], entityName: String) {
+        self.defaults = defaults
+        self.version = version
+        self.foreignStores = foreignStores
+        self.entityName = entityName
+        setBy = Array(repeating: 0, count: defaults.count)
+    }
+
+    mutating func visitForeignStores(_ stores: [LogUUID]) {
         // A chunk's own table of foreign stores is re-expressed in the state's (every chunk of a checkpoint carries
         // the writer's one table, which the state interned when the directory was read).
-        var storeMap: [UInt32] = []
-        for uuid in chunk.foreignStores {
+        for uuid in stores {
             guard let index = foreignStores.firstIndex(of: uuid) else {
-                throw damage("it references store \(uuid), which the checkpoint's first chunk does not list")
+                if storeProblem == nil {
+                    storeProblem = "it references store \(uuid), which the checkpoint's first chunk does not list"
+                }
+                storeMap.append(0)
+                continue
             }
             storeMap.append(UInt32(index + 1))
         }
-        var column = ColumnChunk()
-        // Each column's strings are put in its arena in one allocation, not by doubling along the way. Only the
-        // values the records carry are counted (bytes already decoded, so the reservation is bounded by them); a
-        // default repeated for every record (from the schema frame, a number read from the file) is not multiplied.
-        var arenaByteCounts = [Int](repeating: 0, count: defaults.count)
-        for record in chunk.records {
-            for change in record.properties where Int(change.propertyIndex) < arenaByteCounts.count {
-                if case .attribute(let attribute) = change.value {
-                    arenaByteCounts[Int(change.propertyIndex)] += attribute.arenaByteCount
-                }
+    }
+
+    mutating func visitRecordCount(_ count: Int) {}
+
+    mutating func visitRecord(_ object: ObjectReference) {
+        recordNumber += 1
+        key = object.key
+        // LogFormat checks the count against the directory; a chunk listed with more objects than a column chunk
+        // holds is refused there or by the directory's reader, and is never written into a full chunk here.
+        slot = chunk.isFull ? nil : chunk.appendSlot(key: object.key, version: version, valueCount: defaults.count)
+    }
+
+    mutating func visitProperty(_ propertyIndex: UInt32, _ value: BorrowedPropertyValue) {
+        let property = Int(propertyIndex)
+        guard property < defaults.count else {
+            if propertyProblem == nil {
+                propertyProblem = "object \(key) sets property #\(property), which \(entityName) lacks"
             }
+            return
         }
-        column.reserveCapacity(slotCount: chunk.records.count, arenaByteCounts: arenaByteCounts)
-        let version = source.checkpointTransactionID
-        for record in chunk.records {
-            var values = defaults
-            for change in record.properties {
-                let property = Int(change.propertyIndex)
-                guard property < values.count else {
-                    throw damage("object \(record.object.key) sets property #\(property), which \(entityName) lacks")
-                }
-                values[property] = storeMap.isEmpty ? change.value : StoreState.localize(change, storeMap).value
+        guard let slot else { return }
+        setBy[property] = recordNumber
+        switch value {
+        case .value(let value):
+            if storeMap.isEmpty {
+                chunk.set(value, property: property, at: slot)
+            } else {
+                let change = PropertyChange(propertyIndex: propertyIndex, value: value)
+                chunk.set(StoreState.localize(change, storeMap).value, property: property, at: slot)
             }
-            _ = column.append(key: record.object.key, version: version, values: values)
+        case .bytes(let kind, let bytes):
+            chunk.set(bytes: bytes, tag: ValueTag(kind), property: property, at: slot)
         }
-        return column
+    }
+
+    mutating func endRecord() {
+        guard let slot else { return }
+        for property in defaults.indices where setBy[property] != recordNumber {
+            chunk.set(defaults[property], property: property, at: slot)
+        }
+    }
+}
+
+extension ValueTag {
+    /// The tag of a byte value of a kind.
+    init(_ kind: ByteValueKind) {
+        switch kind {
+        case .string: self = .string
+        case .url: self = .url
+        case .decimal: self = .decimal
+        case .binary: self = .binary
+        case .transformable: self = .transformable
+        }
     }
 }
 

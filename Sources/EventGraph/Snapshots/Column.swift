@@ -23,6 +23,10 @@ struct Column: Sendable {
     /// shared array. In ``manyTargets`` every read of such a list copied it, every write appended all of it again
     /// and compared it element by element, so each relate that added one post cost several passes over the list.
     private var largeLists: [Int: [ObjectReference]] = [:]
+    /// For lists in ``largeLists``, a key no target's key exceeds (kept by ``editMany(at:_:)``, so that a relate
+    /// that appends newer objects to a tag's list of every post need not scan the list for its largest key; `nil`
+    /// until a first edit scans it).
+    private var largeListKeyBounds: [Int: UInt64] = [:]
     /// UUIDs and blob references, which are rare enough not to need an array per slot.
     private var others: [Int: AttributeValue] = [:]
 
@@ -138,12 +142,7 @@ struct Column: Sendable {
                 words[slot] = word
                 return setTag(tag, at: slot, old: old)
             }
-            let stored: ValueTag? = attribute.withBytesEncoding { tag, bytes in
-                if old == tag && arena.holds(bytes, at: slot) { return tag }
-                arena.set(bytes, at: slot)
-                return tag
-            }
-            if let stored { return setTag(stored, at: slot, old: old) }
+            if attribute.withBytesEncoding({ tag, bytes in set(bytes: bytes, tag: tag, at: slot) }) != nil { return }
             switch attribute {
             case .null: return setTag(.null, at: slot, old: old)
             case .uuid, .blob:
@@ -164,6 +163,42 @@ struct Column: Sendable {
             setMany(list, at: slot, old: old)
             setTag(.toMany, at: slot, old: old)
         }
+    }
+
+    /// Edits a to-many slot's list in place (a replayed relate): a list with an array of its own is moved out of
+    /// ``largeLists``, edited and put back, so that adding one target to a tag's list of every post copies the list
+    /// at most once per chunk version (when another version still shares it), not once per relate.
+    ///
+    /// `edit` gets the list and a key none of its targets' keys exceeds (`nil`: not known), and returns such a key
+    /// for the edited list (`nil`: not known), which the column keeps for a long list's next edit.
+    ///
+    /// - Precondition: the slot holds a to-many list.
+    mutating func editMany(at slot: Int, _ edit: (inout [ObjectReference], _ keyBound: UInt64?) -> UInt64?) {
+        precondition(tag(at: slot) == .toMany, "slot \(slot) holds no to-many list")
+        guard manyCounts[slot] == Self.largeListMarker else {
+            let range = spanRange(slot)
+            var list = Array(manyTargets[range])
+            _ = edit(&list, nil)
+            return set(.toMany(list), at: slot)
+        }
+        var list = largeLists.removeValue(forKey: slot) ?? []
+        let bound = edit(&list, largeListKeyBounds[slot])
+        if list.count >= Self.largeListCount {
+            largeLists[slot] = list
+            largeListKeyBounds[slot] = bound
+        } else {
+            setMany(list, at: slot, old: .toMany)
+        }
+    }
+
+    /// Stores a byte value (a string's UTF-8, a binary's bytes) of a slot straight from `bytes`: what ``set(_:at:)``
+    /// does with a byte value, for a decoder that has the bytes and no value (a checkpoint chunk decoded in place).
+    ///
+    /// - Precondition: `tag` is a byte tag (``ValueTag/isBytes``).
+    mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, at slot: Int) {
+        let old = self.tag(at: slot)
+        if old != tag || !arena.holds(bytes, at: slot) { arena.set(bytes, at: slot) }
+        setTag(tag, at: slot, old: old)
     }
 
     /// The span of a slot's list in ``manyTargets`` (empty for a list in ``largeLists``).
@@ -193,6 +228,7 @@ struct Column: Sendable {
     private mutating func releaseMany(at slot: Int) {
         if manyCounts[slot] == Self.largeListMarker {
             largeLists[slot] = nil
+            largeListKeyBounds[slot] = nil
         } else {
             manyGarbageCount += Int(manyCounts[slot])
         }

@@ -81,16 +81,7 @@ struct ColumnChunk: Sendable {
     /// Adds an object after the used slots; returns its slot. (Decoding a checkpoint chunk calls this with each
     /// record's values, without a ``Row`` for each.)
     mutating func append(key: UInt64, version: UInt64, values: some RandomAccessCollection<PropertyValue>) -> Int {
-        precondition(!isFull, "a chunk holds at most \(Self.slotCapacity) objects")
-        let slot = keys.count
-        if slot == 0 {
-            keys.reserveCapacity(Self.slotCapacity)
-            versions.reserveCapacity(Self.slotCapacity)
-            valueCounts.reserveCapacity(Self.slotCapacity)
-        }
-        keys.append(key)
-        versions.append(version)
-        valueCounts.append(0)
+        let slot = appendSlot(key: key, version: version, valueCount: values.count)
         write(values, at: slot)
         return slot
     }
@@ -100,6 +91,67 @@ struct ColumnChunk: Sendable {
         precondition(keys[slot] == row.key, "slot \(slot) holds key \(keys[slot]), not \(row.key)")
         if versions[slot] != row.version { versions[slot] = row.version }
         write(row.values, at: slot)
+    }
+
+    /// Adds an object with `valueCount` properties after the used slots, its values not written yet (a decoder
+    /// writes each with ``set(_:property:at:)`` or ``set(bytes:tag:property:at:)``); returns its slot.
+    mutating func appendSlot(key: UInt64, version: UInt64, valueCount: Int) -> Int {
+        precondition(!isFull, "a chunk holds at most \(Self.slotCapacity) objects")
+        precondition(valueCount <= Int(UInt16.max), "a row has at most 65,535 properties")
+        let slot = keys.count
+        if slot == 0 {
+            keys.reserveCapacity(Self.slotCapacity)
+            versions.reserveCapacity(Self.slotCapacity)
+            valueCounts.reserveCapacity(Self.slotCapacity)
+        }
+        keys.append(key)
+        versions.append(version)
+        valueCounts.append(UInt16(valueCount))
+        if columns.count < valueCount {
+            columns.append(contentsOf: repeatElement(Column(), count: valueCount - columns.count))
+        }
+        liveBits[slot >> 6] |= 1 << UInt64(slot & 63)
+        return slot
+    }
+
+    /// Writes a byte value of a live slot in place from its bytes (see ``Column/set(bytes:tag:at:)``).
+    mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, property: Int, at slot: Int) {
+        precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
+        columns[property].set(bytes: bytes, tag: tag, at: slot)
+    }
+
+    /// The number of properties a live slot's row has.
+    func valueCount(at slot: Int) -> Int { Int(valueCounts[slot]) }
+
+    /// Replaces the values of a live slot (and its version) with `values`, as ``replace(at:with:)`` does with a row.
+    mutating func replace(at slot: Int, version: UInt64, values: some RandomAccessCollection<PropertyValue>) {
+        if versions[slot] != version { versions[slot] = version }
+        write(values, at: slot)
+    }
+
+    /// Writes one value of a live slot in place, below its row's value count (a replayed update writes only the
+    /// columns it changes; the others keep sharing their storage with older versions of the chunk).
+    mutating func set(_ value: PropertyValue, property: Int, at slot: Int) {
+        precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
+        columns[property].set(value, at: slot)
+    }
+
+    /// Edits the to-many list of a live slot's property in place (see ``Column/editMany(at:_:)``).
+    mutating func editMany(
+        property: Int, at slot: Int, _ edit: (inout [ObjectReference], _ keyBound: UInt64?) -> UInt64?
+    ) {
+        precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
+        columns[property].editMany(at: slot, edit)
+    }
+
+    /// Whether a live slot's property holds a to-many list.
+    func holdsMany(property: Int, at slot: Int) -> Bool {
+        property < Int(valueCounts[slot]) && columns[property].tag(at: slot) == .toMany
+    }
+
+    /// Sets the version of a live slot (the transaction that last changed it).
+    mutating func setVersion(_ version: UInt64, at slot: Int) {
+        if versions[slot] != version { versions[slot] = version }
     }
 
     /// Empties a slot: its values are let go of and it is never reused (slots stay in commit order).

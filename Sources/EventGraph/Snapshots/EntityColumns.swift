@@ -191,9 +191,23 @@ struct EntityColumns: Sendable {
     /// Inserts or replaces the row with the same key.
     mutating func put(_ row: Row) {
         precondition(row.entityIndex == entityIndex, "a row of entity #\(row.entityIndex) put in #\(entityIndex)")
-        if let slot = slot(forKey: row.key) {
+        put(key: row.key, version: row.version, values: row.values)
+    }
+
+    /// Inserts or replaces the object with `key`, without a ``Row`` (a replayed insert).
+    mutating func put(key: UInt64, version: UInt64, values: some RandomAccessCollection<PropertyValue>) {
+        put(key: key, version: version, values: values, slot: slot(forKey: key))
+    }
+
+    /// ``put(key:version:values:)`` for a caller that has just looked the key up: `slot` is
+    /// ``slot(forKey:)``'s answer, and the table has not changed since.
+    mutating func put(
+        key: UInt64, version: UInt64, values: some RandomAccessCollection<PropertyValue>, slot: Int?
+    ) {
+        if let slot {
             makeResident(slot / ColumnChunk.slotCapacity)
-            resident[slot / ColumnChunk.slotCapacity].replace(at: slot % ColumnChunk.slotCapacity, with: row)
+            resident[slot / ColumnChunk.slotCapacity].replace(
+                at: slot % ColumnChunk.slotCapacity, version: version, values: values)
             return
         }
         // The last chunk takes the new object unless it is full (a full one on disk stays there).
@@ -204,8 +218,19 @@ struct EntityColumns: Sendable {
             resident.append(ColumnChunk())
             unloaded.append(nil)
         }
-        let position = resident[resident.count - 1].append(row)
-        directory.set((resident.count - 1) * ColumnChunk.slotCapacity + position, for: row.key)
+        let position = resident[resident.count - 1].append(key: key, version: version, values: values)
+        directory.set((resident.count - 1) * ColumnChunk.slotCapacity + position, for: key)
+    }
+
+    /// Calls `body` with the chunk (made resident in this version) and the position of a live object, to change it
+    /// in place; `nil` when no live object has `key`.
+    mutating func modify<R>(key: UInt64, _ body: (inout ColumnChunk, _ position: Int) throws(EventGraphError) -> R)
+        throws(EventGraphError) -> R?
+    {
+        guard let slot = slot(forKey: key) else { return nil }
+        let index = slot / ColumnChunk.slotCapacity
+        makeResident(index)
+        return try body(&resident[index], slot % ColumnChunk.slotCapacity)
     }
 
     mutating func remove(key: UInt64) {

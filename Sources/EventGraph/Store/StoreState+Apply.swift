@@ -45,30 +45,11 @@ extension StoreState {
         staged.rows.reserveCapacity(changeset.operations.count)
         staged.order.reserveCapacity(changeset.operations.count)
         let version = changeset.transactionID
-        /// Refuses an operation (strict) or records it as skipped (tolerant).
-        func reject(_ sentence: String) throws(EventGraphError) {
-            let message = "transaction \(version) \(sentence)"
-            guard policy == .tolerant else { throw EventGraphError(.log, message) }
-            anomalies.append(message)
-        }
-        func name(_ reference: ObjectReference) -> String {
-            let entityIndex = Int(reference.entityIndex)
-            let entity = entityIndex < model.entities.count ? model.entities[entityIndex].name : "#\(entityIndex)"
-            return reference.storeIndex == 0
-                ? "\(entity) \(reference.key)" : "\(entity) \(reference.key) of foreign store #\(reference.storeIndex)"
-        }
-        /// The entity of an operation's own object, when the model has it and the object is in this store.
+        let check = OperationCheck(version: version, model: model, entityCount: tables.count, policy: policy)
+        func reject(_ sentence: String) throws(EventGraphError) { try check.reject(sentence, &anomalies) }
+        func name(_ reference: ObjectReference) -> String { check.name(reference) }
         func ownEntity(of reference: ObjectReference, _ verb: String) throws(EventGraphError) -> Int? {
-            let entityIndex = Int(reference.entityIndex)
-            guard entityIndex < tables.count else {
-                try reject("\(verb) \(name(reference)), but the model has no entity #\(entityIndex)")
-                return nil
-            }
-            guard reference.storeIndex == 0 else {
-                try reject("\(verb) \(name(reference)), which another store holds")
-                return nil
-            }
-            return entityIndex
+            try check.ownEntity(of: reference, verb, &anomalies)
         }
         func current(_ reference: ObjectReference, _ verb: String) throws(EventGraphError) -> Row? {
             guard let entityIndex = try ownEntity(of: reference, verb) else { return nil }
@@ -91,13 +72,7 @@ extension StoreState {
         func apply(_ changes: [PropertyChange], to values: inout [PropertyValue], of reference: ObjectReference)
             throws(EventGraphError)
         {
-            for change in changes {
-                guard change.propertyIndex < values.count else {
-                    try reject("sets property #\(change.propertyIndex) of \(name(reference)), which its entity lacks")
-                    continue
-                }
-                values[Int(change.propertyIndex)] = change.value
-            }
+            try check.apply(changes, to: &values, of: reference, &anomalies)
         }
         for operation in changeset.operations {
             switch operation {
@@ -126,22 +101,7 @@ extension StoreState {
                     try reject("relates \(name(reference)) through property #\(propertyIndex), which is not to-many")
                     continue
                 }
-                // Targets are told apart by store and key: a list may hold objects of several stores, whose keys repeat.
-                if removed.count > 4 {
-                    let removedTargets = Set(removed.map(\.identity))
-                    targets.removeAll { removedTargets.contains($0.identity) }
-                } else if !removed.isEmpty {
-                    // A few removals (the usual relate) compare each target with them, hashing none of a long list.
-                    let removedTargets = removed.map(\.identity)
-                    targets.removeAll { removedTargets.contains($0.identity) }
-                }
-                if !added.isEmpty {
-                    // Objects inserted since the list was last written have larger keys than any in it, so the usual
-                    // relate is checked against the largest key instead of hashing a list of, say, 100k posts.
-                    let largestKey = targets.reduce(0) { Swift.max($0, $1.key) }
-                    var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
-                    for target in added where present.insert(target.identity).inserted { targets.append(target) }
-                }
+                Self.relate(&targets, added: added, removed: removed)
                 values[Int(propertyIndex)] = .toMany(targets)
                 // A relate changes only a to-many list; the version still moves so readers see a new row.
                 put(
@@ -156,14 +116,18 @@ extension StoreState {
     }
 
     /// Applies a changeset read from a log: checks that its ID follows the last one, re-expresses its foreign
-    /// references in the state's table, stages and installs it, and advances the counters.
+    /// references in the state's table, applies its operations to the columns in place (or, for the few
+    /// transactions that need it, stages and installs it), and advances the counters.
     ///
     /// Transaction IDs must increase but may have gaps (a salvaged log lacks the transactions it lost; see
     /// `Docs/FileFormat.md` §3.4). Returns the IDs missing before this one, if any.
+    ///
+    /// - Parameter inPlace: `false` stages every operation and installs the rows, as a commit does (for tests that
+    ///   compare the two ways; the state they build is the same).
     @discardableResult
     mutating func replay(
         _ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel, insertDefaults: [[PropertyValue]],
-        policy: ReplayPolicy, anomalies: inout [String]
+        policy: ReplayPolicy, anomalies: inout [String], inPlace: Bool = true
     ) throws(EventGraphError) -> ClosedRange<UInt64>? {
         let id = changeset.transactionID
         var gap: ClosedRange<UInt64>?
@@ -175,9 +139,17 @@ extension StoreState {
         } else if id - lastTransactionID > 1 {
             gap = (lastTransactionID + 1)...(id - 1)
         }
-        let staged = try stage(
-            localize(changeset), model: model, insertDefaults: insertDefaults, policy: policy, anomalies: &anomalies)
-        install(staged, model: model)
+        let localized = localize(changeset)
+        var applied = false
+        if inPlace {
+            applied = try applyInPlace(
+                localized, model: model, insertDefaults: insertDefaults, policy: policy, anomalies: &anomalies)
+        }
+        if !applied {
+            let staged = try stage(
+                localized, model: model, insertDefaults: insertDefaults, policy: policy, anomalies: &anomalies)
+            install(staged, model: model)
+        }
         for (index, handle) in handles.enumerated() {
             blobHandles[BlobKey(transactionID: id, index: UInt32(index))] = handle
         }
@@ -186,6 +158,151 @@ extension StoreState {
         nextKey = max(nextKey, changeset.nextKey)
         advanceSequences(changeset.sequenceReservations)
         return gap
+    }
+
+    /// Applies a replayed changeset's operations to the columns in place, in order: an update writes the columns it
+    /// changes, a relate edits its list where it is, an insert writes its values without a ``Row``; the indexes
+    /// then take each touched object's old and new values of the properties they read, in first-touch order, as
+    /// ``install(_:model:)`` does. The result is the state staging and installing the changeset builds.
+    ///
+    /// Returns `false`, having changed nothing, for a changeset in which an object is deleted and touched by another
+    /// operation (or by two of different entities): staging collapses those (an insert then a delete leaves no
+    /// slot behind, a delete then an update is refused as such), which in-place application would not.
+    private mutating func applyInPlace(
+        _ changeset: Changeset, model: ObjectModel, insertDefaults: [[PropertyValue]], policy: ReplayPolicy,
+        anomalies: inout [String]
+    ) throws(EventGraphError) -> Bool {
+        let operations = changeset.operations
+        // Per touched object of this store: its entity and whether an operation deletes it.
+        var touched: [UInt64: (entityIndex: Int, isDeleted: Bool)] = [:]
+        touched.reserveCapacity(operations.count)
+        var order: [UInt64] = []
+        // The objects an operation was applied to (not refused), in the order of the first one: staging's order.
+        var applied: Set<UInt64> = []
+        var appliedOrder: [UInt64] = []
+        func didApply(_ key: UInt64) { if applied.insert(key).inserted { appliedOrder.append(key) } }
+        var insertCounts: [Int: Int] = [:]
+        for operation in operations {
+            let reference = operation.object
+            let entityIndex = Int(reference.entityIndex)
+            // Operations on other stores' objects or unknown entities are refused below, as staging refuses them.
+            guard reference.storeIndex == 0, entityIndex < tables.count else { continue }
+            var isDelete = false
+            switch operation {
+            case .delete: isDelete = true
+            case .insert: insertCounts[entityIndex, default: 0] += 1
+            case .update, .relate: break
+            }
+            if let seen = touched[reference.key] {
+                if seen.isDeleted || isDelete || seen.entityIndex != entityIndex { return false }
+            } else {
+                touched[reference.key] = (entityIndex, isDelete)
+                order.append(reference.key)
+            }
+        }
+        if operations.count > 64 {
+            // Grow every table and the uniqueness index once, not by doubling along the way.
+            for (entityIndex, count) in insertCounts { reserveCapacity(ofEntity: entityIndex, adding: count) }
+            if isIndexed, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+                uniqueIndex.reserveCapacity(uniqueIndex.count + order.count)
+            }
+        }
+        // The old values the indexes read, taken before anything changes (only for entities that have indexes).
+        var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
+        var oldRows: [UInt64: Row] = [:]
+        for key in order {
+            let entityIndex = touched[key]!.entityIndex
+            if neededProperties[entityIndex] == nil {
+                neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
+            }
+            let needed = neededProperties[entityIndex]!
+            if !needed.isEmpty, let old = tables[entityIndex].row(forKey: key, decoding: needed) { oldRows[key] = old }
+        }
+
+        let version = changeset.transactionID
+        let check = OperationCheck(version: version, model: model, entityCount: tables.count, policy: policy)
+        for operation in operations {
+            switch operation {
+            case .insert(let reference, let changes):
+                guard let entityIndex = try check.ownEntity(of: reference, "inserts", &anomalies) else { continue }
+                // One lookup: the key's slot is kept for the put (nothing changes the table in between).
+                let existing = tables[entityIndex].slot(forKey: reference.key)
+                if existing != nil {
+                    // Tolerated, the insert replaces the object: the log's latest word on it.
+                    try check.reject("inserts \(check.name(reference)), which exists", &anomalies)
+                }
+                var values = insertDefaults[entityIndex]
+                try check.apply(changes, to: &values, of: reference, &anomalies)
+                put(entityIndex: entityIndex, key: reference.key, version: version, values: values, slot: existing)
+                didApply(reference.key)
+            case .update(let reference, let changes):
+                guard let entityIndex = try check.ownEntity(of: reference, "updates", &anomalies) else { continue }
+                let found = try modify(entityIndex: entityIndex, key: reference.key) {
+                    (chunk, position) throws(EventGraphError) in
+                    chunk.setVersion(version, at: position)
+                    let count = chunk.valueCount(at: position)
+                    for change in changes {
+                        guard change.propertyIndex < count else {
+                            try check.reject(
+                                "sets property #\(change.propertyIndex) of \(check.name(reference)), which its entity "
+                                    + "lacks", &anomalies)
+                            continue
+                        }
+                        chunk.set(change.value, property: Int(change.propertyIndex), at: position)
+                    }
+                }
+                guard found != nil else {
+                    try check.reject("updates \(check.name(reference)), which does not exist", &anomalies)
+                    continue
+                }
+                didApply(reference.key)
+            case .relate(let reference, let propertyIndex, let added, let removed):
+                guard let entityIndex = try check.ownEntity(of: reference, "relates", &anomalies) else { continue }
+                let found = try modify(entityIndex: entityIndex, key: reference.key) {
+                    (chunk, position) throws(EventGraphError) in
+                    guard chunk.holdsMany(property: Int(propertyIndex), at: position) else {
+                        try check.reject(
+                            "relates \(check.name(reference)) through property #\(propertyIndex), which is not "
+                                + "to-many", &anomalies)
+                        return false
+                    }
+                    chunk.setVersion(version, at: position)
+                    chunk.editMany(property: Int(propertyIndex), at: position) { targets, keyBound in
+                        Self.relate(&targets, added: added, removed: removed, keyBound: keyBound)
+                    }
+                    return true
+                }
+                guard let found else {
+                    try check.reject("relates \(check.name(reference)), which does not exist", &anomalies)
+                    continue
+                }
+                if found { didApply(reference.key) }
+            case .delete(let reference):
+                guard let entityIndex = try check.ownEntity(of: reference, "deletes", &anomalies) else { continue }
+                guard tables[entityIndex].slot(forKey: reference.key) != nil else {
+                    try check.reject("deletes \(check.name(reference)), which does not exist", &anomalies)
+                    continue
+                }
+                removeRow(entityIndex: entityIndex, key: reference.key)
+                didApply(reference.key)
+            }
+        }
+
+        var indexChanges = IndexChanges(indexes)
+        var deferred: IndexChanges?
+        for key in appliedOrder {
+            let entityIndex = touched[key]!.entityIndex
+            let needed = neededProperties[entityIndex]!
+            guard !needed.isEmpty else { continue }
+            let newRow = tables[entityIndex].row(forKey: key, decoding: needed)
+            let oldRow = oldRows[key]
+            updateIndexes(
+                entityIndex: entityIndex, key: key, old: oldRow, new: newRow, model: model, changes: &indexChanges,
+                deferred: &deferred)
+        }
+        indexChanges.apply(to: &indexes)
+        if let deferred, deferred.hasChanges { deferredIndexChanges.append(deferred) }
+        return true
     }
 
     /// Installs staged rows: the tables, the uniqueness index and the attribute indexes.
@@ -207,9 +324,6 @@ extension StoreState {
         var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
         for key in staged.order {
             guard let (entityIndex, newRow) = staged.rows[key] else { continue }
-            // An entity whose indexes are pending gets them built from its columns later, changes included.
-            let isUniquePending = pendingUniqueEntities.contains(entityIndex)
-            let constraints = isIndexed && !isUniquePending ? model.entities[entityIndex].uniqueConstraints : []
             if neededProperties[entityIndex] == nil {
                 neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
             }
@@ -217,31 +331,47 @@ extension StoreState {
             // post's body and a tag's list of every post are not), and none when the entity has neither.
             let needed = neededProperties[entityIndex]!
             let oldRow = needed.isEmpty ? nil : tables[entityIndex].row(forKey: key, decoding: needed)
-            if let old = oldRow {
-                for constraint in constraints {
-                    if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
-                        uniqueIndex[tuple] = nil
-                    }
-                }
-            }
-            if !pendingAttributeIndexEntities.contains(entityIndex) {
-                indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
-            } else if storedAttributeIndexes[entityIndex] != nil {
-                // Built later from the checkpoint's stored entries: the change is replayed on top then.
-                if deferred == nil { deferred = IndexChanges(indexes) }
-                deferred!.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
-            }
+            updateIndexes(
+                entityIndex: entityIndex, key: key, old: oldRow, new: newRow, model: model, changes: &indexChanges,
+                deferred: &deferred)
             if let newRow {
                 put(newRow)
-                for constraint in constraints {
-                    if let tuple = UniqueKey(constraint, values: newRow.values) { uniqueIndex[tuple] = key }
-                }
             } else {
                 removeRow(entityIndex: entityIndex, key: key)
             }
         }
         indexChanges.apply(to: &indexes)
         if let deferred, deferred.hasChanges { deferredIndexChanges.append(deferred) }
+    }
+
+    /// Updates the uniqueness index and records the attribute index changes of one object whose values go from
+    /// `old` to `new` (`nil`: absent; either may hold only the values the indexes read).
+    private mutating func updateIndexes(
+        entityIndex: Int, key: UInt64, old oldRow: Row?, new newRow: Row?, model: ObjectModel,
+        changes indexChanges: inout IndexChanges, deferred: inout IndexChanges?
+    ) {
+        // An entity whose indexes are pending gets them built from its columns later, changes included.
+        let isUniquePending = pendingUniqueEntities.contains(entityIndex)
+        let constraints = isIndexed && !isUniquePending ? model.entities[entityIndex].uniqueConstraints : []
+        if let old = oldRow {
+            for constraint in constraints {
+                if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
+                    uniqueIndex[tuple] = nil
+                }
+            }
+        }
+        if !pendingAttributeIndexEntities.contains(entityIndex) {
+            indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+        } else if storedAttributeIndexes[entityIndex] != nil {
+            // Built later from the checkpoint's stored entries: the change is replayed on top then.
+            if deferred == nil { deferred = IndexChanges(indexes) }
+            deferred!.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+        }
+        if let newRow {
+            for constraint in constraints {
+                if let tuple = UniqueKey(constraint, values: newRow.values) { uniqueIndex[tuple] = key }
+            }
+        }
     }
 
     /// The properties of one entity whose old values installing a change reads: those of its uniqueness
@@ -251,5 +381,94 @@ extension StoreState {
         var properties = model.entities[entityIndex].uniqueConstraints.flatMap(\.propertyIndices)
         properties += indexes[entityIndex].map(\.propertyIndex)
         return Array(Set(properties)).sorted()
+    }
+
+    /// Edits a to-many list as a relate says: the removed targets go, then the added ones that are not in it yet
+    /// are appended. Targets are told apart by store and key: a list may hold objects of several stores, whose keys
+    /// repeat.
+    ///
+    /// - Parameter keyBound: a key no target's key exceeds, when the caller knows one (a long list's column keeps
+    ///   it), so that the list is not scanned for its largest key.
+    /// - Returns: a key no target's key exceeds after the edit (`nil`: not known, when none was given and nothing
+    ///   was added).
+    @discardableResult
+    static func relate(
+        _ targets: inout [ObjectReference], added: [ObjectReference], removed: [ObjectReference],
+        keyBound: UInt64? = nil
+    ) -> UInt64? {
+        if removed.count > 4 {
+            let removedTargets = Set(removed.map(\.identity))
+            targets.removeAll { removedTargets.contains($0.identity) }
+        } else if !removed.isEmpty {
+            // A few removals (the usual relate) compare each target with them, hashing none of a long list.
+            let removedTargets = removed.map(\.identity)
+            targets.removeAll { removedTargets.contains($0.identity) }
+        }
+        // Removing targets leaves a bound a bound.
+        guard !added.isEmpty else { return keyBound }
+        let largestKey = keyBound ?? targets.reduce(0) { Swift.max($0, $1.key) }
+        // Objects inserted since the list was last written have larger keys than any in it, so the usual relate is
+        // checked against the largest key instead of hashing a list of, say, 100k posts.
+        var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
+        var bound = largestKey
+        for target in added where present.insert(target.identity).inserted {
+            targets.append(target)
+            bound = Swift.max(bound, target.key)
+        }
+        return bound
+    }
+}
+
+/// What staging and in-place replay check of each operation, and how they refuse one: an error naming the
+/// transaction and the object (strict) or a sentence in the anomalies (tolerant).
+private struct OperationCheck {
+    let version: UInt64
+    let model: ObjectModel
+    let entityCount: Int
+    let policy: ReplayPolicy
+
+    /// Refuses an operation (strict) or records it as skipped (tolerant).
+    func reject(_ sentence: String, _ anomalies: inout [String]) throws(EventGraphError) {
+        let message = "transaction \(version) \(sentence)"
+        guard policy == .tolerant else { throw EventGraphError(.log, message) }
+        anomalies.append(message)
+    }
+
+    func name(_ reference: ObjectReference) -> String {
+        let entityIndex = Int(reference.entityIndex)
+        let entity = entityIndex < model.entities.count ? model.entities[entityIndex].name : "#\(entityIndex)"
+        return reference.storeIndex == 0
+            ? "\(entity) \(reference.key)" : "\(entity) \(reference.key) of foreign store #\(reference.storeIndex)"
+    }
+
+    /// The entity of an operation's own object, when the model has it and the object is in this store.
+    func ownEntity(of reference: ObjectReference, _ verb: String, _ anomalies: inout [String])
+        throws(EventGraphError) -> Int?
+    {
+        let entityIndex = Int(reference.entityIndex)
+        guard entityIndex < entityCount else {
+            try reject("\(verb) \(name(reference)), but the model has no entity #\(entityIndex)", &anomalies)
+            return nil
+        }
+        guard reference.storeIndex == 0 else {
+            try reject("\(verb) \(name(reference)), which another store holds", &anomalies)
+            return nil
+        }
+        return entityIndex
+    }
+
+    /// Writes an operation's property values into a row's values.
+    func apply(
+        _ changes: [PropertyChange], to values: inout [PropertyValue], of reference: ObjectReference,
+        _ anomalies: inout [String]
+    ) throws(EventGraphError) {
+        for change in changes {
+            guard change.propertyIndex < values.count else {
+                try reject(
+                    "sets property #\(change.propertyIndex) of \(name(reference)), which its entity lacks", &anomalies)
+                continue
+            }
+            values[Int(change.propertyIndex)] = change.value
+        }
     }
 }

@@ -106,6 +106,19 @@ struct StoreState: Sendable {
     /// Removes the row of `key` from one entity.
     mutating func removeRow(entityIndex: Int, key: UInt64) { tables[entityIndex].remove(key: key) }
 
+    /// Inserts or replaces an object's values, without a ``Row`` (a replayed insert); `slot` is
+    /// ``EntityColumns/slot(forKey:)``'s answer for the key, looked up since the table last changed.
+    mutating func put(entityIndex: Int, key: UInt64, version: UInt64, values: [PropertyValue], slot: Int?) {
+        tables[entityIndex].put(key: key, version: version, values: values, slot: slot)
+    }
+
+    /// Changes a live object in its chunk (see ``EntityColumns/modify(key:_:)``); `nil` when it does not exist.
+    mutating func modify<R>(
+        entityIndex: Int, key: UInt64, _ body: (inout ColumnChunk, _ position: Int) throws(EventGraphError) -> R
+    ) throws(EventGraphError) -> R? {
+        try tables[entityIndex].modify(key: key, body)
+    }
+
     /// Takes a checkpoint's chunks of one entity (format 1.3) as chunks that stay on disk until touched; the
     /// entity's indexes are built on first need.
     ///

@@ -304,15 +304,51 @@ struct ByteReader {
 
     /// Reads a varint length and that many bytes of valid UTF-8, at most ``LogLimits/maxStringByteCount``.
     mutating func readString(_ field: StaticString) throws(LogFormatError) -> String {
+        var value = ""
+        try withStringBytes(field) { bytes in
+            // Checked to be UTF-8 already: nothing is repaired.
+            if bytes.count > 0 { value = String(decoding: bytes, as: UTF8.self) }
+        }
+        return value
+    }
+
+    /// Reads what ``readString(_:)`` reads and lends its bytes to `body` (valid only during the call) instead of
+    /// making a `String`: a reader that copies them into its own storage checks them once and allocates nothing.
+    mutating func withStringBytes(_ field: StaticString, _ body: (UnsafeRawBufferPointer) -> Void)
+        throws(LogFormatError)
+    {
         let lengthOffset = offset
         let count = try readByteLength(field, limit: LogLimits.maxStringByteCount)
-        if count == 0 { return "" }
+        if count == 0 { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         try require(count, for: field)
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ count)])
-        guard let value = String(validating: bytes, as: UTF8.self) else {
-            throw malformed("\(field) is not valid UTF-8", at: lengthOffset)
-        }
+        guard Self.isValidUTF8(bytes) else { throw malformed("\(field) is not valid UTF-8", at: lengthOffset) }
         position &+= count
-        return value
+        body(bytes)
+    }
+
+    /// Reads what ``readByteArray(_:)`` reads and lends its bytes to `body` (valid only during the call). A value
+    /// that continues past the current segment of a segmented payload is copied once, as ``readByteArray(_:)`` does.
+    mutating func withByteArrayBytes(_ field: StaticString, _ body: (UnsafeRawBufferPointer) -> Void)
+        throws(LogFormatError)
+    {
+        let count = try readByteLength(field, limit: LogLimits.maxBinaryByteCount)
+        if count > buffer.count &- position, segments != nil {
+            return try readBytesAcrossSegments(count, field).withUnsafeBytes(body)
+        }
+        try require(count, for: field)
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ count)])
+        position &+= count
+        body(bytes)
+    }
+
+    /// Whether `bytes` are valid UTF-8: ASCII is checked eight bytes at a time without building anything.
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let wordCount = bytes.count / 8
+        var high: UInt64 = 0
+        for index in 0..<wordCount { high |= bytes.loadUnaligned(fromByteOffset: index &* 8, as: UInt64.self) }
+        for index in wordCount &* 8..<bytes.count { high |= UInt64(bytes[index]) }
+        if high & 0x8080_8080_8080_8080 == 0 { return true }
+        return String(validating: bytes, as: UTF8.self) != nil
     }
 }

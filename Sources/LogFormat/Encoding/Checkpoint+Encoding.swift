@@ -102,18 +102,10 @@ extension CheckpointChunk {
 
     /// Reads the fields that follow the version byte.
     private init(fieldsFrom reader: inout ByteReader) throws(LogFormatError) {
-        let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
-        // A record is at least a reference and an empty property list.
-        let recordCount = try reader.readCount(
-            "the number of records", minimumElementByteCount: ObjectReference.minimumEncodedByteCount + 1)
-        var records: [ObjectRecord] = []
-        records.reserveCapacity(recordCount)
-        for _ in 0..<recordCount {
-            let object = try ObjectReference(from: &reader, foreignStoreCount: foreignStores.count)
-            let properties = try PropertyChange.decodeList(from: &reader, foreignStoreCount: foreignStores.count)
-            records.append(ObjectRecord(object: object, properties: properties))
-        }
-        self.init(foreignStores: foreignStores, records: records)
+        // One decoding of the fields (`CheckpointChunk+Visiting.swift`), here collecting the records.
+        var collector = CheckpointChunkCollector()
+        try Self.visitFields(from: &reader, &collector)
+        self = collector.chunk
     }
 }
 

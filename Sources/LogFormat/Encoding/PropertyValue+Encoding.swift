@@ -41,6 +41,13 @@ extension PropertyValue {
             self = .attribute(try AttributeValue(tag: tag, at: tagOffset, from: &reader))
             return
         }
+        try self.init(relationshipTag: tag, at: tagOffset, from: &reader, foreignStoreCount: foreignStoreCount)
+    }
+
+    /// Reads the fields of a relationship value whose tag (above the attribute tags) was read at `tagOffset`.
+    init(relationshipTag tag: UInt8, at tagOffset: Int, from reader: inout ByteReader, foreignStoreCount: Int)
+        throws(LogFormatError)
+    {
         switch RelationshipTag(rawValue: tag) {
         case .toOneNone:
             self = .toOne(nil)

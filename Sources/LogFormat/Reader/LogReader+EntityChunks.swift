@@ -11,25 +11,31 @@ extension LogReader {
     package func readEntityChunk(_ entry: EntityChunkEntry, entityIndex: UInt32, checkpointTransactionID: UInt64)
         throws(LogFormatError) -> CheckpointChunk
     {
+        try visitEntityChunk(
+            entry, entityIndex: entityIndex, checkpointTransactionID: checkpointTransactionID,
+            visitor: CheckpointChunkCollector()
+        ).chunk
+    }
+
+    /// Reads and verifies one checkpoint entity chunk as ``readEntityChunk(_:entityIndex:checkpointTransactionID:)``
+    /// does, decoding it into `visitor` (see ``CheckpointChunkVisitor``) instead of into records; returns the
+    /// visitor. The checks against the directory are the same, and fail after the payload has been decoded (a
+    /// payload that does not decode is reported first): what the visitor was given is then to be thrown away.
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` naming the byte offset when any check fails, or an I/O error.
+    package func visitEntityChunk<Visitor: CheckpointChunkVisitor>(
+        _ entry: EntityChunkEntry, entityIndex: UInt32, checkpointTransactionID: UInt64, visitor: consuming Visitor
+    ) throws(LogFormatError) -> Visitor {
         let offset = entry.byteOffset
-        let damaged = { (reason: String) in self.damagedChunk("checkpoint chunk", at: offset, reason) }
-        let chunk = try readCheckpointFrame(
+        var checked = EntityChunkCheck(inner: visitor, entry: entry, entityIndex: entityIndex)
+        try readCheckpointFrame(
             at: offset, type: .checkpointEntityChunk, what: "checkpoint chunk",
-            checkpointTransactionID: checkpointTransactionID, decode: CheckpointChunk.init(decoding:))
-        guard chunk.records.count == Int(entry.objectCount) else {
-            throw damaged("holds \(chunk.records.count) objects; the directory says \(entry.objectCount)")
+            checkpointTransactionID: checkpointTransactionID
+        ) { (payload) throws(LogFormatError) in try CheckpointChunk.visit(payload, &checked) }
+        if let problem = checked.countProblem ?? checked.recordProblem {
+            throw damagedChunk("checkpoint chunk", at: offset, problem)
         }
-        for record in chunk.records {
-            let object = record.object
-            guard object.storeIndex == 0, object.entityIndex == entityIndex,
-                object.key >= entry.minKey, object.key <= entry.maxKey
-            else {
-                throw damaged(
-                    "holds object \(object.key) of entity #\(object.entityIndex) (store \(object.storeIndex)); the "
-                        + "directory lists keys \(entry.minKey) to \(entry.maxKey) of entity #\(entityIndex)")
-            }
-        }
-        return chunk
+        return checked.inner
     }
 
     /// Reads, verifies and decodes one checkpoint index chunk by its directory entry (format 1.4). Safe to call from
@@ -88,4 +94,42 @@ extension LogReader {
     private func damagedChunk(_ what: String, at offset: UInt64, _ reason: String) -> LogFormatError {
         LogFormatError(.damaged, "the \(what) at byte offset \(offset) \(reason)", path: path, byteOffset: offset)
     }
+}
+
+/// Checks an entity chunk's records against its directory entry as they are decoded, passing them on: exactly
+/// `entry.objectCount` records, every one of entity `entityIndex` in this store, with keys in `entry.minKey ...
+/// entry.maxKey`. The first problem of each kind is kept, to be thrown once the payload has decoded.
+private struct EntityChunkCheck<Inner: CheckpointChunkVisitor>: CheckpointChunkVisitor {
+    var inner: Inner
+    let entry: EntityChunkEntry
+    let entityIndex: UInt32
+    var countProblem: String?
+    var recordProblem: String?
+
+    mutating func visitForeignStores(_ stores: [LogUUID]) { inner.visitForeignStores(stores) }
+
+    mutating func visitRecordCount(_ count: Int) {
+        if count != Int(entry.objectCount) {
+            countProblem = "holds \(count) objects; the directory says \(entry.objectCount)"
+        }
+        inner.visitRecordCount(count)
+    }
+
+    mutating func visitRecord(_ object: ObjectReference) {
+        if recordProblem == nil,
+            object.storeIndex != 0 || object.entityIndex != entityIndex || object.key < entry.minKey
+                || object.key > entry.maxKey
+        {
+            recordProblem =
+                "holds object \(object.key) of entity #\(object.entityIndex) (store \(object.storeIndex)); the "
+                + "directory lists keys \(entry.minKey) to \(entry.maxKey) of entity #\(entityIndex)"
+        }
+        inner.visitRecord(object)
+    }
+
+    mutating func visitProperty(_ propertyIndex: UInt32, _ value: BorrowedPropertyValue) {
+        inner.visitProperty(propertyIndex, value)
+    }
+
+    mutating func endRecord() { inner.endRecord() }
 }

@@ -1,0 +1,141 @@
+// Decoding a checkpoint chunk without building its records: each value is handed to a visitor as it is read, a
+// string or a binary value as the payload's own bytes (a string checked to be UTF-8 once), so that a reader that
+// puts the values into columns builds no `PropertyValue` and no `String` per value. `CheckpointChunk(decoding:)`
+// is this decoding with a visitor that collects the records, so the two cannot disagree.
+
+/// The kinds of attribute values held as bytes (see ``BorrowedPropertyValue/bytes(_:_:)``).
+package enum ByteValueKind: Sendable {
+    case string, url, decimal, binary, transformable
+}
+
+/// A property value as a checkpoint chunk's payload holds it, lent to a ``CheckpointChunkVisitor``.
+package enum BorrowedPropertyValue {
+    /// A value decoded whole: null, a fixed-width value, a UUID, a blob reference, or a relationship.
+    case value(PropertyValue)
+    /// A string, URL or decimal (valid UTF-8), or a binary or transformable value: its bytes in the payload, valid
+    /// only during the call that lends them.
+    case bytes(ByteValueKind, UnsafeRawBufferPointer)
+
+    /// The value as a ``PropertyValue`` (copies the bytes).
+    package var materialized: PropertyValue {
+        switch self {
+        case .value(let value): value
+        case .bytes(.string, let bytes): .attribute(.string(String(decoding: bytes, as: UTF8.self)))
+        case .bytes(.url, let bytes): .attribute(.url(String(decoding: bytes, as: UTF8.self)))
+        case .bytes(.decimal, let bytes): .attribute(.decimal(String(decoding: bytes, as: UTF8.self)))
+        case .bytes(.binary, let bytes): .attribute(.binary(Array(bytes)))
+        case .bytes(.transformable, let bytes): .attribute(.transformable(Array(bytes)))
+        }
+    }
+}
+
+/// What receives a checkpoint chunk's contents as they are decoded, in payload order: the foreign stores, the
+/// number of records, then each record's object and its property values. The calls do not throw: a visitor that
+/// finds something it cannot use notes it and reports it once the decoding is done (a payload that does not decode
+/// is reported first, as before).
+package protocol CheckpointChunkVisitor {
+    mutating func visitForeignStores(_ stores: [LogUUID])
+    mutating func visitRecordCount(_ count: Int)
+    mutating func visitRecord(_ object: ObjectReference)
+    mutating func visitProperty(_ propertyIndex: UInt32, _ value: BorrowedPropertyValue)
+    mutating func endRecord()
+}
+
+extension CheckpointChunk {
+    /// Decodes a checkpoint chunk payload into `visitor` (the checks of ``init(decoding:)-([UInt8])``).
+    ///
+    /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem;
+    ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
+    package static func visit(_ bytes: [UInt8], _ visitor: inout some CheckpointChunkVisitor) throws(LogFormatError) {
+        try PayloadEnvelope.decode("checkpoint chunk", from: bytes, maxByteCount: LogLimits.maxTransactionByteCount) {
+            (reader) throws(LogFormatError) in
+            try visitFields(from: &reader, &visitor)
+        }
+    }
+
+    /// Reads the fields that follow the version byte into `visitor`.
+    static func visitFields(from reader: inout ByteReader, _ visitor: inout some CheckpointChunkVisitor)
+        throws(LogFormatError)
+    {
+        let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+        visitor.visitForeignStores(foreignStores)
+        // A record is at least a reference and an empty property list.
+        let recordCount = try reader.readCount(
+            "the number of records", minimumElementByteCount: ObjectReference.minimumEncodedByteCount + 1)
+        visitor.visitRecordCount(recordCount)
+        for _ in 0..<recordCount {
+            visitor.visitRecord(try ObjectReference(from: &reader, foreignStoreCount: foreignStores.count))
+            let count = try reader.readCount(
+                "the number of property values", limit: LogLimits.maxPropertyCount,
+                minimumElementByteCount: PropertyChange.minimumEncodedByteCount)
+            for _ in 0..<count {
+                let propertyIndex = try reader.readIndex("a property index", below: LogLimits.maxPropertyCount)
+                try PropertyValue.visit(from: &reader, foreignStoreCount: foreignStores.count) { value in
+                    visitor.visitProperty(propertyIndex, value)
+                }
+            }
+            visitor.endRecord()
+        }
+    }
+}
+
+/// The visitor behind ``CheckpointChunk/init(decoding:)-([UInt8])``: collects the records.
+package struct CheckpointChunkCollector: CheckpointChunkVisitor {
+    private var foreignStores: [LogUUID] = []
+    private var records: [ObjectRecord] = []
+    private var current: ObjectRecord?
+
+    package init() {}
+
+    package mutating func visitForeignStores(_ stores: [LogUUID]) { foreignStores = stores }
+    package mutating func visitRecordCount(_ count: Int) { records.reserveCapacity(count) }
+    package mutating func visitRecord(_ object: ObjectReference) {
+        current = ObjectRecord(object: object, properties: [])
+    }
+    package mutating func visitProperty(_ propertyIndex: UInt32, _ value: BorrowedPropertyValue) {
+        current?.properties.append(PropertyChange(propertyIndex: propertyIndex, value: value.materialized))
+    }
+    package mutating func endRecord() {
+        if let current { records.append(current) }
+        current = nil
+    }
+
+    /// The chunk the calls described.
+    package var chunk: CheckpointChunk { CheckpointChunk(foreignStores: foreignStores, records: records) }
+}
+
+extension PropertyValue {
+    /// Reads a tag byte and the value it introduces, lending a byte value's bytes to `body` instead of copying them
+    /// (the checks of ``init(from:foreignStoreCount:)``).
+    static func visit(
+        from reader: inout ByteReader, foreignStoreCount: Int, _ body: (BorrowedPropertyValue) -> Void
+    ) throws(LogFormatError) {
+        let tagOffset = reader.offset
+        let tag = try reader.readUInt8("a property value's tag")
+        let kind: ByteValueKind
+        switch AttributeValue.EncodingTag(rawValue: tag) {
+        case .string: kind = .string
+        case .url: kind = .url
+        case .decimal: kind = .decimal
+        case .binary: kind = .binary
+        case .transformable: kind = .transformable
+        default:
+            // Every other value is decoded whole (`init(from:)` after its tag).
+            let value: PropertyValue
+            if tag <= AttributeValue.EncodingTag.reservedRangeUpperBound {
+                value = .attribute(try AttributeValue(tag: tag, at: tagOffset, from: &reader))
+            } else {
+                value = try PropertyValue(
+                    relationshipTag: tag, at: tagOffset, from: &reader, foreignStoreCount: foreignStoreCount)
+            }
+            return body(.value(value))
+        }
+        switch kind {
+        case .string: try reader.withStringBytes("a string value") { body(.bytes(kind, $0)) }
+        case .url: try reader.withStringBytes("a URL value") { body(.bytes(kind, $0)) }
+        case .decimal: try reader.withStringBytes("a decimal value") { body(.bytes(kind, $0)) }
+        case .binary: try reader.withByteArrayBytes("a binary value") { body(.bytes(kind, $0)) }
+        case .transformable: try reader.withByteArrayBytes("a transformable value") { body(.bytes(kind, $0)) }
+        }
+    }
+}
