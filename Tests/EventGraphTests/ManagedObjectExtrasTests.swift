@@ -40,7 +40,7 @@ struct ManagedObjectExtrasTests {
         #expect(samples[1].extras == nil)
     }
 
-    @Test("a released context's objects still get their detachment (the side record is made for them)")
+    @Test("a released context's objects get their detachment without a side record")
     func detachmentOfObjectsKeptAfterTheirContext() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.samples)
         var kept: Sample?
@@ -57,6 +57,7 @@ struct ManagedObjectExtrasTests {
         let sample = try #require(kept)
         #expect(sample.context == nil)
         #expect(sample.detachment?.reason == .released)
+        #expect(sample.extras == nil)
         #expect(sample.objectID == id)
         #expect(sample.string == "kept")
     }

@@ -34,12 +34,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var value: PropertyValue
     }
 
-    /// What few objects use — a detachment, loaded external values, fetched-property caches, probe records — in one
-    /// record allocated on first use: a fetch creates and frees an object per row, and each of these fields, kept
-    /// in the object itself, was a field to initialize and release for every one of them.
+    /// What few objects use — loaded external values, fetched-property caches, probe records — in one record
+    /// allocated on first use: a fetch creates and frees an object per row, and each of these fields, kept in the
+    /// object itself, was a field to initialize and release for every one of them. (The detachment stays a field:
+    /// a context released while its fetch results are still held detaches every one of them, and a record made
+    /// for each would cost an allocation per object there.)
     final class Extras {
-        /// How the object left its context, once it did (see ``Detachment``).
-        var detachment: Detachment?
         /// Externally stored binary values read from the log, by property index; dropped on refresh.
         var loadedBlobs: [Int: AttributeValue] = [:]
         /// The last result of each fetched property, by name (see ``FetchedProperty``); dropped on refresh.
@@ -53,6 +53,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     final var entityStorage: EntityDescription?
     final weak var contextStorage: ObjectContext?
+    /// How the object left its context, once it did (see ``Detachment``).
+    final var detachment: Detachment?
     /// Which object this is in its context: its store and key (the key alone repeats across stores). Set when the
     /// object is inserted or fetched into a context.
     final var identity = ObjectIdentity(storeIndex: 0, key: 0)
@@ -70,11 +72,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return made
     }
 
-    /// How the object left its context, once it did (see ``Detachment``).
-    final var detachment: Detachment? {
-        get { extras?.detachment }
-        set { if newValue != nil || extras != nil { extrasForWriting.detachment = newValue } }
-    }
     /// Externally stored binary values read from the log, by property index; dropped on refresh.
     final var loadedBlobs: [Int: AttributeValue] {
         get { extras?.loadedBlobs ?? [:] }
