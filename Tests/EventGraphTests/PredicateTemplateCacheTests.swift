@@ -1,4 +1,6 @@
 import Foundation
+import LogFormat
+import Synchronization
 import TestSupport
 import Testing
 
@@ -110,5 +112,38 @@ struct PredicateTemplateCacheTests {
         }
         // Three sites, one expression type for the first two: at most three templates in all, one per site.
         #expect(cache.count <= 2)
+    }
+
+    @Test("threads translating one shape with their own values share the cache and each get their own rows")
+    func concurrentTranslations() throws {
+        let seed = TestSeed.make()
+        var generator = SeededGenerator(seed: seed)
+        let (container, context) = try makeSamples(&generator)
+        let expected = Dictionary(
+            grouping: try context.fetch(FetchDescriptor<Sample>()).map { ($0.int64, $0.objectID.key) }, by: \.0
+        ).mapValues { $0.map(\.1).sorted() }
+        let cache = PredicateTemplateCache()
+        let entity = try #require(TestModels.samples.entity(named: "Sample"))
+        let failures = Mutex<[String]>([])
+        onThreads(4) { thread in
+            let reader = container.newBackgroundContext()
+            for round in 0..<50 {
+                let number = Int64((thread * 7 + round) % 22)
+                let predicate = #Predicate<Sample> { $0.int64 == number }
+                guard let (node, isComplete) = cache.translate(predicate.expression, entity: entity), isComplete,
+                    case .compare(_, .equal, .int64(number)) = node
+                else {
+                    failures.withLock { $0.append("thread \(thread): \(number) translated wrongly") }
+                    continue
+                }
+                let keys = ((try? reader.fetch(FetchDescriptor<Sample>(predicate: predicate))) ?? []).map(
+                    \.objectID.key)
+                if keys.sorted() != expected[number, default: []] {
+                    failures.withLock { $0.append("thread \(thread): \(number) fetched \(keys.count)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "seed \(seed): \(failures.withLock { $0.prefix(5) })")
+        #expect(cache.count == 1)
     }
 }
