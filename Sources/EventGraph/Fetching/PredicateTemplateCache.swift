@@ -31,6 +31,10 @@ final class PredicateTemplateCache: Sendable {
     /// The number of expression types kept (for tests).
     var count: Int { entries.withLock { $0.count } }
 
+    /// The number of templates kept for all types (for tests: a predicate site run again finds its template, it does
+    /// not add one).
+    var templateCount: Int { entries.withLock { $0.values.reduce(0) { $0 + $1.templates.count } } }
+
     /// The translated filter of `expression` and whether it is exact; `nil` when nothing translates.
     func translate(_ expression: Any, entity: EntityDescription) -> (ResolvedFilter.Node, Bool)? {
         let key = Key(expressionType: ObjectIdentifier(type(of: expression)), entity: ObjectIdentifier(entity))
