@@ -13,19 +13,34 @@ enum ChildProcess {
         var totalPages: Int
     }
 
-    /// Runs in the child: opens the store, fetches one post, prints an `OpenResult` as JSON.
-    /// With `openOnly`, it opens and closes the store without fetching (memory after open alone).
+    /// What the child does after opening the store.
+    enum Work: String {
+        /// Fetch one post by its unique key (`open-1m`, `memory-1m`); its title is the result's `title`.
+        case firstFetch = "first-fetch"
+        /// Nothing: open and close (`memory-open`).
+        case openOnly = "open-only"
+        /// Fetch every post, reading every attribute (`memory-fetch-all`); the checksum is the result's `title`.
+        case fetchAll = "fetch-all"
+    }
+
+    /// Runs in the child: opens the store, does `work`, prints an `OpenResult` as JSON.
     static func openStore(
-        engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool, openOnly: Bool = false
+        engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool, work: Work = .firstFetch
     )
         throws
     {
         let files = engine.storeFiles(at: path)
         if cold { dropFromPageCache(files) }
         let (cachedPages, totalPages) = cachedPageCounts(files)
-        let (seconds, title) =
-            openOnly
-            ? (try engine.openOnly(path: path), "") : try engine.openAndFirstFetch(path: path, identity: identity)
+        let seconds: Double
+        let title: String
+        switch work {
+        case .firstFetch: (seconds, title) = try engine.openAndFirstFetch(path: path, identity: identity)
+        case .openOnly: (seconds, title) = (try engine.openOnly(path: path), "")
+        case .fetchAll:
+            let result = try engine.openAndFetchAll(path: path)
+            (seconds, title) = (result.seconds, String(result.checksum))
+        }
         let result = OpenResult(
             seconds: seconds, peakResidentBytes: peakResidentBytes(), title: title, cachedPages: cachedPages,
             totalPages: totalPages)
@@ -35,13 +50,13 @@ enum ChildProcess {
 
     /// Runs in the parent: starts the child and decodes its result.
     static func measureOpen(
-        engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool, openOnly: Bool = false
+        engine: any StoreEngine.Type, path: String, identity: Int64, cold: Bool, work: Work = .firstFetch
     ) throws -> OpenResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments =
             ["open-store", "--engine", engine.name, "--path", path, "--identity", String(identity)]
-            + (cold ? ["--cold"] : []) + (openOnly ? ["--open-only"] : [])
+            + (cold ? ["--cold"] : []) + ["--work", work.rawValue]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -247,7 +247,7 @@ final class Comparison {
             path: path, count: count, generator: generator, updatedAttributeBytes: updatedAttributeBytes)
     }
 
-    /// `open-1m`, `memory-1m`, `memory-open` and `open-1m-tail` on the compacted large stores.
+    /// `open-1m`, `memory-1m`, `memory-open`, `memory-fetch-all` and `open-1m-tail` on the compacted large stores.
     func openScenarios(path: (any StoreEngine.Type) -> String, count: Int, attributeBytes: Int) throws {
         let megabyte = 1_000_000.0
         let generator = PostGenerator(postCount: count)
@@ -284,7 +284,7 @@ final class Comparison {
         var openPeaks: [String: [Double]] = [:]
         _ = try alternate("memory-open") { engine in
             let result = try ChildProcess.measureOpen(
-                engine: engine, path: path(engine), identity: identity, cold: false, openOnly: true)
+                engine: engine, path: path(engine), identity: identity, cold: false, work: .openOnly)
             openPeaks[engine.name, default: []].append(Double(result.peakResidentBytes) / megabyte)
             return result.seconds
         }
@@ -294,6 +294,7 @@ final class Comparison {
             "memory-open: peak RSS of a process that only opens the store (issue 14's goal: ≤ 0.1× the attribute "
                 + "bytes): EventGraph \(format(openPeak.0)) MB = \(format(openPeak.0 / (Double(attributeBytes) / megabyte)))×"
         )
+        try measureMemoryOfFetchAll(path: path, attributeBytes: attributeBytes)
         try measureOpenWithTail(
             "open-1m-tail", tailCount: Self.tailTransactionCount, path: path, identity: identity, generator: generator)
         try measureOpenWithLongTail(path: path, identity: identity, generator: generator)
@@ -301,6 +302,37 @@ final class Comparison {
         notes.append(
             "memory-1m: the posts' attribute bytes are \(format(Double(attributeBytes) / megabyte)) MB; EventGraph's peak RSS is "
                 + "\(format(median(peaks[EventGraphEngine.name]!) / (Double(attributeBytes) / megabyte)))× that")
+    }
+
+    /// `memory-fetch-all` (issue 14's memory goal: peak RSS of a fetch-all of the large store reading every attribute
+    /// ≤ 1.0× the attribute bytes): a child process per measurement opens the store, fetches every post, reads every
+    /// attribute and keeps the results until it reports its `VmHWM`.
+    func measureMemoryOfFetchAll(path: (any StoreEngine.Type) -> String, attributeBytes: Int) throws {
+        let megabyte = 1_000_000.0
+        var peaks: [String: [Double]] = [:]
+        var checksums: [String: Set<String>] = [:]
+        log("memory-fetch-all: open \(sizes.largePosts) posts and fetch them all, in a child process")
+        let seconds = try alternate("memory-fetch-all") { engine in
+            let result = try ChildProcess.measureOpen(
+                engine: engine, path: path(engine), identity: 0, cold: false, work: .fetchAll)
+            checksums[engine.name, default: []].insert(result.title)
+            peaks[engine.name, default: []].append(Double(result.peakResidentBytes) / megabyte)
+            return result.seconds
+        }
+        let peak = (median(peaks[EventGraphEngine.name]!), median(peaks[GRDBEngine.name]!))
+        record("memory-fetch-all", peak)
+        if checksums[EventGraphEngine.name] != checksums[GRDBEngine.name]
+            || checksums.values.contains(where: { $0.count != 1 })
+        {
+            notes.append("WARNING: memory-fetch-all: the engines read different values \(checksums)")
+        }
+        let attributeMegabytes = Double(attributeBytes) / megabyte
+        notes.append(
+            "memory-fetch-all: peak RSS of open + fetch of every post reading every attribute (issue 14's goal: ≤ 1.0× "
+                + "the attribute bytes, \(format(attributeMegabytes)) MB): EventGraph \(format(peak.0)) MB = "
+                + "\(format(peak.0 / attributeMegabytes))×, GRDB \(format(peak.1)) MB = "
+                + "\(format(peak.1 / attributeMegabytes))×; open + fetch took \(format(seconds.0)) s vs \(format(seconds.1)) s"
+        )
     }
 
     /// `compact-1m`: every title updated, then a copy of each store compacted.

@@ -41,6 +41,9 @@ struct Scenario: Sendable {
         Scenario(
             key: "memory-open", title: "peak RSS, open alone", unit: "MB", isHigherBetter: false, goalRatio: nil),
         Scenario(
+            key: "memory-fetch-all", title: "peak RSS, open + fetch all", unit: "MB", isHigherBetter: false,
+            goalRatio: nil),
+        Scenario(
             key: "open-1m-tail", title: "open + first fetch, 10k-transaction tail", unit: "s", isHigherBetter: false,
             goalRatio: nil),
         Scenario(

@@ -23,15 +23,17 @@ var arguments = Array(CommandLine.arguments.dropFirst())
     return true
 }
 
-// The hidden subcommand the parent runs in a child process for open-1m and memory-1m.
+// The hidden subcommand the parent runs in a child process for open-1m and the memory scenarios.
 if arguments.first == "open-store" {
     arguments.removeFirst()
     guard let name = value(after: "--engine"), let engine = engine(named: name), let path = value(after: "--path"),
         let identity = value(after: "--identity").flatMap(Int64.init)
     else { fail("open-store needs --engine, --path and --identity") }
+    guard let work = ChildProcess.Work(rawValue: value(after: "--work") ?? "first-fetch") else {
+        fail("open-store: --work takes first-fetch, open-only or fetch-all")
+    }
     do {
-        try ChildProcess.openStore(
-            engine: engine, path: path, identity: identity, cold: flag("--cold"), openOnly: flag("--open-only"))
+        try ChildProcess.openStore(engine: engine, path: path, identity: identity, cold: flag("--cold"), work: work)
         exit(0)
     } catch {
         fail("open-store: \(error)")

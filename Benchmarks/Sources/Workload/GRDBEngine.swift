@@ -142,6 +142,32 @@ public final class GRDBEngine: StoreEngine {
         return seconds
     }
 
+    public static func openAndFetchAll(path: String) throws -> ReadResult {
+        var checksum = 0
+        var opened: DatabasePool?
+        var posts: [PostRecord] = []
+        let seconds = try measureSeconds {
+            let pool = try openPool(path: path, durability: .durable)
+            opened = pool
+            posts = try pool.read { db in try PostRecord.fetchAll(db) }
+            checksum = Self.checksum(of: posts)
+        }
+        withExtendedLifetime(posts) {}
+        try opened?.close()
+        return ReadResult(seconds: seconds, checksum: checksum)
+    }
+
+    /// Reads every attribute of every post (fetch-all and memory-fetch-all).
+    static func checksum(of posts: [PostRecord]) -> Int {
+        var checksum = 0
+        for post in posts {
+            checksum &+= Int(post.id) &+ Int(post.date)
+            checksum &+= post.title.utf8.count &+ post.body.utf8.count &+ post.excerpt.utf8.count
+            checksum &+= post.url.utf8.count
+        }
+        return checksum
+    }
+
     public static func settle(path: String) throws {
         let pool = try openPool(path: path, durability: .relaxed)
         try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
@@ -159,11 +185,7 @@ public final class GRDBEngine: StoreEngine {
     public func fetchAll() throws -> ReadResult {
         var checksum = 0
         let seconds = try measureSeconds {
-            for post in try pool.read({ db in try PostRecord.fetchAll(db) }) {
-                checksum &+= Int(post.id) &+ Int(post.date)
-                checksum &+= post.title.utf8.count &+ post.body.utf8.count &+ post.excerpt.utf8.count
-                checksum &+= post.url.utf8.count
-            }
+            checksum = Self.checksum(of: try pool.read { db in try PostRecord.fetchAll(db) })
         }
         return ReadResult(seconds: seconds, checksum: checksum)
     }

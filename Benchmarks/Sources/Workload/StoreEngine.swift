@@ -43,6 +43,9 @@ public protocol StoreEngine {
     static func openAndFirstFetch(path: String, identity: Int64) throws -> (seconds: Double, title: String)
     /// Opens the store and closes it without reading anything (memory after open alone); returns the open's seconds.
     static func openOnly(path: String) throws -> Double
+    /// `memory-fetch-all`: opens the store, fetches every post and reads every attribute (as `fetchAll()` does),
+    /// keeping the results until the end; returns the seconds of open and fetch and the checksum of what was read.
+    static func openAndFetchAll(path: String) throws -> ReadResult
     /// Brings the store to the state in which its size on disk is measured (SQLite: WAL checkpointed).
     static func settle(path: String) throws
 

@@ -24,12 +24,12 @@ extension ManagedObject {
         }
         // A child's save into this context changes what the fetch sees as much as a commit beneath does.
         let stamp = context.parentStore.transactionStamp + [context.childSaveCount]
-        if let cached = fetchedPropertyCaches[name], cached.transactionStamp == stamp {
+        if let cached = extras?.fetchedPropertyCaches[name], cached.transactionStamp == stamp {
             return context.objects(for: cached.references)
         }
         try context.requireMountedStores(for: property, of: entityStorage)
         let objects = try property.definition.fetch(self, context)
-        fetchedPropertyCaches[name] = FetchedPropertyCache(
+        extrasForWriting.fetchedPropertyCaches[name] = FetchedPropertyCache(
             transactionStamp: stamp, references: objects.map(context.reference(to:)))
         return objects
     }

@@ -121,7 +121,7 @@ extension ManagedObject {
 
     @inline(never)
     final func externalValue(_ reference: BlobReference, at index: Int) -> AttributeValue {
-        if let loaded = loadedBlobs[index] { return loaded }
+        if let loaded = extras?.loadedBlobs[index] { return loaded }
         guard let context = contextStorage else {
             stopIfContextReleased(index)
             return .null
@@ -132,7 +132,7 @@ extension ManagedObject {
                 if let bytes = try context.parentStore.readBlob(reference, inStore: identity.storeIndex) {
                     let isTransformable = entity.properties[index].attribute?.type == .transformable
                     let value: AttributeValue = isTransformable ? .transformable(bytes) : .binary(bytes)
-                    loadedBlobs[index] = value
+                    extrasForWriting.loadedBlobs[index] = value
                     return value
                 }
                 // Another context replaced (or deleted) the value after this object read its row, and a compaction
@@ -144,7 +144,7 @@ extension ManagedObject {
                 }
                 guard case .attribute(let value) = latest.values[index] else { return .null }
                 guard case .blob(let next) = value else {
-                    loadedBlobs[index] = value
+                    extrasForWriting.loadedBlobs[index] = value
                     return value
                 }
                 precondition(
@@ -159,7 +159,7 @@ extension ManagedObject {
     }
 
     /// Whether an externally stored value of the property is held in memory (for tests and tools).
-    final func isExternalValueLoaded(at index: Int) -> Bool { loadedBlobs[index] != nil }
+    final func isExternalValueLoaded(at index: Int) -> Bool { extras?.loadedBlobs[index] != nil }
 
     /// The targets of a relationship, as objects of the object's context.
     final func relationshipTargets(at index: Int) -> [ManagedObject] {
@@ -192,8 +192,10 @@ extension ManagedObject {
         } else {
             pending.removeAll()
         }
-        loadedBlobs.removeAll()
-        fetchedPropertyCaches.removeAll()
+        if let extras {
+            extras.loadedBlobs.removeAll()
+            extras.fetchedPropertyCaches.removeAll()
+        }
         row = nil
         flags.insert(.isFault)
         flags.remove(.isListedAsChanged)

@@ -34,6 +34,23 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var value: PropertyValue
     }
 
+    /// What few objects use — loaded external values, fetched-property caches, probe records — in one record
+    /// allocated on first use: a fetch creates and frees an object per row, and each of these fields, kept in the
+    /// object itself, was a field to initialize and release for every one of them. (The detachment stays a field:
+    /// a context released while its fetch results are still held detaches every one of them, and a record made
+    /// for each would cost an allocation per object there.)
+    final class Extras {
+        /// Externally stored binary values read from the log, by property index; dropped on refresh.
+        var loadedBlobs: [Int: AttributeValue] = [:]
+        /// The last result of each fetched property, by name (see ``FetchedProperty``); dropped on refresh.
+        var fetchedPropertyCaches: [String: FetchedPropertyCache] = [:]
+        /// For probe instances: the index of the last property read.
+        var probedIndex: Int?
+        /// For probe instances: the key path of the last ``Attribute`` read (the property itself, not a computed
+        /// property that reads it).
+        var probedKeyPath: AnyKeyPath?
+    }
+
     final var entityStorage: EntityDescription?
     final weak var contextStorage: ObjectContext?
     /// How the object left its context, once it did (see ``Detachment``).
@@ -44,15 +61,37 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var row: Row?
     final var flags: Flags = []
     final var pending: [PendingValue] = []
+    /// The rarely used fields, `nil` until one is set.
+    final var extras: Extras?
+
+    /// The side record, made on first use.
+    final var extrasForWriting: Extras {
+        if let extras { return extras }
+        let made = Extras()
+        extras = made
+        return made
+    }
+
     /// Externally stored binary values read from the log, by property index; dropped on refresh.
-    final var loadedBlobs: [Int: AttributeValue] = [:]
+    final var loadedBlobs: [Int: AttributeValue] {
+        get { extras?.loadedBlobs ?? [:] }
+        set { if !newValue.isEmpty || extras != nil { extrasForWriting.loadedBlobs = newValue } }
+    }
     /// The last result of each fetched property, by name (see ``FetchedProperty``); dropped on refresh.
-    final var fetchedPropertyCaches: [String: FetchedPropertyCache] = [:]
+    final var fetchedPropertyCaches: [String: FetchedPropertyCache] {
+        get { extras?.fetchedPropertyCaches ?? [:] }
+        set { if !newValue.isEmpty || extras != nil { extrasForWriting.fetchedPropertyCaches = newValue } }
+    }
     /// For probe instances: the index of the last property read.
-    final var probedIndex: Int?
-    /// For probe instances: the key path of the last ``Attribute`` read (the property itself, not a computed
-    /// property that reads it).
-    final var probedKeyPath: AnyKeyPath?
+    final var probedIndex: Int? {
+        get { extras?.probedIndex }
+        set { if newValue != nil || extras != nil { extrasForWriting.probedIndex = newValue } }
+    }
+    /// For probe instances: the key path of the last ``Attribute`` read.
+    final var probedKeyPath: AnyKeyPath? {
+        get { extras?.probedKeyPath }
+        set { if newValue != nil || extras != nil { extrasForWriting.probedKeyPath = newValue } }
+    }
 
     /// Creates an object that belongs to no context yet; insert it with ``ObjectContext/insert(_:)``.
     public required init() {}
