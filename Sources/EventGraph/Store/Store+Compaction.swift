@@ -76,17 +76,23 @@ extension Store {
         let model = self.model
         let keyWatermark = self.keyWatermark
         let digest = LockedValue<StateDigest?>(nil)
-        let built = LockedValue<(CheckpointBegin, [CheckpointChunk], [CheckpointChunk])?>(nil)
+        let built = LockedValue<CheckpointEntityChunkPlan?>(nil)
         DispatchQueue.concurrentPerform(iterations: 2) { part in
             if part == 0 {
                 let value = snapshot.digest(model: model)
                 digest.withLock { $0 = value }
             } else {
-                let value = snapshot.checkpointEntityChunks(model: model, nextKey: keyWatermark)
+                let value = snapshot.checkpointEntityChunkPlan(model: model, nextKey: keyWatermark)
                 built.withLock { $0 = value }
             }
         }
-        let (begin, entityChunks, chunks) = built.withLock { $0 }!
+        let plan = built.withLock { $0 }!
+        let begin = plan.begin
+        // The entity chunks are encoded from the columns while the rewrite writes them, a batch at a time.
+        var entityChunks = EntityChunkSource()
+        entityChunks.count = plan.entityChunks.count
+        entityChunks.entityIndices = Set(plan.entityChunks.map(\.entityIndex))
+        entityChunks.payload = { (index) throws(LogFormatError) in try plan.entityChunkPayload(index, model: model) }
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         for reference in snapshot.referencedBlobs(model: model) {
             guard let bytes = try readBlob(reference) else {
@@ -98,10 +104,11 @@ extension Store {
             blobs.append((reference, bytes))
         }
         // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (format 1.4).
-        let indexed = Set(entityChunks.compactMap { $0.records.first.map { Int($0.object.entityIndex) } })
-        let indexChunks = snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: indexed) : []
+        let indexChunks =
+            snapshot.isIndexed
+            ? snapshot.checkpointIndexChunks(model: model, entities: entityChunks.entityIndices) : []
         return CheckpointInput(
-            begin: begin, chunks: chunks, entityChunks: entityChunks,
+            begin: begin, chunks: plan.chunks, entityChunks: entityChunks,
             indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) },
             end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: digest.withLock { $0 }!.bytes),
             blobs: blobs)
