@@ -83,25 +83,31 @@ struct ConsistentInsertionTests {
                 .insert(
                     target,
                     [
-                        PropertyChange(propertyIndex: property(course, "members"), value: .toMany(members[target] ?? [])),
-                        PropertyChange(propertyIndex: property(course, "lessons"), value: .toMany(lessonsOf[target] ?? [])),
+                        PropertyChange(
+                            propertyIndex: property(course, "members"), value: .toMany(members[target] ?? [])),
+                        PropertyChange(
+                            propertyIndex: property(course, "lessons"), value: .toMany(lessonsOf[target] ?? [])),
                         PropertyChange(propertyIndex: property(course, "notes"), value: .toMany(notesOf[target] ?? [])),
                     ]))
         }
         for person in people {
             let changes = [
                 PropertyChange(
-                    propertyIndex: property(Int(person.entityIndex), "courses"), value: .toMany(coursesOf[person] ?? []))
+                    propertyIndex: property(Int(person.entityIndex), "courses"), value: .toMany(coursesOf[person] ?? [])
+                )
             ]
             operations.append(.insert(person, changes))
         }
         for item in lessons {
             operations.append(
-                .insert(item, [PropertyChange(propertyIndex: property(lesson, "course"), value: .toOne(lessonCourse[item]!))]))
+                .insert(
+                    item,
+                    [PropertyChange(propertyIndex: property(lesson, "course"), value: .toOne(lessonCourse[item]!))]))
         }
         for item in notes {
             operations.append(
-                .insert(item, [PropertyChange(propertyIndex: property(note, "course"), value: .toOne(noteCourse[item]!))]))
+                .insert(
+                    item, [PropertyChange(propertyIndex: property(note, "course"), value: .toOne(noteCourse[item]!))]))
         }
         operations.shuffle(using: &random)
         return (operations, isDamaged)

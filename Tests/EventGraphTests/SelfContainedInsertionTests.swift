@@ -13,12 +13,15 @@ struct SelfContainedInsertionTests {
         let elsewhere = ObjectReference(storeIndex: 1, entityIndex: 2, key: 3)
         let existing = ObjectReference(entityIndex: 2, key: 4)
         func insert(_ object: ObjectReference, _ value: PropertyValue) -> ChangeOperation {
-            .insert(object, [PropertyChange(propertyIndex: 0, value: .attribute(.int32(1))), .init(propertyIndex: 1, value: value)])
+            .insert(
+                object,
+                [PropertyChange(propertyIndex: 0, value: .attribute(.int32(1))), .init(propertyIndex: 1, value: value)])
         }
         #expect(Store.isSelfContainedInsertion([insert(lesson, .toOne(course)), insert(course, .toMany([lesson]))]))
         #expect(Store.isSelfContainedInsertion([insert(lesson, .toOne(elsewhere)), insert(course, .toOne(nil))]))
         #expect(!Store.isSelfContainedInsertion([insert(lesson, .toOne(existing))]))
-        #expect(!Store.isSelfContainedInsertion([insert(course, .toMany([lesson, existing])), insert(lesson, .toOne(nil))]))
+        #expect(
+            !Store.isSelfContainedInsertion([insert(course, .toMany([lesson, existing])), insert(lesson, .toOne(nil))]))
         #expect(!Store.isSelfContainedInsertion([insert(course, .toOne(nil)), .delete(existing)]))
     }
 
