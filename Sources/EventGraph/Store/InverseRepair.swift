@@ -126,13 +126,6 @@ struct InverseRepair {
         var inserted: Set<UInt64> = []
         inserted.reserveCapacity(operations.count)
         var votes: [SideVote] = []
-        func relationship(_ object: ObjectReference, _ property: Int) -> RelationshipDescription? {
-            let entityIndex = Int(object.entityIndex)
-            guard object.storeIndex == 0, entityIndex < model.entities.count,
-                property < model.entities[entityIndex].properties.count
-            else { return nil }
-            return model.entities[entityIndex].properties[property].relationship
-        }
         func vote(_ key: UInt64, _ property: Int, _ target: ObjectReference, inverse: Int) -> Bool {
             guard target.storeIndex == 0 else { return true }  // not repaired (see `vote`)
             let mine = (key, property)
@@ -149,7 +142,7 @@ struct InverseRepair {
             guard inserted.insert(object.key).inserted else { return false }
             for change in changes {
                 let property = Int(change.propertyIndex)
-                guard let inverse = relationship(object, property)?.inverseIndex else { continue }
+                guard let inverse = relationship(object, property, in: model)?.inverseIndex else { continue }
                 switch change.value {
                 case .attribute, .toOne(nil): continue
                 case .toOne(let target?):
@@ -396,6 +389,13 @@ struct InverseRepair {
     private func other(of edge: Edge, _ slot: Slot) -> Slot { edge.a == slot ? edge.b : edge.a }
 
     private func relationship(_ object: ObjectReference, _ property: Int) -> RelationshipDescription? {
+        Self.relationship(object, property, in: model)
+    }
+
+    /// The relationship of an object of this store, `nil` for an attribute or an object of another store.
+    private static func relationship(_ object: ObjectReference, _ property: Int, in model: ObjectModel)
+        -> RelationshipDescription?
+    {
         let entityIndex = Int(object.entityIndex)
         guard object.storeIndex == 0, entityIndex < model.entities.count,
             property < model.entities[entityIndex].properties.count

@@ -109,8 +109,6 @@ struct CheckpointInput {
 struct EntityChunkSource: Sendable {
     /// How many there are.
     var count = 0
-    /// The entities they hold objects of.
-    var entityIndices: Set<Int> = []
     /// Encodes chunk `index` (0 ..< ``count``), in the file's order.
     var payload: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkPayload = { index in
         preconditionFailure("no entity chunk \(index) in an empty source")
