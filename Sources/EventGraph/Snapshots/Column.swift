@@ -122,6 +122,13 @@ struct Column: Sendable {
     /// lists take in a checkpoint.
     var storedManyTargetCount: Int { largeLists.values.reduce(manyTargets.count) { $0 + $1.count } }
 
+    /// The tag of a slot of the column at `column`, read in place (``tag(at:)`` called on an array element or a
+    /// pointee copies the whole column first).
+    @inline(__always)
+    static func tag(of column: UnsafePointer<Column>, at slot: Int) -> ValueTag {
+        slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
+    }
+
     /// The target of a slot tagged ``ValueTag/toOne`` of the column at `column`, read in place.
     @inline(__always)
     static func toOneTarget(of column: UnsafePointer<Column>, at slot: Int) -> ObjectReference {
