@@ -53,12 +53,14 @@ struct CheckpointFromColumnsTests {
 
     /// A random value of any kind (a column keeps whatever kind arrives), the property's default one time in four.
     static func randomValue(
-        default defaultValue: PropertyValue, foreignStoreCount: Int, using random: inout SeededGenerator
+        default defaultValue: PropertyValue, foreignStoreCount: Int, entityCount: Int,
+        using random: inout SeededGenerator
     ) -> PropertyValue {
         func reference() -> ObjectReference {
             ObjectReference(
                 storeIndex: UInt32.random(in: 0...UInt32(foreignStoreCount), using: &random),
-                entityIndex: UInt32.random(in: 0..<3, using: &random), key: UInt64.random(in: 1...300, using: &random))
+                entityIndex: UInt32.random(in: 0..<UInt32(entityCount), using: &random),
+                key: UInt64.random(in: 1...300, using: &random))
         }
         let texts = [
             "", "a", "exactly8", "plain ASCII text that runs longer than one word", "caf\u{E9}", "cafe\u{301}",
@@ -110,7 +112,9 @@ struct CheckpointFromColumnsTests {
             var keys: [UInt64] = []
             for _ in 0..<count {
                 let values = entity.defaultValues.map {
-                    randomValue(default: $0, foreignStoreCount: foreignStoreCount, using: &random)
+                    randomValue(
+                        default: $0, foreignStoreCount: foreignStoreCount, entityCount: model.entities.count,
+                        using: &random)
                 }
                 state.put(Row(entityIndex: entityIndex, key: key, version: key, values: values))
                 keys.append(key)
@@ -122,7 +126,9 @@ struct CheckpointFromColumnsTests {
                     state.removeRow(entityIndex: entityIndex, key: changed)
                 } else {
                     let values = entity.defaultValues.map {
-                        randomValue(default: $0, foreignStoreCount: foreignStoreCount, using: &random)
+                        randomValue(
+                            default: $0, foreignStoreCount: foreignStoreCount, entityCount: model.entities.count,
+                            using: &random)
                     }
                     state.put(Row(entityIndex: entityIndex, key: changed, version: key, values: values))
                 }
