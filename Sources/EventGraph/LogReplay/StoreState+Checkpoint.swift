@@ -34,55 +34,115 @@ extension StoreState {
     /// chunk per column chunk that holds live objects, in slot order, so that a reader loads chunk *i* of an entity
     /// into its column chunk *i*. An entity one of whose chunks might not fit a frame (a very large value) is
     /// returned as ordinary chunks instead, split as ``forEachCheckpointChunk(model:recordsPerChunk:_:)`` splits.
+    ///
+    /// The records are built here; a compaction encodes the same chunks from the columns instead
+    /// (``checkpointEntityChunkPlan(model:nextKey:)``): this is the reference it is tested against.
     func checkpointEntityChunks(model: ObjectModel, nextKey: UInt64)
         -> (begin: CheckpointBegin, entityChunks: [CheckpointChunk], chunks: [CheckpointChunk])
     {
         var entityChunks: [CheckpointChunk] = []
         var chunks: [CheckpointChunk] = []
         for entityIndex in model.entities.indices {
-            let entity = model.entities[entityIndex]
-            var perChunk: [[ObjectRecord]] = []
-            var fitsFrames = true
-            var chunkBytes = 0
-            var currentChunk = -1
-            tables[entityIndex].forEachLiveSlot { chunk, position, slot in
-                if slot / ColumnChunk.slotCapacity != currentChunk {
-                    currentChunk = slot / ColumnChunk.slotCapacity
-                    perChunk.append([])
-                    chunkBytes = 0
-                }
-                let (record, byteCount) = Self.record(
-                    ofSlot: position, in: chunk, entityIndex: entityIndex, entity: entity)
-                perChunk[perChunk.count - 1].append(record)
-                // The estimate is never below the encoded size, so a chunk under the limit fits its frame.
-                chunkBytes += byteCount
-                if chunkBytes > LogLimits.maxFrameRawByteCount - 4096 { fitsFrames = false }
-            }
-            let records = perChunk
+            let (records, fitsFrames) = entityRecords(of: entityIndex, model: model)
             if fitsFrames {
                 entityChunks += records.map { CheckpointChunk(foreignStores: foreignStores, records: $0) }
             } else {
-                var batch: [ObjectRecord] = []
-                var batchBytes = 0
-                for record in records.joined() {
-                    batch.append(record)
-                    batchBytes += record.properties.reduce(16) { $0 + Self.estimatedByteCount($1.value) }
-                    if batch.count >= Self.checkpointChunkObjectCount
-                        || batchBytes >= LogLimits.maxFrameRawByteCount / 4
-                    {
-                        chunks.append(CheckpointChunk(foreignStores: foreignStores, records: batch))
-                        batch.removeAll(keepingCapacity: true)
-                        batchBytes = 0
-                    }
-                }
-                if !batch.isEmpty { chunks.append(CheckpointChunk(foreignStores: foreignStores, records: batch)) }
+                chunks += batchedChunks(of: records)
             }
         }
+        return (checkpointBegin(nextKey: nextKey), entityChunks, chunks)
+    }
+
+    /// What a checkpoint of this state writes, with the entity chunks left to be encoded from the columns
+    /// (``ColumnChunk/checkpointPayload(entityIndex:entity:foreignStores:)``), a batch at a time as the rewrite
+    /// writes them: the same file as ``checkpointEntityChunks(model:nextKey:)``'s records make, without a record,
+    /// a value or a string per value, and without the whole checkpoint held at once.
+    func checkpointEntityChunkPlan(model: ObjectModel, nextKey: UInt64) -> CheckpointEntityChunkPlan {
+        var plan = CheckpointEntityChunkPlan(begin: checkpointBegin(nextKey: nextKey), foreignStores: foreignStores)
+        for entityIndex in model.entities.indices {
+            let table = tables[entityIndex]
+            var live: [ColumnChunk] = []
+            var surelyFits = true
+            for chunkIndex in 0..<table.chunkCount {
+                let chunk = table.chunk(at: chunkIndex)
+                guard chunk.liveBits.contains(where: { $0 != 0 }) else { continue }
+                live.append(chunk)
+                if Self.checkpointByteBound(of: chunk) > LogLimits.maxFrameRawByteCount - 4096 { surelyFits = false }
+            }
+            guard !live.isEmpty else { continue }
+            // The bound is never below the records' estimate, so under the limit the records' decision is the same;
+            // over it, the records decide (a chunk of very large values, or one whose arena holds much garbage).
+            if !surelyFits {
+                let (records, fitsFrames) = entityRecords(of: entityIndex, model: model)
+                if !fitsFrames {
+                    plan.chunks += batchedChunks(of: records)
+                    continue
+                }
+            }
+            plan.entityChunks += live.map { (entityIndex, $0) }
+        }
+        return plan
+    }
+
+    /// A bound on the records' size estimate of a chunk's live objects (``record(ofSlot:in:entityIndex:entity:)``):
+    /// every value counted, defaults included, and the arenas' and lists' garbage too.
+    private static func checkpointByteBound(of chunk: ColumnChunk) -> Int {
+        let liveCount = chunk.liveBits.reduce(0) { $0 + $1.nonzeroBitCount }
+        var total = liveCount * 16
+        for column in chunk.columns {
+            total += liveCount * 16 + column.arena.bytes.count + 16 * column.storedManyTargetCount
+        }
+        return total
+    }
+
+    /// One entity's checkpoint records, one list per column chunk that holds live objects, and whether each list's
+    /// estimated size fits a frame.
+    private func entityRecords(of entityIndex: Int, model: ObjectModel) -> (records: [[ObjectRecord]], fits: Bool) {
+        let entity = model.entities[entityIndex]
+        var perChunk: [[ObjectRecord]] = []
+        var fitsFrames = true
+        var chunkBytes = 0
+        var currentChunk = -1
+        tables[entityIndex].forEachLiveSlot { chunk, position, slot in
+            if slot / ColumnChunk.slotCapacity != currentChunk {
+                currentChunk = slot / ColumnChunk.slotCapacity
+                perChunk.append([])
+                chunkBytes = 0
+            }
+            let (record, byteCount) = Self.record(ofSlot: position, in: chunk, entityIndex: entityIndex, entity: entity)
+            perChunk[perChunk.count - 1].append(record)
+            // The estimate is never below the encoded size, so a chunk under the limit fits its frame.
+            chunkBytes += byteCount
+            if chunkBytes > LogLimits.maxFrameRawByteCount - 4096 { fitsFrames = false }
+        }
+        return (perChunk, fitsFrames)
+    }
+
+    /// An entity's records as ordinary checkpoint chunks, split as ``forEachCheckpointChunk(model:recordsPerChunk:_:)``
+    /// splits.
+    private func batchedChunks(of records: [[ObjectRecord]]) -> [CheckpointChunk] {
+        var chunks: [CheckpointChunk] = []
+        var batch: [ObjectRecord] = []
+        var batchBytes = 0
+        for record in records.joined() {
+            batch.append(record)
+            batchBytes += record.properties.reduce(16) { $0 + Self.estimatedByteCount($1.value) }
+            if batch.count >= Self.checkpointChunkObjectCount || batchBytes >= LogLimits.maxFrameRawByteCount / 4 {
+                chunks.append(CheckpointChunk(foreignStores: foreignStores, records: batch))
+                batch.removeAll(keepingCapacity: true)
+                batchBytes = 0
+            }
+        }
+        if !batch.isEmpty { chunks.append(CheckpointChunk(foreignStores: foreignStores, records: batch)) }
+        return chunks
+    }
+
+    private func checkpointBegin(nextKey: UInt64) -> CheckpointBegin {
         var begin = CheckpointBegin(
             lastTransactionID: lastTransactionID, lastCommitTimeMicroseconds: lastCommitTimeMicroseconds,
             nextKey: nextKey, objectCount: UInt64(objectCount))
         begin.sequenceReservations = sequenceReservations
-        return (begin, entityChunks, chunks)
+        return begin
     }
 
     /// A checkpoint record of a row (its persistent values that differ from the model's defaults), with an
@@ -151,5 +211,24 @@ extension StoreState {
         case .toOne: 16
         case .toMany(let references): 8 + 16 * references.count
         }
+    }
+}
+
+/// What a checkpoint of a state writes, its entity chunks still to be encoded from their columns.
+struct CheckpointEntityChunkPlan: Sendable {
+    var begin: CheckpointBegin
+    /// The store UUIDs that references with a store index above 0 name, listed in every chunk.
+    var foreignStores: [LogUUID]
+    /// The column chunks written as entity chunks, in the file's order (entity after entity, slot order), each
+    /// with at least one live object.
+    var entityChunks: [(entityIndex: Int, chunk: ColumnChunk)] = []
+    /// The objects of the entities that might not fit a frame per chunk, as ordinary checkpoint chunks.
+    var chunks: [CheckpointChunk] = []
+
+    /// The encoded entity chunk `index` of ``entityChunks``.
+    func entityChunkPayload(_ index: Int, model: ObjectModel) throws(LogFormatError) -> EntityChunkPayload {
+        let (entityIndex, chunk) = entityChunks[index]
+        return try chunk.checkpointPayload(
+            entityIndex: entityIndex, entity: model.entities[entityIndex], foreignStores: foreignStores)
     }
 }

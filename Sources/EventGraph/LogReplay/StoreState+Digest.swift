@@ -42,13 +42,23 @@ extension StoreState {
             hasher.combine(string: entityName(reference.entityIndex))
             hasher.combine(integer: reference.key)
         }
+        // The usual list holds objects of one store and one entity, whose canonical order is key order, and is
+        // already in it (targets are appended as they are inserted): checked in one pass, not sorted.
+        func isInKeyOrderOfOneEntity(_ targets: UnsafeBufferPointer<ObjectReference>) -> Bool {
+            guard let first = targets.first else { return true }
+            var previous: UInt64?
+            for target in targets {
+                guard target.storeIndex == first.storeIndex, target.entityIndex == first.entityIndex,
+                    previous.map({ $0 < target.key }) ?? true
+                else { return false }
+                previous = target.key
+            }
+            return true
+        }
         func sortedCanonically(_ targets: [ObjectReference]) -> [ObjectReference] {
-            // The usual list holds objects of one store and one entity, whose canonical order is key order, and is
-            // already in it (targets are appended as they are inserted): checked in one pass, not sorted.
             if let first = targets.first,
                 targets.allSatisfy({ $0.storeIndex == first.storeIndex && $0.entityIndex == first.entityIndex })
             {
-                if zip(targets, targets.dropFirst()).allSatisfy({ $0.key < $1.key }) { return targets }
                 return targets.sorted { $0.key < $1.key }
             }
             return targets.sorted { a, b in
@@ -56,22 +66,6 @@ extension StoreState {
                 if sa != sb { return sa < sb }
                 if a.entityIndex != b.entityIndex { return entityName(a.entityIndex) < entityName(b.entityIndex) }
                 return a.key < b.key
-            }
-        }
-        func combineRelationship(_ value: PropertyValue, _ isOrdered: Bool, into hasher: inout DigestHasher) {
-            switch value {
-            case .attribute(let attribute):
-                hasher.combine(byte: 0xA0)
-                hasher.combine(attribute)
-            case .toOne(let target):
-                hasher.combine(byte: 0xA1)
-                if let target { combine(target, into: &hasher) } else { hasher.combine(byte: 0) }
-            case .toMany(let targets):
-                hasher.combine(byte: 0xA2)
-                hasher.combine(integer: UInt64(targets.count))
-                for target in isOrdered ? targets : sortedCanonically(targets) {
-                    combine(target, into: &hasher)
-                }
             }
         }
         let entity = model.entities[entityIndex]
@@ -111,18 +105,38 @@ extension StoreState {
                 let columns = buffer.baseAddress  // nil only without columns, when `valueCount` is 0
                 for property in plan {
                     hasher.combine(string: property.name)
-                    let tag = property.index < valueCount ? columns![property.index].tag(at: position) : .absent
-                    if tag != .toOneNil && tag != .toOne && tag != .toMany {
+                    guard property.index < valueCount, let column = columns.map({ $0 + property.index }) else {
                         hasher.combine(byte: 0xA0)
-                        if tag == .absent {
-                            hasher.combine(AttributeValue.null)
-                        } else {
-                            Self.combineDigest(of: columns![property.index], tag: tag, at: position, into: &hasher)
-                        }
+                        hasher.combine(AttributeValue.null)
                         continue
                     }
-                    combineRelationship(
-                        columns![property.index].value(at: position)!, property.isOrdered, into: &hasher)
+                    // Every read goes through the column's address: a column read as a value (a method called on
+                    // `columns[i]`, or the column passed on) was copied whole, a retain and a release of each of its
+                    // storages per value — most of the digest's time in h46's profile of compact-1m.
+                    switch Column.tag(of: column, at: position) {
+                    case .toOneNil:
+                        hasher.combine(byte: 0xA1)
+                        hasher.combine(byte: 0)
+                    case .toOne:
+                        hasher.combine(byte: 0xA1)
+                        combine(Column.toOneTarget(of: column, at: position), into: &hasher)
+                    case .toMany:
+                        hasher.combine(byte: 0xA2)
+                        Column.withManyTargets(of: column, at: position) { targets in
+                            hasher.combine(integer: UInt64(targets.count))
+                            if property.isOrdered || isInKeyOrderOfOneEntity(targets) {
+                                for target in targets { combine(target, into: &hasher) }
+                            } else {
+                                for target in sortedCanonically(Array(targets)) { combine(target, into: &hasher) }
+                            }
+                        }
+                    case .absent:
+                        hasher.combine(byte: 0xA0)
+                        hasher.combine(AttributeValue.null)
+                    case let tag:
+                        hasher.combine(byte: 0xA0)
+                        Self.combineDigest(of: column, tag: tag, at: position, into: &hasher)
+                    }
                 }
             }
         }
@@ -133,16 +147,18 @@ extension StoreState {
     /// arena's bytes (the words a string's UTF-8 gives); other text (whose bytes decoding would repair if they were
     /// not UTF-8) and the rare values are decoded first.
     @inline(__always)
-    static func combineDigest(of column: Column, tag: ValueTag, at slot: Int, into hasher: inout DigestHasher) {
+    static func combineDigest(
+        of column: UnsafePointer<Column>, tag: ValueTag, at slot: Int, into hasher: inout DigestHasher
+    ) {
         if tag.isFixedWidth {
-            hasher.combine(AttributeValue(fixedWidth: tag, column.words[slot]))
+            hasher.combine(AttributeValue(fixedWidth: tag, column.pointee.words[slot]))
             return
         }
         guard tag.isBytes else {
-            hasher.combine(column.attributeValue(at: slot))
+            hasher.combine(Column.attributeValueUnlessRelationship(of: column, at: slot) ?? .null)
             return
         }
-        column.arena.withBytes(at: slot) { bytes in
+        column.pointee.arena.withBytes(at: slot) { bytes in
             if tag == .binary || tag == .transformable || ByteArena.isASCII(bytes) {
                 hasher.combine(byteValue: tag, bytes)
             } else {

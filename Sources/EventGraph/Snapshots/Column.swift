@@ -122,6 +122,43 @@ struct Column: Sendable {
     @inline(never)
     private static func otherValue(in others: [Int: AttributeValue], at slot: Int) -> AttributeValue { others[slot]! }
 
+    /// How many to-many targets the column stores (spans no slot uses any more included): a bound on what its
+    /// lists take in a checkpoint.
+    var storedManyTargetCount: Int { largeLists.values.reduce(manyTargets.count) { $0 + $1.count } }
+
+    /// The tag of a slot of the column at `column`, read in place (``tag(at:)`` called on an array element or a
+    /// pointee copies the whole column first).
+    @inline(__always)
+    static func tag(of column: UnsafePointer<Column>, at slot: Int) -> ValueTag {
+        slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
+    }
+
+    /// The target of a slot tagged ``ValueTag/toOne`` of the column at `column`, read in place.
+    @inline(__always)
+    static func toOneTarget(of column: UnsafePointer<Column>, at slot: Int) -> ObjectReference {
+        column.pointee.targets[slot]
+    }
+
+    /// The UUID or blob reference of a slot tagged ``ValueTag/uuid`` or ``ValueTag/blob`` of the column at `column`.
+    static func otherValue(of column: UnsafePointer<Column>, at slot: Int) -> AttributeValue {
+        otherValue(in: column.pointee.others, at: slot)
+    }
+
+    /// Calls `body` with the targets of a slot tagged ``ValueTag/toMany`` of the column at `column`, in place (no
+    /// array is made for them: a checkpoint encodes them from here).
+    static func withManyTargets<R>(
+        of column: UnsafePointer<Column>, at slot: Int, _ body: (UnsafeBufferPointer<ObjectReference>) -> R
+    ) -> R {
+        let count = column.pointee.manyCounts[slot]
+        if count == largeListMarker {
+            return column.pointee.largeList(at: slot).withUnsafeBufferPointer(body)
+        }
+        let start = Int(column.pointee.manyStarts[slot])
+        return column.pointee.manyTargets.withUnsafeBufferPointer { all in
+            body(UnsafeBufferPointer(rebasing: all[start..<start + Int(count)]))
+        }
+    }
+
     /// Makes room for `slotCount` slots and, in the arena, `arenaByteCount` bytes (a checkpoint chunk about to be
     /// decoded into a new column).
     mutating func reserveCapacity(slotCount: Int, arenaByteCount: Int) {

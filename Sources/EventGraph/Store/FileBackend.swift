@@ -199,7 +199,8 @@ final class FileBackend: LogBackend {
                 writeCheckpoint: { sink in
                     for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
-                    try sink.appendEntityChunks(checkpoint.entityChunks)
+                    try sink.appendEntityChunks(
+                        count: checkpoint.entityChunks.count, payload: checkpoint.entityChunks.payload)
                     for (index, chunks) in checkpoint.indexChunks {
                         for chunk in chunks { try sink.appendIndexChunk(chunk, of: index) }
                     }

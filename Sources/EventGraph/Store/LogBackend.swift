@@ -87,8 +87,9 @@ enum ReplayRecord {
 struct CheckpointInput {
     var begin: CheckpointBegin
     var chunks: [CheckpointChunk]
-    /// Chunks of one entity's objects each (format 1.3), written as entity chunks with a directory.
-    var entityChunks: [CheckpointChunk] = []
+    /// Chunks of one entity's objects each (format 1.3), written as entity chunks with a directory: encoded by the
+    /// writer as it writes them, a batch at a time (see ``EntityChunkSource``).
+    var entityChunks = EntityChunkSource()
     /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order.
     var indexChunks: [(index: IndexChunks, chunks: [CheckpointIndexChunk])] = []
     var end: CheckpointEnd
@@ -101,6 +102,17 @@ struct CheckpointInput {
     /// structure, and the end frame carries the digest computed from the live state (`Docs/FileFormat-Checkpoints.md`
     /// §8).
     var verifiesByReplay = false
+}
+
+/// The entity chunks of a checkpoint, each encoded when the writer asks for it (on any thread), so that a
+/// checkpoint's chunks are never all held at once.
+struct EntityChunkSource: Sendable {
+    /// How many there are.
+    var count = 0
+    /// Encodes chunk `index` (0 ..< ``count``), in the file's order.
+    var payload: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkPayload = { index in
+        preconditionFailure("no entity chunk \(index) in an empty source")
+    }
 }
 
 /// The logical identity of a blob: the transaction that wrote it and its position there.

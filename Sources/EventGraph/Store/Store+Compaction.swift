@@ -72,21 +72,30 @@ extension Store {
         // written as empty.
         try snapshot.loadAllChunks()
         // The state digest (one pass over every object in key order) is computed on a second core while the
-        // chunks are built: both only read the snapshot, an immutable version.
+        // chunks are listed and the stored indexes built: all only read the snapshot, an immutable version. (The
+        // entity chunks themselves are encoded later, on every core, as the rewrite writes them.)
         let model = self.model
         let keyWatermark = self.keyWatermark
         let digest = LockedValue<StateDigest?>(nil)
-        let built = LockedValue<(CheckpointBegin, [CheckpointChunk], [CheckpointChunk])?>(nil)
+        let built = LockedValue<(CheckpointEntityChunkPlan, [(IndexChunks, [CheckpointIndexChunk])])?>(nil)
         DispatchQueue.concurrentPerform(iterations: 2) { part in
             if part == 0 {
                 let value = snapshot.digest(model: model)
                 digest.withLock { $0 = value }
             } else {
-                let value = snapshot.checkpointEntityChunks(model: model, nextKey: keyWatermark)
-                built.withLock { $0 = value }
+                let plan = snapshot.checkpointEntityChunkPlan(model: model, nextKey: keyWatermark)
+                // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (1.4).
+                let entities = Set(plan.entityChunks.map(\.entityIndex))
+                let indexChunks =
+                    snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: entities) : []
+                built.withLock { $0 = (plan, indexChunks) }
             }
         }
-        let (begin, entityChunks, chunks) = built.withLock { $0 }!
+        let (plan, indexChunks) = built.withLock { $0 }!
+        let begin = plan.begin
+        var entityChunks = EntityChunkSource()
+        entityChunks.count = plan.entityChunks.count
+        entityChunks.payload = { (index) throws(LogFormatError) in try plan.entityChunkPayload(index, model: model) }
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         for reference in snapshot.referencedBlobs(model: model) {
             guard let bytes = try readBlob(reference) else {
@@ -97,11 +106,8 @@ extension Store {
             }
             blobs.append((reference, bytes))
         }
-        // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (format 1.4).
-        let indexed = Set(entityChunks.compactMap { $0.records.first.map { Int($0.object.entityIndex) } })
-        let indexChunks = snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: indexed) : []
         return CheckpointInput(
-            begin: begin, chunks: chunks, entityChunks: entityChunks,
+            begin: begin, chunks: plan.chunks, entityChunks: entityChunks,
             indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) },
             end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: digest.withLock { $0 }!.bytes),
             blobs: blobs)

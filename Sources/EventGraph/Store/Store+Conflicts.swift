@@ -8,6 +8,8 @@ extension Store {
     func resolveConflicts(_ operations: inout [ChangeOperation], _ request: CommitRequest, _ queue: CommitQueue)
         throws(EventGraphError) -> Set<InverseRepair.Slot>
     {
+        // New objects that point only at each other (or into other stores) meet nothing that could have changed.
+        if Self.isSelfContainedInsertion(operations) { return [] }
         let footprint = ChangeFootprint(operations)
         var resolution = ConflictResolution(
             model: model, policy: request.mergePolicy, readRows: request.readRows, inserted: footprint.inserted,
@@ -24,6 +26,34 @@ extension Store {
         }
         operations = resolved
         return resolution.pinned
+    }
+
+    /// Whether a changeset only inserts objects, and every relationship target it names in this store is one of
+    /// them: then the merge policy has nothing to decide (no object was read, no target can have been deleted
+    /// meanwhile) and ``resolveConflicts(_:_:_:)`` would return the operations as they are. Uniqueness is checked
+    /// apart from this, for every save.
+    static func isSelfContainedInsertion(_ operations: [ChangeOperation]) -> Bool {
+        var inserted: Set<UInt64> = []
+        inserted.reserveCapacity(operations.count)
+        for operation in operations {
+            guard case .insert(let reference, _) = operation, reference.storeIndex == ownStoreIndex else {
+                return false
+            }
+            inserted.insert(reference.key)
+        }
+        func isInserted(_ target: ObjectReference) -> Bool {
+            target.storeIndex != ownStoreIndex || inserted.contains(target.key)
+        }
+        for case .insert(_, let changes) in operations {
+            for change in changes {
+                switch change.value {
+                case .attribute, .toOne(nil): continue
+                case .toOne(let target?): guard isInserted(target) else { return false }
+                case .toMany(let targets): guard targets.allSatisfy(isInserted) else { return false }
+                }
+            }
+        }
+        return true
     }
 
     /// The committed (or queued) rows of the objects a changeset needs to see, by identity; missing ones are deleted.

@@ -61,6 +61,19 @@ struct ByteWriter {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Writes `value` as a varint where one byte was reserved at `offset` (a count known only after what follows it
+    /// was written): a value of 128 or more moves the bytes after the reservation up to make room.
+    mutating func patchVarUInt(_ value: UInt64, reservedByteAt offset: Int) {
+        precondition(offset < bytes.count, "byte \(offset) was reserved in \(bytes.count) bytes")
+        guard value >= 0x80 else {
+            bytes[offset] = UInt8(truncatingIfNeeded: value)
+            return
+        }
+        var encoded = ByteWriter(reservedByteCount: 10)
+        encoded.writeVarUInt(value)
+        bytes.replaceSubrange(offset..<offset + 1, with: encoded.bytes)
+    }
+
     /// Appends raw bytes without a length.
     mutating func writeBytes(_ value: some Collection<UInt8>) {
         bytes.append(contentsOf: value)

@@ -95,29 +95,51 @@ package struct CheckpointSink: ~Copyable {
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when the encoded chunk does not fit one frame (nothing is
     ///   written; write that entity's objects with ``append(_:)`` instead).
     package mutating func appendEntityChunk(_ chunk: CheckpointChunk) throws(LogFormatError) {
+        let payload = try EntityChunkPayload(chunk)
         try appendEntityChunk(
-            chunk, encoded: Self.encodeEntityChunk(chunk, seed: writer.seed, transactionID: transactionID))
+            payload, encoded: Self.encodeEntityChunk(payload.bytes, seed: writer.seed, transactionID: transactionID))
     }
 
     /// Appends chunks as ``appendEntityChunk(_:)`` does, one after the other in the given order, while their
     /// payloads are encoded, compressed and checksummed on every core, a batch at a time (so at most a batch of
     /// encoded chunks is held besides the chunks themselves). The file is the same as with one call per chunk.
     package mutating func appendEntityChunks(_ chunks: [CheckpointChunk]) throws(LogFormatError) {
+        try appendEntityChunks(count: chunks.count) { (index) throws(LogFormatError) in
+            try EntityChunkPayload(chunks[index])
+        }
+    }
+
+    /// Appends `count` entity chunks in order, chunk `i` being what `payload(i)` encodes: the payloads are made,
+    /// compressed and checksummed on every core a batch at a time, so only a batch of them is ever held (a writer
+    /// that encodes from its own layout never holds the whole checkpoint). The file is the same as with one
+    /// ``appendEntityChunk(_:)`` per chunk of the same payloads.
+    ///
+    /// - Precondition: each payload as ``appendEntityChunk(_:)`` requires of a chunk.
+    /// - Throws: what `payload` throws; ``LogFormatError/Code/limitExceeded`` when a payload does not fit one frame.
+    package mutating func appendEntityChunks(
+        count: Int, payload: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkPayload
+    ) throws(LogFormatError) {
         let (seed, transactionID) = (writer.seed, transactionID)
         let batchSize = 32
-        for start in stride(from: 0, to: chunks.count, by: batchSize) {
-            let batch = chunks[start..<min(start + batchSize, chunks.count)]
-            let encoded = LockedValue<[Result<EncodedEntityChunk, LogFormatError>?]>(
+        for start in stride(from: 0, to: count, by: batchSize) {
+            let batch = start..<min(start + batchSize, count)
+            let encoded = LockedValue<[Result<(EntityChunkPayload, EncodedEntityChunk), LogFormatError>?]>(
                 Array(repeating: nil, count: batch.count))
             DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
                 let result = Result { () throws(LogFormatError) in
-                    try Self.encodeEntityChunk(
-                        batch[batch.startIndex + offset], seed: seed, transactionID: transactionID)
+                    var chunk = try payload(batch.lowerBound + offset)
+                    let body = try Self.encodeEntityChunk(chunk.bytes, seed: seed, transactionID: transactionID)
+                    // The payload's bytes are in the frame's body now: let them go before the batch is written.
+                    chunk.bytes = []
+                    return (chunk, body)
                 }
                 encoded.withLock { $0[offset] = result }
             }
             let results = encoded.withLock { $0 }
-            for (chunk, result) in zip(batch, results) { try appendEntityChunk(chunk, encoded: result!.get()) }
+            for result in results {
+                let (chunk, body) = try result!.get()
+                try appendEntityChunk(chunk, encoded: body)
+            }
         }
     }
 
@@ -128,10 +150,9 @@ package struct CheckpointSink: ~Copyable {
     }
 
     /// Encodes an entity chunk's frame body (no dictionary: a chunk is read on its own).
-    static func encodeEntityChunk(_ chunk: CheckpointChunk, seed: UInt32, transactionID: UInt64)
+    static func encodeEntityChunk(_ payload: [UInt8], seed: UInt32, transactionID: UInt64)
         throws(LogFormatError) -> EncodedEntityChunk
     {
-        let payload = try encode { try chunk.encoded() }
         // A payload over a frame is refused by the caller before this body is used.
         guard payload.count <= LogLimits.maxFrameRawByteCount else {
             return EncodedEntityChunk(
@@ -145,17 +166,13 @@ package struct CheckpointSink: ~Copyable {
         return EncodedEntityChunk(payloadByteCount: payload.count, body: body)
     }
 
-    private mutating func appendEntityChunk(_ chunk: CheckpointChunk, encoded: EncodedEntityChunk)
+    private mutating func appendEntityChunk(_ chunk: EntityChunkPayload, encoded: EncodedEntityChunk)
         throws(LogFormatError)
     {
-        let records = chunk.records
         precondition(
-            !records.isEmpty && records.count <= LogLimits.maxEntityChunkObjectCount,
-            "an entity chunk holds 1 to \(LogLimits.maxEntityChunkObjectCount) objects, not \(records.count)")
-        let entityIndex = records[0].object.entityIndex
-        precondition(
-            records.allSatisfy { $0.object.entityIndex == entityIndex && $0.object.storeIndex == 0 },
-            "an entity chunk holds objects of one entity of its own store")
+            chunk.objectCount >= 1 && chunk.objectCount <= LogLimits.maxEntityChunkObjectCount,
+            "an entity chunk holds 1 to \(LogLimits.maxEntityChunkObjectCount) objects, not \(chunk.objectCount)")
+        let entityIndex = chunk.entityIndex
         precondition(
             directory.entities.last.map { $0.entityIndex <= entityIndex } ?? true,
             "entity chunks are appended entity after entity")
@@ -169,9 +186,8 @@ package struct CheckpointSink: ~Copyable {
                 path: writer.file.path)
         }
         let offset = try writer.append(encoded: encoded.body)
-        let keys = records.map(\.object.key)
         let entry = EntityChunkEntry(
-            byteOffset: offset, objectCount: UInt32(records.count), minKey: keys.min()!, maxKey: keys.max()!)
+            byteOffset: offset, objectCount: UInt32(chunk.objectCount), minKey: chunk.minKey, maxKey: chunk.maxKey)
         if directory.entities.last?.entityIndex == entityIndex {
             directory.entities[directory.entities.count - 1].chunks.append(entry)
         } else {

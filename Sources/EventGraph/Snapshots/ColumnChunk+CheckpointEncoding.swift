@@ -1,0 +1,165 @@
+import LogFormat
+
+extension ColumnChunk {
+    /// The checkpoint entity chunk of this chunk's live objects (format 1.3), encoded straight from the columns: no
+    /// record, no ``PropertyValue`` and no `String` per value (ASCII text and binaries are copied from the arena as
+    /// bytes). The payload is byte for byte what ``CheckpointChunk/encoded()`` writes for the records
+    /// `StoreState.checkpointEntityChunks(model:nextKey:)` builds of the same chunk: each live object in slot order
+    /// with its persistent values that differ from the model's defaults, compared as those values compare.
+    ///
+    /// - Precondition: at least one live slot.
+    /// - Throws: what ``CheckpointChunk/encoded()`` throws for the same records (a value over its limit).
+    func checkpointPayload(entityIndex: Int, entity: EntityDescription, foreignStores: [LogUUID])
+        throws(LogFormatError) -> EntityChunkPayload
+    {
+        let liveCount = liveBits.reduce(0) { $0 + $1.nonzeroBitCount }
+        precondition(liveCount > 0, "a chunk of entity #\(entityIndex) with no live object has no entity chunk")
+        var encoder = try CheckpointChunkEncoder(
+            foreignStores: foreignStores, recordCount: liveCount,
+            reservedByteCount: Self.estimatedPayloadByteCount(of: columns, liveCount: liveCount))
+        var minKey = UInt64.max
+        var maxKey = UInt64.min
+        let defaults = entity.defaultValues
+        let persistent = entity.isPersistentProperty
+        // Columns are read through a pointer (`columns[i]` copies the whole column per value; see `Column`).
+        try columns.withUnsafeBufferPointer { (buffer) throws(LogFormatError) in
+            for (wordIndex, word) in liveBits.enumerated() where word != 0 {
+                var bits = word
+                while bits != 0 {
+                    let slot = wordIndex * 64 + bits.trailingZeroBitCount
+                    bits &= bits - 1
+                    let key = keys[slot]
+                    minKey = min(minKey, key)
+                    maxKey = max(maxKey, key)
+                    try encoder.beginRecord(ObjectReference(entityIndex: UInt32(entityIndex), key: key))
+                    let count = Int(valueCounts[slot])
+                    precondition(count <= buffer.count, "slot \(slot) has \(count) values in \(buffer.count) columns")
+                    for property in 0..<count where persistent[property] {
+                        try Self.encodeValue(
+                            of: buffer.baseAddress! + property, at: slot, property: property,
+                            default: defaults[property], into: &encoder)
+                    }
+                    try encoder.endRecord()
+                }
+            }
+        }
+        return EntityChunkPayload(
+            entityIndex: UInt32(entityIndex), objectCount: liveCount, minKey: minKey, maxKey: maxKey,
+            bytes: try encoder.finish())
+    }
+
+    /// Writes one slot's value with its property index, unless it equals the property's default (then nothing).
+    @inline(__always)
+    private static func encodeValue(
+        of column: UnsafePointer<Column>, at slot: Int, property: Int, default defaultValue: PropertyValue,
+        into encoder: inout CheckpointChunkEncoder
+    ) throws(LogFormatError) {
+        let tag = slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
+        switch tag {
+        case .absent, .null:
+            guard defaultValue != .attribute(.null) else { return }
+            try encoder.writePropertyIndex(property)
+            try encoder.writeAttribute(.null)
+        case .int16, .int32, .int64, .double, .float, .bool, .date:
+            let value = AttributeValue(fixedWidth: tag, column.pointee.words[slot])
+            guard defaultValue != .attribute(value) else { return }
+            try encoder.writePropertyIndex(property)
+            try encoder.writeAttribute(value)
+        case .string, .url, .decimal, .binary, .transformable:
+            try encodeBytes(of: column, tag, at: slot, property: property, default: defaultValue, into: &encoder)
+        case .uuid, .blob:
+            let value = Column.otherValue(of: column, at: slot)
+            guard defaultValue != .attribute(value) else { return }
+            try encoder.writePropertyIndex(property)
+            try encoder.writeAttribute(value)
+        case .toOneNil:
+            guard defaultValue != .toOne(nil) else { return }
+            try encoder.writePropertyIndex(property)
+            try encoder.writeToOne(nil)
+        case .toOne:
+            let target = Column.toOneTarget(of: column, at: slot)
+            guard defaultValue != .toOne(target) else { return }
+            try encoder.writePropertyIndex(property)
+            try encoder.writeToOne(target)
+        case .toMany:
+            let result = Column.withManyTargets(of: column, at: slot) {
+                (targets) -> Result<Void, LogFormatError> in
+                if case .toMany(let list) = defaultValue, list.elementsEqual(targets) { return .success(()) }
+                return Result { () throws(LogFormatError) in
+                    try encoder.writePropertyIndex(property)
+                    try encoder.writeToMany(targets)
+                }
+            }
+            try result.get()
+        }
+    }
+
+    /// Writes a string, URL, decimal or binary value from the arena. ASCII text is written as its bytes; other
+    /// text goes through a `String`, as the record encoder's does, so that its bytes and its comparison with the
+    /// default (canonical equivalence) are the same.
+    @inline(never)
+    private static func encodeBytes(
+        of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int, property: Int,
+        default defaultValue: PropertyValue, into encoder: inout CheckpointChunkEncoder
+    ) throws(LogFormatError) {
+        let result = column.pointee.arena.withBytes(at: slot) { (bytes) -> Result<Void, LogFormatError> in
+            let kind: CheckpointChunkEncoder.ByteValueKind
+            var defaultText: String?
+            var defaultBytes: [UInt8]?
+            switch (tag, defaultValue) {
+            case (.string, .attribute(.string(let text))), (.url, .attribute(.url(let text))),
+                (.decimal, .attribute(.decimal(let text))):
+                defaultText = text
+            case (.binary, .attribute(.binary(let data))), (.transformable, .attribute(.transformable(let data))):
+                defaultBytes = data
+            default: break
+            }
+            switch tag {
+            case .string: kind = .string
+            case .url: kind = .url
+            case .decimal: kind = .decimal
+            case .binary: kind = .binary
+            default: kind = .transformable
+            }
+            if let defaultBytes, defaultBytes.elementsEqual(bytes) { return .success(()) }
+            let isText = defaultBytes == nil && (tag == .string || tag == .url || tag == .decimal)
+            guard isText, !ByteArena.isASCII(bytes) else {
+                if let defaultText, AttributeValue(bytes: tag, bytes) == Self.text(tag, defaultText) {
+                    return .success(())
+                }
+                return Result { () throws(LogFormatError) in
+                    try encoder.writePropertyIndex(property)
+                    try encoder.writeBytes(kind, bytes)
+                }
+            }
+            // Not ASCII: the `String` the record encoder would have made, and its UTF-8 (a repaired sequence
+            // included).
+            var text = String(decoding: bytes, as: UTF8.self)
+            if let defaultText, text == defaultText { return .success(()) }
+            return text.withUTF8 { utf8 in
+                Result { () throws(LogFormatError) in
+                    try encoder.writePropertyIndex(property)
+                    try encoder.writeBytes(kind, UnsafeRawBufferPointer(utf8))
+                }
+            }
+        }
+        try result.get()
+    }
+
+    /// A text value of a byte tag.
+    private static func text(_ tag: ValueTag, _ text: String) -> AttributeValue {
+        switch tag {
+        case .url: .url(text)
+        case .decimal: .decimal(text)
+        default: .string(text)
+        }
+    }
+
+    /// A first guess at a chunk payload's size (the encoder grows past it when needed): the arena bytes, plus a
+    /// few bytes per value.
+    private static func estimatedPayloadByteCount(of columns: [Column], liveCount: Int) -> Int {
+        var total = 64 + liveCount * 8
+        for column in columns { total += column.arena.bytes.count + liveCount * 4 }
+        return min(total, LogLimits.maxFrameRawByteCount)
+    }
+}
