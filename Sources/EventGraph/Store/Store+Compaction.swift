@@ -23,7 +23,7 @@ extension Store {
 
     /// Rewrites the log as the schema plus a checkpoint of the live state; `previousPath` keeps the old file.
     ///
-    /// Saves go on beside it (`Docs/Concurrency.md`, "Compaction beside saves"): the queue of saves is drained only
+    /// Saves go on beside it (the Concurrency article, rule 3): the queue of saves is drained only
     /// for the instant the state (an immutable version) and the log's end are taken, and again for the moment the
     /// transactions committed meanwhile are copied into the new file and it is swapped in. The checkpoint is built,
     /// written, synced and verified with no lock held. Compactions run one at a time.
