@@ -261,6 +261,37 @@ struct CompactionBesideSavesTests {
         try reopened.close()
     }
 
+    /// A save across stores made while a participant compacts is copied into its new file with its record: after a
+    /// crash right after the compaction, the stores still decide it committed.
+    @Test func aSaveAcrossStoresBesideTheCompactionKeepsItsRecord() throws {
+        let directory = TemporaryDirectory()
+        let faults = FaultInjector()
+        let container = try CrossStoreAtomicityTests.container(in: directory, faults: faults)
+        try CrossStoreAtomicityTests.enrol("first", in: container)
+        let publicStore = try CrossStoreCompactionTests.store("Public", of: container)
+        let gate = RewriteGate(at: .checkpointWritten, faults: faults)
+        let compaction = Background { () throws(EventGraphError) in _ = try publicStore.compact() }
+        #expect(gate.waitUntilReached())
+        let save = Background { try CrossStoreAtomicityTests.enrol("second", in: container) }
+        let savedBeside = save.wait(seconds: 30)
+        #expect(savedBeside, "a save across stores waited for the compaction's whole rewrite")
+        gate.release()
+        #expect(compaction.wait(seconds: 600))
+        #expect(save.wait(seconds: 600))
+        #expect(compaction.error == nil)
+        #expect(save.error == nil)
+        let tail = try AutomaticCheckpointTests.layout(of: directory.file("public.eglog")).tail
+        #expect(tail.count == 1)
+
+        let crashed = TemporaryDirectory()
+        try CrossStoreCompactionTests.copyFiles(of: directory, to: crashed)
+        try container.close()
+        let reopened = try CrossStoreAtomicityTests.container(in: crashed)
+        #expect(try CrossStoreAtomicityTests.names(in: reopened).pupils == ["first", "second"])
+        #expect(try CrossStoreAtomicityTests.names(in: reopened).lectures == ["first", "second"])
+        try reopened.close()
+    }
+
     /// The save that starts an automatic checkpoint returns before the checkpoint is written, and a store that
     /// closes meanwhile abandons it: no temporary file stays, the log is the old one, no save is lost, and the
     /// abandoned checkpoint is not reported as a failure.
