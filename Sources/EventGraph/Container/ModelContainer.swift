@@ -34,8 +34,8 @@ public final class ModelContainer: Sendable {
         /// The checkpoint runs on a thread of its own: the save that crosses the count returns once it is durable,
         /// like any save, and saves go on while the checkpoint is written (they wait only while the transactions
         /// committed meanwhile are copied into the new file and it is swapped in). One runs at a time; ``close()``
-        /// stops a running one (the log is left as it was unless the new file was being swapped in, which it waits
-        /// for). A failure fails no save: see ``ModelContainer/lastAutomaticCheckpointFailure``.
+        /// starts no other and waits for a running one to finish (up to the length of a compaction), so that the
+        /// next open finds it. A failure fails no save: see ``ModelContainer/lastAutomaticCheckpointFailure``.
         public var automaticCheckpointTransactionCount: Int?
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?

@@ -6,9 +6,9 @@ import Synchronization
 /// the log's last checkpoint reach ``ModelContainer/Configuration/automaticCheckpointTransactionCount``, so that
 /// no open replays an unbounded tail. The rewrite is a compaction (atomic: a crash or a failure at any step leaves
 /// the old log or the new one, complete), run on a thread of its own: the save that triggers it returns once it is
-/// durable, and saves go on while it runs (see ``Store/compact(keepingPreviousAt:verifyingByReplay:isCancelled:)``).
-/// One runs at a time; a store that closes stops the one running (it is abandoned unless its file is being swapped
-/// in, which the close waits for) and starts no other.
+/// durable, and saves go on while it runs (see ``Store/compact(keepingPreviousAt:verifyingByReplay:)``). One runs at
+/// a time; a store that closes starts no other and waits for the one running to finish, so that the next open
+/// finds the checkpoint (abandoning it would leave the next open a tail of up to twice the threshold to replay).
 final class AutomaticCheckpoint: Sendable {
     /// Transactions after the last checkpoint that trigger the next one; 0: never.
     private let threshold = Atomic<Int>(0)
@@ -19,7 +19,7 @@ final class AutomaticCheckpoint: Sendable {
 
     private struct Run {
         var isRunning = false
-        /// Set when the store closes: the running one is abandoned if it can be, and none starts again.
+        /// Set when the store closes: none starts again.
         var isStopped = false
         /// Why the last automatic checkpoint failed, if it did (the save that triggered it had committed; it is not
         /// undone).
@@ -39,7 +39,7 @@ final class AutomaticCheckpoint: Sendable {
     /// Why the last automatic checkpoint failed; `nil` when it succeeded or none ran.
     var lastFailure: EventGraphError? { run.withLock { $0.value.failure } }
 
-    /// Whether the store is closing (the running checkpoint should stop before it swaps its file in).
+    /// Whether the store is closing (no checkpoint starts any more).
     var isStopped: Bool { run.withLock { $0.value.isStopped } }
 
     /// Whether a checkpoint is due after `lastTransactionID`; claims it when it is (the caller must ``finish(_:)``).
@@ -56,8 +56,7 @@ final class AutomaticCheckpoint: Sendable {
 
     fileprivate func finish(_ outcome: EventGraphError?) {
         run.withLock { locked in
-            // A checkpoint the close abandoned did not fail.
-            if !(locked.value.isStopped && outcome?.code == .closed) { locked.value.failure = outcome }
+            locked.value.failure = outcome
             locked.value.isRunning = false
         }
         run.broadcast()
@@ -68,7 +67,7 @@ final class AutomaticCheckpoint: Sendable {
         run.withLock { locked in locked.wait(until: { !$0.isRunning }) }
     }
 
-    /// Starts no more checkpoints, asks the running one to stop, and waits until it has.
+    /// Starts no more checkpoints and waits until the running one has finished.
     func stop() {
         run.withLock { locked in
             locked.value.isStopped = true
@@ -87,7 +86,7 @@ extension Store {
         // builds already use every core through `concurrentPerform`.
         let thread = Thread { [self] in
             do throws(EventGraphError) {
-                _ = try compact(isCancelled: { automaticCheckpoint.isStopped })
+                _ = try compact()
                 automaticCheckpoint.finish(nil)
             } catch {
                 automaticCheckpoint.finish(error)

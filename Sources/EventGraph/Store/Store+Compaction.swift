@@ -32,12 +32,9 @@ extension Store {
     ///   - verifyingByReplay: also replay the new file from its bytes before it replaces the log and compare its
     ///     state digest with the live state's (`egctl compact`); without it the new file is verified by re-reading
     ///     every frame's checksums and the checkpoint's structure.
-    ///   - isCancelled: asked once the new file is written; when it says so, the file is removed and the log left
-    ///     as it is (a store that closes stops its automatic checkpoint).
-    func compact(
-        keepingPreviousAt previousPath: String? = nil, verifyingByReplay: Bool = false,
-        isCancelled: () -> Bool = { false }
-    ) throws(EventGraphError) -> CompactionReport {
+    func compact(keepingPreviousAt previousPath: String? = nil, verifyingByReplay: Bool = false)
+        throws(EventGraphError) -> CompactionReport
+    {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
         return try compactionLock.withLock { _ throws(EventGraphError) -> CompactionReport in
             // The checkpoint drops the records of saves across stores: their other participants decide first.
@@ -56,9 +53,6 @@ extension Store {
             var input = try checkpointInput(of: snapshot)
             input.verifiesByReplay = verifyingByReplay
             let prepared = try backend.prepareRewrite(schema: model.schema, checkpoint: input, from: anchor)
-            guard !isCancelled() else {
-                throw EventGraphError(.closed, "the store is closing: the checkpoint was abandoned, the log kept")
-            }
             try withDrainedQueue { queue throws(EventGraphError) in
                 try Self.requireOpen(queue)
                 try backend.finishRewrite(prepared, keepingPreviousAt: previousPath) { handles, generation in

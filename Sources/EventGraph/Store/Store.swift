@@ -153,8 +153,8 @@ final class Store: Sendable {
         }
     }
 
-    /// Closes the backend once every queued save has finished and a running automatic checkpoint has stopped
-    /// (it is abandoned before its file is swapped in when it can be); later commits fail.
+    /// Closes the backend once a running automatic checkpoint has finished (none starts any more) and every queued
+    /// save has finished; later commits fail.
     func close() throws(EventGraphError) {
         automaticCheckpoint.stop()
         try withDrainedQueue { queue throws(EventGraphError) in

@@ -53,7 +53,8 @@ extension LogWriter {
     /// it at the moment its checkpoint's state is taken, so that the transactions appended after the checkpoint's
     /// last one start at the anchor's byte offset.
     package func rewriteAnchor() throws(LogFormatError) -> RewriteAnchor {
-        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteAnchor in
+        let anchor = try state.withLock {
+            (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteAnchor in
             try checkUsable(locked.value)
             guard let box = locked.value.fileBox else {
                 throw LogFormatError(.closed, "the log writer is closed", path: path)
@@ -63,11 +64,18 @@ extension LogWriter {
                 sequence: locked.value.nextSequence, lastTransactionID: locked.value.lastTransactionID,
                 ownershipAndMode: try box.file.status())
         }
+        try options.faultInjector?.reach(.anchored)
+        return anchor
     }
+
+    /// How many times the first phase of a rewrite copies the transactions appended since its anchor (each round
+    /// copies those appended during the one before).
+    static let unlockedTailCopyRounds = 3
 
     /// The first phase of a rewrite, with no lock held (appends continue): writes the schema and the checkpoint
     /// into a new file under a temporary name, syncs it, and re-reads and verifies it (every frame's checksums and
-    /// the file's grammar, then `verify(temporaryPath)`). The file is not in place until
+    /// the file's grammar, then `verify(temporaryPath)`); then copies the transactions appended meanwhile (a few
+    /// rounds, see ``LogWriter/unlockedTailCopyRounds``). The file is not in place until
     /// ``finishRewrite(_:keepingPreviousAt:)``; dropping the result removes it.
     ///
     /// - Parameter anchor: the log when the checkpoint's state was taken (``rewriteAnchor()``); the checkpoint's
@@ -115,6 +123,12 @@ extension LogWriter {
                 checkpointBlobs: checkpointBlobs, started: started)
             try prepared.verifyCheckpoint(caller: caller, verify: verify)
             try options.faultInjector?.reach(.checkpointWritten)
+            // The transactions appended meanwhile are copied now, still without the lock, a few rounds while each
+            // finds many, so that the finish (appends held) copies only the last few.
+            for _ in 0..<Self.unlockedTailCopyRounds {
+                guard try prepared.copyTail(from: resolvedPath, fragmentByteCount: options.fragmentByteCount) > 64
+                else { break }
+            }
             return prepared
         } catch {
             SystemCalls.unlink(temporary)

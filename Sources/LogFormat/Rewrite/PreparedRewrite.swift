@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The log as a rewrite found it when it began: the transactions appended after the anchor start at its byte
 /// offset, with its sequence number (see ``LogWriter/rewriteAnchor()``).
 package struct RewriteAnchor: Sendable {
@@ -29,6 +35,9 @@ package final class PreparedRewrite {
     let checkpointBlobs: [BlobLocation]
     /// Where the tail starts: right after the checkpoint's end frame.
     private let tailStart: LogScanner.Start
+    /// Where the old log's transactions not yet copied start (`nil`: scan it from its first frame, for a checkpoint
+    /// older than the anchor), and the last transaction copied or covered by the checkpoint.
+    private var copiedThrough: LogScanner.Start?
     private var copiedTransactionCount = 0
     private var copiedBlobs: [BlobLocation] = []
     private let started: UInt64
@@ -44,6 +53,11 @@ package final class PreparedRewrite {
             byteOffset: frames.offset, sequence: frames.sequence, lastTransactionID: checkpointTransactionID)
         self.frames = frames
         self.anchor = anchor
+        self.copiedThrough =
+            checkpointTransactionID == anchor.lastTransactionID
+            ? LogScanner.Start(
+                byteOffset: anchor.byteOffset, sequence: anchor.sequence, lastTransactionID: anchor.lastTransactionID)
+            : nil
         self.checkpointTransactionID = checkpointTransactionID
         self.checkpointBlobs = checkpointBlobs
         self.started = started
@@ -111,24 +125,33 @@ package final class PreparedRewrite {
         try caller.run { try verify(path) }
     }
 
-    /// Copies the transactions after the checkpoint from the old log at `oldPath` (everything appended there is
-    /// written), with their blobs: from the anchor on when the checkpoint holds the anchor's last transaction,
-    /// else from the start of the file. `reached` is called once the first one is copied (or none is to be).
+    /// Copies the transactions after the checkpoint that the old log at `oldPath` holds and were not copied yet,
+    /// with their blobs; returns how many. `reached` is called once the first one is copied (or none is to be).
+    ///
+    /// Called with the writer's lock (the last copy, which must take everything) or without it, while appends go on
+    /// (the copies before: only the committed units the scan finds complete are copied, and the next copy starts
+    /// after the last of them). A transaction copied without the lock whose sync then fails poisons the writer, and
+    /// a poisoned writer refuses to finish the rewrite.
+    @discardableResult
     func copyTail(
-        from oldPath: String, fragmentByteCount: Int, reached: () throws(LogFormatError) -> Void
-    ) throws(LogFormatError) {
+        from oldPath: String, fragmentByteCount: Int, reached: () throws(LogFormatError) -> Void = {}
+    ) throws(LogFormatError) -> Int {
+        let after = max(checkpointTransactionID, copiedThrough?.lastTransactionID ?? 0)
         // No transaction can follow the largest ID.
-        guard checkpointTransactionID < UInt64.max else { return try reached() }
+        guard after < UInt64.max else {
+            try reached()
+            return 0
+        }
         let reader = try LogReader(path: oldPath)
-        let start =
-            checkpointTransactionID == anchor.lastTransactionID
-            ? LogScanner.Start(
-                byteOffset: anchor.byteOffset, sequence: anchor.sequence, lastTransactionID: anchor.lastTransactionID)
-            : nil
-        var isReached = false
-        try reader.scanTyped(fromTransactionID: checkpointTransactionID + 1, from: start) {
-            record throws(LogFormatError) in
-            guard case .transaction(let transaction) = record else { return }
+        let scanFile = try LogFile(path: oldPath, flags: O_RDONLY, faults: nil)
+        let size = try scanFile.size()
+        var scanner = LogScanner(window: FileWindow(file: scanFile, limit: size), header: reader.header)
+        var count = 0
+        let result = try scanner.scan(from: copiedThrough) { event throws(LogFormatError) in
+            guard
+                case .transaction(let transaction)? = try LogReader.record(
+                    for: event, path: oldPath, fromTransactionID: after + 1)
+            else { return }
             for blob in transaction.blobs.sorted(by: { $0.index < $1.index }) {
                 let bytes = try reader.readBlob(at: blob.byteOffset)
                 let offset = try frames.append(
@@ -143,12 +166,18 @@ package final class PreparedRewrite {
                 transactionID: transaction.transactionID, fragmentByteCount: fragmentByteCount
             ) { frame throws(LogFormatError) in try frames.append(frame) }
             copiedTransactionCount += 1
-            if !isReached {
-                isReached = true
-                try reached()
-            }
+            count += 1
+            if count == 1 { try reached() }
         }
-        if !isReached { try reached() }
+        if count == 0 { try reached() }
+        if case .damaged(let damage) = result.tail {
+            throw LogFormatError(
+                .damaged, "\(damage.summary); the log was not rewritten", path: oldPath, byteOffset: damage.byteOffset)
+        }
+        copiedThrough = LogScanner.Start(
+            byteOffset: result.committedEnd, sequence: result.nextSequence,
+            lastTransactionID: max(after, result.lastTransactionID))
+        return count
     }
 
     /// Seals and syncs the file, then re-reads what was added after the checkpoint (the checkpoint itself was

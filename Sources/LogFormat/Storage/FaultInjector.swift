@@ -28,7 +28,10 @@ package final class FaultInjector: Sendable {
     /// and ``LogWriter/finishRewrite(_:keepingPreviousAt:)``), where a test may hold the rewrite (to save beside it)
     /// or make it fail (as a crash there would stop it).
     package enum RewriteStage: Hashable, Sendable, CaseIterable {
-        /// The new file holds the checkpoint, synced and verified; the log still takes appends.
+        /// The anchor is taken (the store still holds its queue drained); nothing is written yet.
+        case anchored
+        /// The new file holds the checkpoint, synced and verified; the log still takes appends (the transactions
+        /// appended since the anchor are copied next, still without the lock).
         case checkpointWritten
         /// The tail copy has begun (the writer's lock is held; one transaction copied when any was committed).
         case copyingTail
