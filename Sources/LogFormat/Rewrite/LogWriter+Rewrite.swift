@@ -152,7 +152,7 @@ extension LogWriter {
             let oldByteCount: UInt64
             do throws(LogFormatError) {
                 try checkUsable(locked.value)
-                try ensure(locked.value.reservedEnd, durable: true, &locked)
+                try ensure(locked.value.reservedEnd, of: locked.value.fileGeneration, durable: true, &locked)
                 let old = locked.value
                 let anchor = prepared.anchor
                 guard old.header.fileUUID == anchor.header.fileUUID, old.reservedEnd >= anchor.byteOffset,
@@ -221,5 +221,6 @@ extension LogWriter {
         locked.value.syncedEnd = end
         locked.value.queuedStart = end
         locked.value.nextSequence = prepared.frames.sequence
+        locked.value.fileGeneration += 1
     }
 }
