@@ -20,13 +20,17 @@ struct AutomaticCheckpointTests {
         return (checkpoint, tail)
     }
 
-    /// Saves one course per transaction.
-    static func saveCourses(_ codes: some Sequence<Int>, in context: ObjectContext) throws {
+    /// Saves one course per transaction; with `container`, waits after each save for the automatic checkpoint it
+    /// may have started (which runs on a thread of its own).
+    static func saveCourses(
+        _ codes: some Sequence<Int>, in context: ObjectContext, waitingFor container: ModelContainer? = nil
+    ) throws {
         for code in codes {
             let course = Course()
             context.insert(course)
             course.code = "C\(code)"
             try context.save()
+            container?.waitForAutomaticCheckpoints()
         }
     }
 
@@ -37,9 +41,9 @@ struct AutomaticCheckpointTests {
         let container = try ModelContainer(
             path: directory.file(), model: TestModels.school, configuration: configuration)
         let context = container.newBackgroundContext()
-        try Self.saveCourses(1...9, in: context)
+        try Self.saveCourses(1...9, in: context, waitingFor: container)
         #expect(try Self.layout(of: directory.file()).checkpoint == nil)
-        try Self.saveCourses(10...25, in: context)
+        try Self.saveCourses(10...25, in: context, waitingFor: container)
         let (checkpoint, tail) = try Self.layout(of: directory.file())
         #expect(checkpoint == 20)
         #expect(tail == Array(21...25))
@@ -51,7 +55,7 @@ struct AutomaticCheckpointTests {
         let reopened = try ModelContainer(
             path: directory.file(), model: TestModels.school, configuration: configuration)
         #expect(try reopened.stateDigest() == digest)
-        try Self.saveCourses(26...30, in: reopened.newBackgroundContext())
+        try Self.saveCourses(26...30, in: reopened.newBackgroundContext(), waitingFor: reopened)
         #expect(try Self.layout(of: directory.file()).checkpoint == 30)
         try reopened.close()
     }
@@ -74,7 +78,7 @@ struct AutomaticCheckpointTests {
 
         faults.arm(operation, onCall: call, fault: .fail(errno: EIO))
         var saved = true
-        do { try Self.saveCourses([5], in: context) } catch { saved = false }
+        do { try Self.saveCourses([5], in: context, waitingFor: container) } catch { saved = false }
         let after = try container.stateDigest()
         let checkpointFailure = container.lastAutomaticCheckpointFailure
         try? container.close()

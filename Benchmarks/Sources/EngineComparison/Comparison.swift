@@ -452,15 +452,21 @@ extension Comparison {
         let store = try copyOfStore(at: path(EventGraphEngine.self), EventGraphEngine.self, label: "auto-checkpoint")
         defer { EventGraphEngine.removeStore(at: store) }
         log("open-10m-tail: \(tailCount) saves with an automatic checkpoint every \(threshold) transactions")
-        let (firings, medianSave) = try EventGraphEngine.updateTitlesWithAutomaticCheckpoints(
+        let saves = try EventGraphEngine.updateTitlesWithAutomaticCheckpoints(
             path: store, generator: generator, count: tailCount, threshold: threshold)
         let opened = try ChildProcess.measureOpen(
             engine: EventGraphEngine.self, path: store, identity: identity, cold: false)
-        let points = firings.map { "\($0.saveNumber) (\(format($0.seconds)) s)" }.joined(separator: ", ")
+        let points = saves.firings.map { "\($0.saveNumber) (\(format($0.seconds)) s)" }.joined(separator: ", ")
+        let trigger = saves.firstTrigger.map {
+            "save \($0.saveNumber), which started the first, took \(format($0.seconds)) s; "
+        }
         notes.append(
-            "open-10m-tail, automatic checkpoint every \(threshold) transactions: fired \(firings.count) times in "
-                + "\(tailCount) single-post saves, after saves \(points.isEmpty ? "none" : points); the other saves "
-                + "took \(format(medianSave * 1000)) ms (median); open + first fetch afterwards \(format(opened.seconds)) s"
+            "open-10m-tail, automatic checkpoint every \(threshold) transactions: fired \(saves.firings.count) times in "
+                + "\(tailCount) single-post saves, after saves \(points.isEmpty ? "none" : points); \(trigger ?? "")"
+                + "the longest save (\(saves.longest.saveNumber)) took \(format(saves.longest.seconds)) s, the 99th "
+                + "percentile \(format(saves.p99SaveSeconds * 1000)) ms; the other saves took "
+                + "\(format(saves.medianSaveSeconds * 1000)) ms (median); open + first fetch afterwards "
+                + "\(format(opened.seconds)) s"
         )
     }
 }

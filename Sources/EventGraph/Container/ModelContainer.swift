@@ -30,6 +30,12 @@ public final class ModelContainer: Sendable {
         /// transactions have been committed since the log's last checkpoint, so that opening never replays an
         /// unbounded tail. `nil` (the default): only explicit compactions. A compaction drops the history before
         /// the checkpoint (views as of older transactions), so this is a choice, not a default.
+        ///
+        /// The checkpoint runs on a thread of its own: the save that crosses the count returns once it is durable,
+        /// like any save, and saves go on while the checkpoint is written (they wait only while the transactions
+        /// committed meanwhile are copied into the new file and it is swapped in). One runs at a time; ``close()``
+        /// starts no other and waits for a running one to finish (up to the length of a compaction), so that the
+        /// next open finds it. A failure fails no save: see ``ModelContainer/lastAutomaticCheckpointFailure``.
         public var automaticCheckpointTransactionCount: Int?
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?
@@ -227,8 +233,13 @@ public final class ModelContainer: Sendable {
     /// A store that took part in saves across stores since its last checkpoint first lets the other stores of
     /// those saves record their decision (`Docs/FileFormat.md` §3.6), since the rewritten log no longer can.
     ///
+    /// Saves from other threads go on while it runs: the checkpoint holds the state at the moment the compaction
+    /// starts, and the saves committed while it is written follow it in the new file. They wait only while those
+    /// saves are copied and the file is swapped in. The call returns once the new file is in place.
+    ///
     /// - Throws: ``EventGraphError`` with code `storeMismatch` when such a store is not mounted, or this store was
-    ///   opened alone (compact it in its container); `conflict` when a save across stores came meanwhile.
+    ///   opened alone (compact it in its container); `conflict` when a save across stores came between that
+    ///   decision and the moment the compaction took the state (compact again).
     @discardableResult
     public func compact() throws(EventGraphError) -> CompactionReport {
         try store.compact()

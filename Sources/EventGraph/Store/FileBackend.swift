@@ -188,14 +188,18 @@ final class FileBackend: LogBackend {
         FileBackend(path: path, writer: nil, reader: current.withLock { $0.reader }, volume: volume)
     }
 
-    func rewrite(
-        schema: SchemaPayload, checkpoint: CheckpointInput, install: (_ handles: [UInt64], _ generation: UInt64) -> Void
-    ) throws(EventGraphError) {
+    func rewriteAnchor() throws(EventGraphError) -> RewriteAnchor {
+        guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
+        do { return try writer.rewriteAnchor() } catch { throw EventGraphError(error) }
+    }
+
+    func prepareRewrite(schema: SchemaPayload, checkpoint: CheckpointInput, from anchor: RewriteAnchor)
+        throws(EventGraphError) -> PreparedRewrite
+    {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
         return try EventGraphError.converting(path: path) {
-            let report = try writer.rewrite(
-                schema: schema, begin: checkpoint.begin, end: checkpoint.end,
-                keepingPreviousAt: checkpoint.previousPath,
+            try writer.prepareRewrite(
+                from: anchor, schema: schema, begin: checkpoint.begin, end: checkpoint.end,
                 writeCheckpoint: { sink in
                     for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
@@ -207,7 +211,8 @@ final class FileBackend: LogBackend {
                 },
                 verify: { temporaryPath in
                     // LogFormat re-read every frame of the new file and checked its checksums; on request, also
-                    // replay it from its bytes alone and compare its state digest with the live state's.
+                    // replay it from its bytes alone (the checkpoint, before any tail is copied) and compare its
+                    // state digest with the live state's.
                     guard checkpoint.verifiesByReplay else { return }
                     var graph = LogGraph(source: temporaryPath)
                     try LogReader(path: temporaryPath).scan { try graph.apply($0) }
@@ -217,8 +222,22 @@ final class FileBackend: LogBackend {
                             .log, "the rewritten log's state digest \(digest) differs from the live state's")
                     }
                 })
+        }
+    }
+
+    func finishRewrite(
+        _ prepared: PreparedRewrite, keepingPreviousAt previousPath: String?,
+        install: (_ handles: [BlobKey: UInt64], _ generation: UInt64) -> Void
+    ) throws(EventGraphError) {
+        guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
+        return try EventGraphError.converting(path: path) {
+            let report = try writer.finishRewrite(prepared, keepingPreviousAt: previousPath)
             let newReader = try LogReader(path: path)
-            let handles = report.checkpointBlobs.map(\.byteOffset)
+            var handles: [BlobKey: UInt64] = [:]
+            handles.reserveCapacity(report.checkpointBlobs.count + report.copiedBlobs.count)
+            for blob in report.checkpointBlobs + report.copiedBlobs {
+                handles[BlobKey(transactionID: blob.transactionID, index: blob.index)] = blob.byteOffset
+            }
             current.withLock { current in
                 current = (newReader, current.generation + 1)
                 install(handles, current.generation)

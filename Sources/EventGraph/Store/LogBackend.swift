@@ -1,8 +1,8 @@
 import LogFormat
 
 /// Where a store's log lives: ``FileBackend`` wraps LogFormat's writer and reader, on a file on disk or in a
-/// ``MemoryVolume`` (an in-memory store). Every method but ``waitUntilDurable(_:)`` and ``readBlob(at:)`` is called with the
-/// store's commit lock held or during open.
+/// ``MemoryVolume`` (an in-memory store). Every method but ``waitUntilDurable(_:)``, ``readBlob(_:at:generation:)``
+/// and ``prepareRewrite(schema:checkpoint:from:)`` is called with the store's commit lock held or during open.
 ///
 /// A blob handle is valid in one *generation* of the log: a rewrite (compaction) moves every blob, so it starts a
 /// new generation, and a handle of an older one must never be used as an offset into the new file.
@@ -28,12 +28,20 @@ protocol LogBackend: Sendable {
     /// `nil` when the log was rewritten since (look the handle up again). Throws when the frame at the handle is
     /// not that blob.
     func readBlob(_ key: BlobKey, at handle: UInt64, generation: UInt64) throws(EventGraphError) -> [UInt8]?
-    /// Replaces the log by a compacted one: the schema, then a checkpoint of the live state, then the
-    /// transactions committed after `input.begin.lastTransactionID`. Calls `install` with the handles of the
-    /// checkpoint's blobs (in order) and their generation, at the moment the new file replaces the old one for
-    /// readers, so that no reader can pair an old handle with the new file.
-    func rewrite(
-        schema: SchemaPayload, checkpoint: CheckpointInput, install: (_ handles: [UInt64], _ generation: UInt64) -> Void
+    /// The log's end now, where a rewrite's tail will start; taken with the store's queue drained, at the instant
+    /// the checkpoint's state is taken.
+    func rewriteAnchor() throws(EventGraphError) -> RewriteAnchor
+    /// The first phase of replacing the log by a compacted one, called with no lock held while saves go on: writes
+    /// the schema and a checkpoint of the state at `anchor` into a new file, synced and verified, not yet in place.
+    func prepareRewrite(schema: SchemaPayload, checkpoint: CheckpointInput, from anchor: RewriteAnchor)
+        throws(EventGraphError) -> PreparedRewrite
+    /// The second phase, called with the store's queue drained: copies the transactions committed since the anchor
+    /// into the new file and swaps it in. Calls `install` with the handle of every blob the new file holds (the
+    /// checkpoint's and the copied transactions') and their generation, at the moment the new file replaces the
+    /// old one for readers, so that no reader can pair an old handle with the new file.
+    func finishRewrite(
+        _ prepared: PreparedRewrite, keepingPreviousAt previousPath: String?,
+        install: (_ handles: [BlobKey: UInt64], _ generation: UInt64) -> Void
     ) throws(EventGraphError)
     /// A read-only backend for an *as of* view: it keeps reading the log as it is now, even after a rewrite.
     func readOnlyView() -> any LogBackend
@@ -95,8 +103,6 @@ struct CheckpointInput {
     var end: CheckpointEnd
     /// The bytes of every externally stored value the checkpoint references, with its logical reference.
     var blobs: [(reference: BlobReference, bytes: [UInt8])]
-    /// Where a file backend keeps the replaced file (`nil`: it is removed).
-    var previousPath: String? = nil
     /// Whether the new file is also replayed from its bytes and its state digest compared with the live state's
     /// (`egctl compact`); otherwise it is verified by re-reading every frame's checksums and the checkpoint's
     /// structure, and the end frame carries the digest computed from the live state (`Docs/FileFormat-Checkpoints.md`

@@ -1,18 +1,30 @@
+import Foundation
+import LogFormat
 import Synchronization
 
 /// When a store rewrites its log as a checkpoint by itself: after a save, once the transactions committed since
 /// the log's last checkpoint reach ``ModelContainer/Configuration/automaticCheckpointTransactionCount``, so that
 /// no open replays an unbounded tail. The rewrite is a compaction (atomic: a crash or a failure at any step leaves
-/// the old log or the new one, complete).
+/// the old log or the new one, complete), run on a thread of its own: the save that triggers it returns once it is
+/// durable, and saves go on while it runs (see ``Store/compact(keepingPreviousAt:verifyingByReplay:)``). One runs at
+/// a time; a store that closes starts no other and waits for the one running to finish, so that the next open
+/// finds the checkpoint (abandoning it would leave the next open a tail of up to twice the threshold to replay).
 final class AutomaticCheckpoint: Sendable {
     /// Transactions after the last checkpoint that trigger the next one; 0: never.
     private let threshold = Atomic<Int>(0)
     /// The last transaction the log's checkpoint holds (0: the log has none).
     private let checkpointTransactionID = Atomic<UInt64>(0)
-    /// Whether a save is writing one now (a second save that finds the tail too long leaves it to that one).
-    private let isRunning = Atomic<Bool>(false)
-    /// Why the last automatic checkpoint failed, if it did (the save that ran it had committed; it is not undone).
-    private let failure = Mutex<EventGraphError?>(nil)
+    /// Whether one runs, whether the store stopped them, and why the last one failed.
+    private let run = ConditionLock(Run())
+
+    private struct Run {
+        var isRunning = false
+        /// Set when the store closes: none starts again.
+        var isStopped = false
+        /// Why the last automatic checkpoint failed, if it did (the save that triggered it had committed; it is not
+        /// undone).
+        var failure: EventGraphError?
+    }
 
     /// Sets the threshold (`nil` or a count below 1: never).
     func configure(transactionCount: Int?) {
@@ -25,34 +37,63 @@ final class AutomaticCheckpoint: Sendable {
     }
 
     /// Why the last automatic checkpoint failed; `nil` when it succeeded or none ran.
-    var lastFailure: EventGraphError? { failure.withLock { $0 } }
+    var lastFailure: EventGraphError? { run.withLock { $0.value.failure } }
 
-    /// Whether a checkpoint is due after `lastTransactionID`; claims it when it is (the caller must ``finish``).
+    /// Whether the store is closing (no checkpoint starts any more).
+    var isStopped: Bool { run.withLock { $0.value.isStopped } }
+
+    /// Whether a checkpoint is due after `lastTransactionID`; claims it when it is (the caller must ``finish(_:)``).
     fileprivate func claimIfDue(after lastTransactionID: UInt64) -> Bool {
         let count = threshold.load(ordering: .relaxed)
         let since = lastTransactionID &- min(lastTransactionID, checkpointTransactionID.load(ordering: .relaxed))
         guard count > 0, since >= UInt64(count) else { return false }
-        return isRunning.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        return run.withLock { locked in
+            guard !locked.value.isRunning, !locked.value.isStopped else { return false }
+            locked.value.isRunning = true
+            return true
+        }
     }
 
     fileprivate func finish(_ outcome: EventGraphError?) {
-        failure.withLock { $0 = outcome }
-        isRunning.store(false, ordering: .releasing)
+        run.withLock { locked in
+            locked.value.failure = outcome
+            locked.value.isRunning = false
+        }
+        run.broadcast()
+    }
+
+    /// Returns once no automatic checkpoint is running.
+    func waitUntilIdle() {
+        run.withLock { locked in locked.wait(until: { !$0.isRunning }) }
+    }
+
+    /// Starts no more checkpoints and waits until the running one has finished.
+    func stop() {
+        run.withLock { locked in
+            locked.value.isStopped = true
+            locked.wait(until: { !$0.isRunning })
+        }
     }
 }
 
 extension Store {
-    /// Writes a checkpoint when one is due (see ``AutomaticCheckpoint``); called by a save after it installed, with
-    /// no lock held. A failure does not fail the save, which had committed: it is kept for
+    /// Starts a checkpoint on a thread of its own when one is due (see ``AutomaticCheckpoint``); called by a save
+    /// after it installed, with no lock held, and returns at once. A failure fails no save: it is kept for
     /// ``ModelContainer/lastAutomaticCheckpointFailure``, and the log stays as it was (the rewrite is atomic).
     func checkpointIfDue() {
         guard !isReadOnly, automaticCheckpoint.claimIfDue(after: lastTransactionID) else { return }
-        do throws(EventGraphError) {
-            _ = try compact()
-            automaticCheckpoint.finish(nil)
-        } catch {
-            automaticCheckpoint.finish(error)
+        // A thread of its own rather than a shared queue's: it runs for seconds on a large store, and the chunks it
+        // builds already use every core through `concurrentPerform`.
+        let thread = Thread { [self] in
+            do throws(EventGraphError) {
+                _ = try compact()
+                automaticCheckpoint.finish(nil)
+            } catch {
+                automaticCheckpoint.finish(error)
+            }
         }
+        thread.name = "EventGraph automatic checkpoint"
+        thread.start()
     }
 }
 
@@ -61,5 +102,13 @@ extension Store {
     func configuringAutomaticCheckpoint(_ configuration: ModelContainer.Configuration) -> Store {
         automaticCheckpoint.configure(transactionCount: configuration.automaticCheckpointTransactionCount)
         return self
+    }
+}
+
+extension ModelContainer {
+    /// Returns once no automatic checkpoint of the container's stores is running (tests, benchmarks of the
+    /// package; see ``Configuration/automaticCheckpointTransactionCount``).
+    package func waitForAutomaticCheckpoints() {
+        for store in stores { store.automaticCheckpoint.waitUntilIdle() }
     }
 }

@@ -23,46 +23,59 @@ extension Store {
 
     /// Rewrites the log as the schema plus a checkpoint of the live state; `previousPath` keeps the old file.
     ///
-    /// - Parameter verifyingByReplay: also replay the new file from its bytes before it replaces the log and
-    ///   compare its state digest with the live state's (`egctl compact`); without it the new file is verified by
-    ///   re-reading every frame's checksums and the checkpoint's structure.
+    /// Saves go on beside it (the Concurrency article, rule 3): the queue of saves is drained only
+    /// for the instant the state (an immutable version) and the log's end are taken, and again for the moment the
+    /// transactions committed meanwhile are copied into the new file and it is swapped in. The checkpoint is built,
+    /// written, synced and verified with no lock held. Compactions run one at a time.
+    ///
+    /// - Parameters:
+    ///   - verifyingByReplay: also replay the new file from its bytes before it replaces the log and compare its
+    ///     state digest with the live state's (`egctl compact`); without it the new file is verified by re-reading
+    ///     every frame's checksums and the checkpoint's structure.
     func compact(keepingPreviousAt previousPath: String? = nil, verifyingByReplay: Bool = false)
         throws(EventGraphError) -> CompactionReport
     {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
-        // The checkpoint drops the records of saves across stores: their other participants decide first.
-        let confirmed = try crossStoreParts.confirmParticipants(
-            of: "store \(storeUUID)", ledger: backend.crossStoreLedger, storeUUID: storeUUID.logUUID)
-        let report = try withDrainedQueue { queue throws(EventGraphError) -> CompactionReport in
-            guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
-            if let failure = queue.failure { throw failure }
-            if crossStoreParts.hasUnconfirmed(confirmed) {
-                throw EventGraphError(.conflict, "a save across stores came during the compaction; compact again")
-            }
-            let snapshot = state.withLock { $0 }
-            var input = try checkpointInput(of: snapshot)
-            input.previousPath = previousPath
-            input.verifiesByReplay = verifyingByReplay
-            try backend.rewrite(schema: model.schema, checkpoint: input) { handles, generation in
-                // The new file holds only the blobs of live objects: forget the others, whose old offsets would
-                // point into the new file.
-                var fresh: [BlobKey: UInt64] = [:]
-                fresh.reserveCapacity(handles.count)
-                for (blob, handle) in zip(input.blobs, handles) {
-                    fresh[BlobKey(transactionID: blob.reference.transactionID, index: blob.reference.index)] = handle
+        return try compactionLock.withLock { _ throws(EventGraphError) -> CompactionReport in
+            // The checkpoint drops the records of saves across stores: their other participants decide first.
+            let confirmed = try crossStoreParts.confirmParticipants(
+                of: "store \(storeUUID)", ledger: backend.crossStoreLedger, storeUUID: storeUUID.logUUID)
+            let (snapshot, anchor) = try withDrainedQueue {
+                queue throws(EventGraphError) -> (StoreState, RewriteAnchor) in
+                try Self.requireOpen(queue)
+                // One that came before this instant would be in the checkpoint unconfirmed; later ones are in the
+                // tail the new file copies, records included.
+                if crossStoreParts.hasUnconfirmed(confirmed) {
+                    throw EventGraphError(.conflict, "a save across stores came during the compaction; compact again")
                 }
-                state.withLock { state in
-                    state.blobHandles = fresh
-                    state.blobGeneration = generation
+                return (state.withLock { $0 }, try backend.rewriteAnchor())
+            }
+            var input = try checkpointInput(of: snapshot)
+            input.verifiesByReplay = verifyingByReplay
+            let prepared = try backend.prepareRewrite(schema: model.schema, checkpoint: input, from: anchor)
+            try withDrainedQueue { queue throws(EventGraphError) in
+                try Self.requireOpen(queue)
+                try backend.finishRewrite(prepared, keepingPreviousAt: previousPath) { handles, generation in
+                    // The new file holds the blobs of the checkpoint's live objects and of the transactions copied
+                    // after it: forget the others, whose old offsets would point into the new file.
+                    state.withLock { state in
+                        state.blobHandles = handles
+                        state.blobGeneration = generation
+                    }
                 }
             }
             automaticCheckpoint.recordCheckpoint(at: input.begin.lastTransactionID)
+            crossStoreParts.forget(confirmed)
             return CompactionReport(
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
                 blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest)!)
         }
-        crossStoreParts.forget(confirmed)
-        return report
+    }
+
+    /// Refuses a compaction on a closed store or one whose log failed.
+    private static func requireOpen(_ queue: CommitQueue) throws(EventGraphError) {
+        guard !queue.isClosed else { throw EventGraphError(.closed, "the store is closed") }
+        if let failure = queue.failure { throw failure }
     }
 
     /// The checkpoint frames for a state (the engine's one checkpoint writer), with the bytes of every external

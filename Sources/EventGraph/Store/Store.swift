@@ -21,6 +21,8 @@ final class Store: Sendable {
     /// Where installed transactions are published to observers (the one observation point).
     let observers: CommitObservers
     private let keyCounter: Atomic<UInt64>
+    /// Serializes compactions (explicit ones and the automatic checkpoint), which run beside saves.
+    let compactionLock = LockedValue<Void>(())
     /// Serializes named counters' reservations (see `Stores/Store+SequenceGenerator.swift`).
     let sequenceLock = LockedValue<Void>(())
     /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
@@ -151,8 +153,10 @@ final class Store: Sendable {
         }
     }
 
-    /// Closes the backend once every queued save has finished; later commits fail.
+    /// Closes the backend once a running automatic checkpoint has finished (none starts any more) and every queued
+    /// save has finished; later commits fail.
     func close() throws(EventGraphError) {
+        automaticCheckpoint.stop()
         try withDrainedQueue { queue throws(EventGraphError) in
             guard !queue.isClosed else { return }
             queue.isClosed = true

@@ -101,12 +101,14 @@ public final class LogReader: Sendable {
 
     /// ``scan(fromTransactionID:_:)`` for LogFormat's own typed-throwing callers.
     ///
-    /// - Parameter checksumsDeferredBodies: with `defersEntityChunkBodies`, still read the deferred bodies and
-    ///   verify their checksums (a rewrite's re-read of its new file), without decompressing them.
+    /// - Parameters:
+    ///   - checksumsDeferredBodies: with `defersEntityChunkBodies`, still read the deferred bodies and verify their
+    ///     checksums (a rewrite's re-read of its new file), without decompressing them.
+    ///   - start: where to start instead of the first frame (see ``LogScanner/Start``).
     @discardableResult
     func scanTyped(
         fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false, checksumsDeferredBodies: Bool = false,
-        _ body: (LogRecord) throws(LogFormatError) -> Void
+        from start: LogScanner.Start? = nil, _ body: (LogRecord) throws(LogFormatError) -> Void
     ) throws(LogFormatError) -> ScanReport {
         let scanFile = try LogFile(path: path, flags: O_RDONLY, faults: nil)
         let size = try scanFile.size()
@@ -114,7 +116,7 @@ public final class LogReader: Sendable {
             window: FileWindow(file: scanFile, limit: size), header: header,
             defersEntityChunkBodies: defersEntityChunkBodies, checksumsDeferredBodies: checksumsDeferredBodies)
         let path = self.path
-        let result = try scanner.scan { event throws(LogFormatError) in
+        let result = try scanner.scan(from: start) { event throws(LogFormatError) in
             if let record = try LogReader.record(for: event, path: path, fromTransactionID: fromTransactionID) {
                 try body(record)
             }

@@ -50,15 +50,26 @@ extension LogScanner {
         var afterTransactionID: UInt64
     }
 
-    /// Scans every frame from the start, delivering committed units in order.
+    /// Where a scan starts when not at the first frame: a frame boundary between committed units (no transaction
+    /// or checkpoint open, no dictionary in force), the sequence its frame carries, and the last transaction
+    /// committed before it. A rewrite resumes there to copy (or re-read) only the transactions after a point.
+    struct Start {
+        var byteOffset: UInt64
+        var sequence: UInt64
+        var lastTransactionID: UInt64
+    }
+
+    /// Scans every frame from the start (or from `start`), delivering committed units in order.
     mutating func scan(
-        policy: FailurePolicy = .stop, _ deliver: (ScanEvent) throws(LogFormatError) -> Void
+        from start: Start? = nil, policy: FailurePolicy = .stop,
+        _ deliver: (ScanEvent) throws(LogFormatError) -> Void
     ) throws(LogFormatError) -> ScanResult {
-        var offset = LogFileHeader.framesByteOffset
-        var expectedSequence: UInt64? = header.baseSequence
+        var offset = start?.byteOffset ?? LogFileHeader.framesByteOffset
+        var expectedSequence: UInt64? = start?.sequence ?? header.baseSequence
         var result = ScanResult(
-            committedEnd: offset, nextSequence: header.baseSequence, lastTransactionID: 0, endsWithSeal: false,
-            frameCount: 0, transactionCount: 0, rawPayloadByteCount: 0, storedBodyByteCount: 0, tail: .clean)
+            committedEnd: offset, nextSequence: expectedSequence!, lastTransactionID: start?.lastTransactionID ?? 0,
+            endsWithSeal: false, frameCount: 0, transactionCount: 0, rawPayloadByteCount: 0, storedBodyByteCount: 0,
+            tail: .clean)
         var pending = Pending.none
         var dictionary: [UInt8]?
         let limit = window.limit

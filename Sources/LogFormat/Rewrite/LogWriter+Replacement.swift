@@ -137,7 +137,7 @@ extension LogWriter {
         defer { newLock.release() }
         try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
             try checkUsable(locked.value)
-            try ensure(locked.value.reservedEnd, durable: true, &locked)
+            try ensure(locked.value.reservedEnd, of: locked.value.fileGeneration, durable: true, &locked)
             if let previousPath {
                 SystemCalls.unlink(previousPath)
                 try SystemCalls.link(resolvedPath, to: previousPath)

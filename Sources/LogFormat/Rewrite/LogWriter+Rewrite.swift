@@ -31,8 +31,10 @@ extension LogWriter {
     /// The new file is written under a temporary name, synced, **re-read and verified** (every frame, then
     /// `verify(temporaryPath)` — the object layer compares its state digest), renamed over the log, and the
     /// directory is synced. A crash at any point leaves the old or the new file complete; leftovers are removed by
-    /// the next open. Appends wait while the rewrite runs. If anything fails before the rename the old log stays
-    /// in use and the writer remains usable.
+    /// the next open. Appends continue while the checkpoint is written and verified
+    /// (``prepareRewrite(from:schema:begin:end:writeCheckpoint:verify:)``); they wait only while the transactions
+    /// appended meanwhile are copied and the file is swapped (``finishRewrite(_:keepingPreviousAt:)``). If anything
+    /// fails before the rename the old log stays in use and the writer remains usable.
     ///
     /// - Parameter previousPath: when given, the old file is kept there (hard link) instead of being dropped.
     package func rewrite(
@@ -41,175 +43,144 @@ extension LogWriter {
         writeCheckpoint: (inout CheckpointSink) throws -> Void,
         verify: (String) throws -> Void = { _ in }
     ) throws -> RewriteReport {
+        let prepared = try prepareRewrite(
+            from: try rewriteAnchor(), schema: schema, begin: begin, end: end, writeCheckpoint: writeCheckpoint,
+            verify: verify)
+        return try finishRewrite(prepared, keepingPreviousAt: previousPath)
+    }
+
+    /// Where a rewrite starts: the log as it is now (its header, its end, its last transaction). The caller takes
+    /// it at the moment its checkpoint's state is taken, so that the transactions appended after the checkpoint's
+    /// last one start at the anchor's byte offset.
+    package func rewriteAnchor() throws(LogFormatError) -> RewriteAnchor {
+        let anchor = try state.withLock {
+            (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteAnchor in
+            try checkUsable(locked.value)
+            guard let box = locked.value.fileBox else {
+                throw LogFormatError(.closed, "the log writer is closed", path: path)
+            }
+            return RewriteAnchor(
+                header: locked.value.header, byteOffset: locked.value.reservedEnd,
+                sequence: locked.value.nextSequence, lastTransactionID: locked.value.lastTransactionID,
+                ownershipAndMode: try box.file.status())
+        }
+        try options.faultInjector?.reach(.anchored)
+        return anchor
+    }
+
+    /// How many times the first phase of a rewrite copies the transactions appended since its anchor (each round
+    /// copies those appended during the one before).
+    static let unlockedTailCopyRounds = 3
+
+    /// The first phase of a rewrite, with no lock held (appends continue): writes the schema and the checkpoint
+    /// into a new file under a temporary name, syncs it, and re-reads and verifies it (every frame's checksums and
+    /// the file's grammar, then `verify(temporaryPath)`); then copies the transactions appended meanwhile (a few
+    /// rounds, see ``LogWriter/unlockedTailCopyRounds``). The file is not in place until
+    /// ``finishRewrite(_:keepingPreviousAt:)``; dropping the result removes it.
+    ///
+    /// - Parameter anchor: the log when the checkpoint's state was taken (``rewriteAnchor()``); the checkpoint's
+    ///   last transaction is at most the anchor's.
+    package func prepareRewrite(
+        from anchor: RewriteAnchor, schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd,
+        writeCheckpoint: (inout CheckpointSink) throws -> Void, verify: (String) throws -> Void = { _ in }
+    ) throws -> PreparedRewrite {
         let started = SystemClock.monotonicNanoseconds()
         let caller = CallerError()
         do {
-            return try rewriteLocked(
-                schema: schema, begin: begin, end: end, previousPath: previousPath, started: started, caller: caller,
+            return try prepareRewriteTyped(
+                from: anchor, schema: schema, begin: begin, end: end, started: started, caller: caller,
                 writeCheckpoint: writeCheckpoint, verify: verify)
         } catch {
             try caller.rethrow(error)
         }
     }
 
-    /// The rewrite itself, under the writer's lock (appends wait): one named stage after the other.
-    private func rewriteLocked(
-        schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd, previousPath: String?, started: UInt64,
-        caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void, verify: (String) throws -> Void
-    ) throws(LogFormatError) -> RewriteReport {
-        return try state.withLock {
-            (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteReport in
-            let (old, newHeader, oldStatus) = try prepareRewrite(upTo: begin, &locked)
-            let temporary = AtomicRewrite.temporaryPath(for: resolvedPath, purpose: "rewrite")
-            var newLock: StoreLock?
-            let written: RewrittenFile
-            do throws(LogFormatError) {
-                written = try writeRewrittenFile(
-                    at: temporary, header: newHeader, ownershipAndMode: oldStatus, schema: schema, begin: begin,
-                    end: end, lastTransactionID: old.lastTransactionID, caller: caller,
-                    writeCheckpoint: writeCheckpoint)
-                try verifyRewrittenFile(
-                    at: temporary, written, lastTransactionID: old.lastTransactionID, caller: caller, verify: verify)
-                // Lock the new file before it becomes the log, so that the store is never unlocked.
-                newLock = try StoreLock.lockingNewFile(at: temporary)
-                try replaceLog(with: temporary, keepingPreviousAt: previousPath)
-            } catch {
-                newLock?.release()
-                SystemCalls.unlink(temporary)
-                throw error
-            }
-            try adoptRewrittenFile(written, header: newHeader, lock: newLock!, &locked)
-            return RewriteReport(
-                oldByteCount: old.reservedEnd, newByteCount: written.endByteOffset, generation: newHeader.generation,
-                copiedTransactionCount: written.copiedTransactionCount, checkpointBlobs: written.checkpointBlobs,
-                copiedBlobs: written.copiedBlobs, durationNanoseconds: SystemClock.monotonicNanoseconds() - started,
-                previousPath: previousPath)
-        }
-    }
-
-    /// What was written into the new file.
-    private struct RewrittenFile {
-        var endByteOffset: UInt64
-        var nextSequence: UInt64
-        var copiedTransactionCount = 0
-        var checkpointBlobs: [BlobLocation] = []
-        var copiedBlobs: [BlobLocation] = []
-    }
-
-    /// Makes everything appended so far durable and checks that a checkpoint `begin` can replace the log. Returns
-    /// the writer's state, the new file's header and the old file's status (its owner and mode carry over).
-    private func prepareRewrite(upTo begin: CheckpointBegin, _ locked: inout ConditionLock<State>.Locked)
-        throws(LogFormatError) -> (old: State, newHeader: LogFileHeader, oldStatus: FileStatus)
-    {
-        try checkUsable(locked.value)
-        try ensure(locked.value.reservedEnd, durable: true, &locked)
-        let old = locked.value
-        guard begin.lastTransactionID <= old.lastTransactionID else {
+    private func prepareRewriteTyped(
+        from anchor: RewriteAnchor, schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd,
+        started: UInt64, caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void,
+        verify: (String) throws -> Void
+    ) throws(LogFormatError) -> PreparedRewrite {
+        guard begin.lastTransactionID <= anchor.lastTransactionID else {
             throw LogFormatError(
                 .invalidArgument,
                 "a checkpoint at transaction \(begin.lastTransactionID) is ahead of the log's last transaction "
-                    + "\(old.lastTransactionID)", path: path)
+                    + "\(anchor.lastTransactionID)", path: path)
         }
-        let newHeader = try old.header.successor(baseSequence: old.nextSequence, path: path)
-        guard let oldBox = old.fileBox else {
-            throw LogFormatError(.closed, "the log writer is closed", path: path)
-        }
-        // The new file takes the old one's mode, owner and group: a store made private, or owned by a service
-        // user and compacted by root, must stay so.
-        return (old, newHeader, try oldBox.file.status())
-    }
-
-    /// Writes the new file under a temporary name: the schema, the checkpoint, the transactions after it copied
-    /// from the current file, and a seal.
-    private func writeRewrittenFile(
-        at temporary: String, header: LogFileHeader, ownershipAndMode: FileStatus, schema: SchemaPayload,
-        begin: CheckpointBegin, end: CheckpointEnd, lastTransactionID: UInt64, caller: CallerError,
-        writeCheckpoint: (inout CheckpointSink) throws -> Void
-    ) throws(LogFormatError) -> RewrittenFile {
+        let header = try anchor.header.successor(baseSequence: anchor.sequence, path: path)
+        let temporary = AtomicRewrite.temporaryPath(for: resolvedPath, purpose: "rewrite")
         let temporaryFile = try LogFile(
             path: temporary, flags: O_RDWR | O_CREAT | O_EXCL, faults: options.faultInjector)
-        try temporaryFile.takeOwnershipAndMode(of: ownershipAndMode)
-        var frames = try SequentialFrameWriter(file: temporaryFile, header: header)
-        try frames.append(OutgoingFrame(type: .schema, payload: try encode { try schema.encoded() }))
-        try frames.append(
-            OutgoingFrame(
-                type: .checkpointBegin, transactionID: begin.lastTransactionID,
-                payload: try encode { try begin.encoded() }))
-        var sink = CheckpointSink(
-            writer: frames, transactionID: begin.lastTransactionID, fragmentByteCount: options.fragmentByteCount)
-        var sinkError: LogFormatError?
         do throws(LogFormatError) {
-            try caller.run { try writeCheckpoint(&sink) }
-            try sink.finishDirectory()
-        } catch {
-            sinkError = error
-        }
-        let checkpointBlobs = sink.locations
-        frames = sink.writer
-        if let sinkError { throw sinkError }
-        try frames.append(
-            OutgoingFrame(
-                type: .checkpointEnd, transactionID: begin.lastTransactionID, payload: try encode { try end.encoded() })
-        )
-        var written = RewrittenFile(endByteOffset: 0, nextSequence: 0, checkpointBlobs: checkpointBlobs)
-        if begin.lastTransactionID < lastTransactionID {
-            try copyTransactions(after: begin.lastTransactionID, into: &frames, &written)
-        }
-        try frames.finishWithSeal()
-        written.endByteOffset = frames.offset
-        written.nextSequence = frames.sequence
-        return written
-    }
-
-    /// Copies the transactions the checkpoint does not cover, with their blobs, from the current file.
-    private func copyTransactions(
-        after transactionID: UInt64, into frames: inout SequentialFrameWriter, _ written: inout RewrittenFile
-    ) throws(LogFormatError) {
-        let reader = try LogReader(path: resolvedPath)
-        try reader.scanTyped(fromTransactionID: transactionID + 1) { record throws(LogFormatError) in
-            guard case .transaction(let transaction) = record else { return }
-            var blobs: [[UInt8]] = []
-            for blob in transaction.blobs { blobs.append(try reader.readBlob(at: blob.byteOffset)) }
-            for (index, bytes) in blobs.enumerated() {
-                let offset = try frames.append(
-                    OutgoingFrame(
-                        type: .blob, transactionID: transaction.transactionID, partIndex: UInt32(index),
-                        payload: bytes))
-                written.copiedBlobs.append(
-                    BlobLocation(
-                        transactionID: transaction.transactionID, index: UInt32(index), byteOffset: offset,
-                        byteCount: UInt32(bytes.count)))
+            try temporaryFile.takeOwnershipAndMode(of: anchor.ownershipAndMode)
+            var frames = try SequentialFrameWriter(file: temporaryFile, header: header)
+            let checkpointBlobs = try PreparedRewrite.writeCheckpoint(
+                schema: schema, begin: begin, end: end, into: &frames, fragmentByteCount: options.fragmentByteCount,
+                caller: caller, writeCheckpoint: writeCheckpoint)
+            try frames.flush()
+            try frames.file.sync()
+            let prepared = PreparedRewrite(
+                path: temporary, frames: frames, anchor: anchor, checkpointTransactionID: begin.lastTransactionID,
+                checkpointBlobs: checkpointBlobs, started: started)
+            try prepared.verifyCheckpoint(caller: caller, verify: verify)
+            try options.faultInjector?.reach(.checkpointWritten)
+            // The transactions appended meanwhile are copied now, still without the lock, a few rounds while each
+            // finds many, so that the finish (appends held) copies only the last few.
+            for _ in 0..<Self.unlockedTailCopyRounds {
+                guard try prepared.copyTail(from: resolvedPath, fragmentByteCount: options.fragmentByteCount) > 64
+                else { break }
             }
-            try transaction.body.forEachFrame(
-                transactionID: transaction.transactionID, fragmentByteCount: options.fragmentByteCount
-            ) { frame throws(LogFormatError) in try frames.append(frame) }
-            written.copiedTransactionCount += 1
+            return prepared
+        } catch {
+            SystemCalls.unlink(temporary)
+            throw error
         }
     }
 
-    /// Re-reads the new file completely before it replaces anything, then lets the caller verify it (the object
-    /// layer may replay it and compare its state digest).
+    /// The second phase of a rewrite, under the writer's lock (appends wait): copies into the prepared file the
+    /// transactions appended since its anchor (with their blobs), seals and syncs it, re-reads what was added,
+    /// renames the file over the log (keeping the old one at `previousPath` when given), syncs the directory, and
+    /// continues appending at the new file's end.
     ///
-    /// Every frame's header and body checksums, padding, sequence and the file's grammar are checked (the
-    /// directory must list exactly the entity and index chunks written); the bodies of entity and index chunks are
-    /// checksummed but not decompressed or decoded, the other frames are decoded as a scan does.
-    private func verifyRewrittenFile(
-        at temporary: String, _ written: RewrittenFile, lastTransactionID: UInt64, caller: CallerError,
-        verify: (String) throws -> Void
-    ) throws(LogFormatError) {
-        let check = try LogReader(path: temporary).scanTyped(
-            defersEntityChunkBodies: true, checksumsDeferredBodies: true
-        ) { _ in }
-        guard check.tail == .clean, check.endsWithSeal, check.lastTransactionID == lastTransactionID,
-            check.committedByteCount == written.endByteOffset
-        else {
-            throw LogFormatError(
-                .verificationFailed,
-                "the rewritten file does not verify (tail \(check.tail), last transaction "
-                    + "\(check.lastTransactionID) instead of \(lastTransactionID)); the log was not replaced",
-                path: temporary)
+    /// - Throws: ``LogFormatError/Code/invalidArgument`` when the log is no longer the file the anchor was taken
+    ///   from (another rewrite came first; prepare again). On any failure before the rename, the old log stays in
+    ///   use and the writer remains usable; the prepared file is removed.
+    package func finishRewrite(_ prepared: PreparedRewrite, keepingPreviousAt previousPath: String? = nil)
+        throws(LogFormatError) -> RewriteReport
+    {
+        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteReport in
+            var newLock: StoreLock?
+            let oldByteCount: UInt64
+            do throws(LogFormatError) {
+                try checkUsable(locked.value)
+                try ensure(locked.value.reservedEnd, of: locked.value.fileGeneration, durable: true, &locked)
+                let old = locked.value
+                let anchor = prepared.anchor
+                guard old.header.fileUUID == anchor.header.fileUUID, old.reservedEnd >= anchor.byteOffset,
+                    old.lastTransactionID >= anchor.lastTransactionID
+                else {
+                    throw LogFormatError(
+                        .invalidArgument,
+                        "the log is no longer the file this rewrite began from (generation \(anchor.header.generation)"
+                            + ", \(anchor.byteOffset) bytes); rewrite it again", path: path)
+                }
+                oldByteCount = old.reservedEnd
+                try prepared.copyTail(from: resolvedPath, fragmentByteCount: options.fragmentByteCount) {
+                    () throws(LogFormatError) in try options.faultInjector?.reach(.copyingTail)
+                }
+                try prepared.seal(lastTransactionID: old.lastTransactionID)
+                try options.faultInjector?.reach(.tailCopied)
+                // Lock the new file before it becomes the log, so that the store is never unlocked.
+                newLock = try StoreLock.lockingNewFile(at: prepared.path)
+                try replaceLog(with: prepared.path, keepingPreviousAt: previousPath)
+            } catch {
+                newLock?.release()
+                prepared.discard()
+                throw error
+            }
+            prepared.isInPlace = true
+            try adoptRewrittenFile(prepared, lock: newLock!, &locked)
+            return prepared.report(oldByteCount: oldByteCount, previousPath: previousPath)
         }
-        try caller.run { try verify(temporary) }
     }
 
     /// Renames the verified file over the log, first keeping the old file at `previousPath` when asked.
@@ -224,8 +195,7 @@ extension LogWriter {
     /// Makes the renamed file the writer's log: its lock becomes the store's, the directory is synced, and appends
     /// continue at its end.
     private func adoptRewrittenFile(
-        _ written: RewrittenFile, header: LogFileHeader, lock newLock: StoreLock,
-        _ locked: inout ConditionLock<State>.Locked
+        _ prepared: PreparedRewrite, lock newLock: StoreLock, _ locked: inout ConditionLock<State>.Locked
     ) throws(LogFormatError) {
         // The new file is the log now: its lock is the store's, and the old file's lock can go.
         let oldLock = locked.value.storeLock
@@ -234,6 +204,7 @@ extension LogWriter {
         // If the directory sync fails, durability of the rename is unknown: poison the writer so that the next
         // open recovers from whatever the directory holds.
         do throws(LogFormatError) {
+            try options.faultInjector?.reach(.renamed)
             try options.faultInjector.syncDirectory(of: resolvedPath)
             let file = try LogFile(path: resolvedPath, flags: O_RDWR, faults: options.faultInjector)
             locked.value.fileBox = SharedLogFile(file)
@@ -241,12 +212,15 @@ extension LogWriter {
             locked.value.poison = error
             throw error
         }
+        let header = prepared.frames.header
+        let end = prepared.frames.offset
         locked.value.header = header
         locked.value.seed = header.checksumSeed
-        locked.value.reservedEnd = written.endByteOffset
-        locked.value.writtenEnd = written.endByteOffset
-        locked.value.syncedEnd = written.endByteOffset
-        locked.value.queuedStart = written.endByteOffset
-        locked.value.nextSequence = written.nextSequence
+        locked.value.reservedEnd = end
+        locked.value.writtenEnd = end
+        locked.value.syncedEnd = end
+        locked.value.queuedStart = end
+        locked.value.nextSequence = prepared.frames.sequence
+        locked.value.fileGeneration += 1
     }
 }

@@ -24,6 +24,23 @@ package final class FaultInjector: Sendable {
         var fault: Fault
     }
 
+    /// A point between the steps of a rewrite (``LogWriter/prepareRewrite(from:schema:begin:end:writeCheckpoint:verify:)``
+    /// and ``LogWriter/finishRewrite(_:keepingPreviousAt:)``), where a test may hold the rewrite (to save beside it)
+    /// or make it fail (as a crash there would stop it).
+    package enum RewriteStage: Hashable, Sendable, CaseIterable {
+        /// The anchor is taken (the store still holds its queue drained); nothing is written yet.
+        case anchored
+        /// The new file holds the checkpoint, synced and verified; the log still takes appends (the transactions
+        /// appended since the anchor are copied next, still without the lock).
+        case checkpointWritten
+        /// The tail copy has begun (the writer's lock is held; one transaction copied when any was committed).
+        case copyingTail
+        /// The tail and the seal are written and synced, the new file verified; the rename comes next.
+        case tailCopied
+        /// The new file was renamed over the log; the directory sync comes next.
+        case renamed
+    }
+
     private struct State {
         var armed: [Operation: Armed] = [:]
         var counts: [Operation: Int] = [:]
@@ -31,6 +48,19 @@ package final class FaultInjector: Sendable {
     }
 
     private let state = LockedValue(State())
+    private let stageHook = LockedValue<(@Sendable (RewriteStage) throws(LogFormatError) -> Void)?>(nil)
+
+    /// Calls `hook` at every ``RewriteStage`` a rewrite reaches (on the rewriting thread); an error it throws fails
+    /// the rewrite there.
+    package func onRewriteStage(_ hook: (@Sendable (RewriteStage) throws(LogFormatError) -> Void)?) {
+        stageHook.withLock { $0 = hook }
+    }
+
+    /// Called by the rewrite at each stage.
+    func reach(_ stage: RewriteStage) throws(LogFormatError) {
+        guard let hook = stageHook.withLock({ $0 }) else { return }
+        try hook(stage)
+    }
 
     /// An injector with no fault armed (it still counts calls).
     package init() {}

@@ -28,6 +28,8 @@ public struct AppendedTransaction: Hashable, Sendable {
     public var endByteOffset: UInt64
     /// Where each of its blobs landed, in index order (for lazy reads through ``LogWriter/readBlob(at:)``).
     package var blobs: [BlobLocation]
+    /// The writer's file the offsets are in: a rewrite (compaction) replaces the file and starts the next one.
+    package var fileGeneration: UInt64 = 0
 }
 
 /// What opening a log for writing found and repaired.

@@ -49,7 +49,7 @@ extension LogWriter {
         }
         return AppendedTransaction(
             transactionID: id, byteOffset: placed.first!.byteOffset, endByteOffset: placed.last!.endByteOffset,
-            blobs: blobLocations)
+            blobs: blobLocations, fileGeneration: placed.last!.fileGeneration)
     }
 
     /// Waits until a queued transaction is as durable as the writer's mode promises: synced for `.full`, written
@@ -59,7 +59,9 @@ extension LogWriter {
     ///   it that had not yet been made durable.
     public func waitUntilDurable(_ transaction: AppendedTransaction) throws(LogFormatError) {
         try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
-            try ensure(transaction.endByteOffset, durable: options.durability == .full, &locked)
+            try ensure(
+                transaction.endByteOffset, of: transaction.fileGeneration, durable: options.durability == .full,
+                &locked)
         }
     }
 
@@ -69,7 +71,9 @@ extension LogWriter {
         payload = try encode { try schema.encoded() }
         let placed = try reserve([OutgoingFrame(type: .schema, payload: payload)], transactionID: nil)
         try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
-            try ensure(placed.last!.endByteOffset, durable: options.durability == .full, &locked)
+            try ensure(
+                placed.last!.endByteOffset, of: placed.last!.fileGeneration, durable: options.durability == .full,
+                &locked)
         }
     }
 
@@ -79,7 +83,7 @@ extension LogWriter {
             // A poisoned writer must not report success even when nothing is pending (after a failed directory
             // sync, for example, the durability of the rename is unknown).
             try checkUsable(locked.value)
-            try ensure(locked.value.reservedEnd, durable: true, &locked)
+            try ensure(locked.value.reservedEnd, of: locked.value.fileGeneration, durable: true, &locked)
         }
     }
 
@@ -102,7 +106,7 @@ extension LogWriter {
             // after the seal; appends that were queued before it are synced by the seal's own durability wait.
             let placed = try reserve([OutgoingFrame(type: .seal, payload: [])], transactionID: nil, closing: true)
             try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
-                try ensure(placed.last!.endByteOffset, durable: true, &locked)
+                try ensure(placed.last!.endByteOffset, of: placed.last!.fileGeneration, durable: true, &locked)
             }
         } catch let error where error.code == .closed {
             return  // a concurrent close got there first, and releases the store
@@ -132,6 +136,8 @@ extension LogWriter {
         var endByteOffset: UInt64
         var partIndex: UInt32
         var rawByteCount: Int
+        /// The writer's file when the frame was placed (see ``LogWriter/State/fileGeneration``).
+        var fileGeneration: UInt64
     }
 
     /// Encodes `frames` (outside the writer's lock), reserves their place and queues them.
@@ -186,7 +192,7 @@ extension LogWriter {
                 placed.append(
                     PlacedFrame(
                         byteOffset: offset, endByteOffset: offset + UInt64(size), partIndex: body.partIndex,
-                        rawByteCount: Int(body.rawByteCount)))
+                        rawByteCount: Int(body.rawByteCount), fileGeneration: locked.value.fileGeneration))
                 locked.value.nextSequence += 1
                 offset += UInt64(size)
                 position += size
@@ -209,8 +215,15 @@ extension LogWriter {
     }
 
     /// Waits (as follower) or works (as leader) until `target` is written, and synced when `durable`.
-    func ensure(_ target: UInt64, durable: Bool, _ locked: inout ConditionLock<State>.Locked) throws(LogFormatError) {
+    ///
+    /// `target` is an offset in the file of `generation`. When a rewrite replaced that file meanwhile, the target is
+    /// reached: the rewrite wrote and synced everything reserved in the old file, and copied it into the new one,
+    /// before it adopted the new file (and an offset of the old file means nothing in the new one).
+    func ensure(
+        _ target: UInt64, of generation: UInt64, durable: Bool, _ locked: inout ConditionLock<State>.Locked
+    ) throws(LogFormatError) {
         while true {
+            if generation != locked.value.fileGeneration { return }
             let done = durable ? locked.value.syncedEnd >= target : locked.value.writtenEnd >= target
             if done { return }
             if locked.value.poison != nil { try checkUsable(locked.value) }

@@ -8,7 +8,7 @@ extension LogWriter {
     /// - Throws: the write error (the writer is then poisoned).
     package func waitUntilWritten(_ transaction: AppendedTransaction) throws(LogFormatError) {
         try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) in
-            try ensure(transaction.endByteOffset, durable: false, &locked)
+            try ensure(transaction.endByteOffset, of: transaction.fileGeneration, durable: false, &locked)
         }
     }
 
@@ -22,7 +22,10 @@ extension LogWriter {
     package func poison(because reason: String, discarding transaction: AppendedTransaction? = nil) {
         state.withLock { locked in
             if locked.value.poison == nil { locked.value.poison = LogFormatError(.poisoned, reason, path: path) }
-            if let transaction, let box = locked.value.fileBox {
+            // A transaction of a file a rewrite has replaced is not at its offsets any more: it is not cut.
+            if let transaction, transaction.fileGeneration == locked.value.fileGeneration,
+                let box = locked.value.fileBox
+            {
                 // A leader may still be writing or syncing frames before it; the cut waits for it.
                 locked.wait { !$0.leaderActive }
                 locked.value.queued = []

@@ -74,6 +74,9 @@ public final class LogWriter: Sendable {
         var isClosed = false
         /// How many times a leader synced appended frames (see ``LogWriter/syncCount``).
         var syncCount = 0
+        /// Which file the offsets above are in: 0 for the file opened, one more for each rewrite adopted, so that
+        /// an offset handed out in a replaced file is never compared with the new file's.
+        var fileGeneration: UInt64 = 0
     }
 
     /// The log's path, as given.
