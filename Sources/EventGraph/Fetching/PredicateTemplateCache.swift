@@ -45,6 +45,9 @@ final class PredicateTemplateCache: Sendable {
         let template = PredicateTranslator(entity: entity).template(expression)
         entries.withLock { entries in
             guard entries[key] != nil || entries.count < Self.keyLimit else { return }
+            // Threads that missed together each made a template of the same shape: keep the first one only.
+            let kept = entries[key]?.templates ?? []
+            for other in kept where other.applies(to: expression) { return }
             if entries[key, default: (entity, [])].templates.count < Self.templatesPerKey {
                 entries[key, default: (entity, [])].templates.append(template)
             }

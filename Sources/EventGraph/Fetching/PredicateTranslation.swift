@@ -80,6 +80,12 @@ indirect enum PredicateTemplate: Sendable {
         case otherShape
     }
 
+    /// Whether this template translates `expression` (it has its shape and names its key paths).
+    func applies(to expression: Any) -> Bool {
+        if case .translated = instantiate(expression) { return true }
+        return false
+    }
+
     /// The filter of `expression`, an expression of the template's type, with its constants.
     func instantiate(_ expression: Any) -> Instance {
         switch self {
