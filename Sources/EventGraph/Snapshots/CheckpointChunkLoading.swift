@@ -172,6 +172,20 @@ extension ValueTag {
     }
 }
 
+extension ByteValueKind {
+    /// The kind of a byte value's tag; `nil` for a tag whose values are not bytes.
+    init?(_ tag: ValueTag) {
+        switch tag {
+        case .string: self = .string
+        case .url: self = .url
+        case .decimal: self = .decimal
+        case .binary: self = .binary
+        case .transformable: self = .transformable
+        default: return nil
+        }
+    }
+}
+
 /// One entity chunk of a checkpoint that stays on disk until something touches it, then is read, verified and
 /// decoded once: the box is shared by every version of the state that has not changed the chunk.
 ///

@@ -103,7 +103,7 @@ extension ColumnChunk {
         default defaultValue: PropertyValue, into encoder: inout CheckpointChunkEncoder
     ) throws(LogFormatError) {
         let result = column.pointee.arena.withBytes(at: slot) { (bytes) -> Result<Void, LogFormatError> in
-            let kind: CheckpointChunkEncoder.ByteValueKind
+            let kind = ByteValueKind(tag) ?? .transformable
             var defaultText: String?
             var defaultBytes: [UInt8]?
             switch (tag, defaultValue) {
@@ -113,13 +113,6 @@ extension ColumnChunk {
             case (.binary, .attribute(.binary(let data))), (.transformable, .attribute(.transformable(let data))):
                 defaultBytes = data
             default: break
-            }
-            switch tag {
-            case .string: kind = .string
-            case .url: kind = .url
-            case .decimal: kind = .decimal
-            case .binary: kind = .binary
-            default: kind = .transformable
             }
             if let defaultBytes, defaultBytes.elementsEqual(bytes) { return .success(()) }
             let isText = defaultBytes == nil && (tag == .string || tag == .url || tag == .decimal)

@@ -56,11 +56,6 @@ package struct CheckpointChunkEncoder {
         try value.encode(to: &writer)
     }
 
-    /// The kinds of attribute value whose content is a run of bytes.
-    package enum ByteValueKind: Sendable {
-        case string, url, decimal, binary, transformable
-    }
-
     /// Writes a string, URL, decimal, binary or transformable value from its bytes (a text value's bytes must be
     /// the UTF-8 its `String` would have: the caller checks).
     package mutating func writeBytes(_ kind: ByteValueKind, _ bytes: UnsafeRawBufferPointer) throws(LogFormatError) {
