@@ -41,6 +41,49 @@ struct KeyDirectoryTests {
         #expect(directory.count == 0 && directory[reference.keys.first ?? 0] == nil)
     }
 
+    /// Keys a crafted file could hold: all in shard 0, and (the directory's Fibonacci hash being a multiplication by
+    /// an odd constant) with hashes 1, 2, 3, … whose top bits, which pick the home place, are all zero.
+    static func pilingKeys(count: Int) -> [UInt64] {
+        let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var inverse = golden
+        for _ in 0..<6 { inverse &*= 2 &- golden &* inverse }  // Newton's iteration for the inverse mod 2^64
+        var keys: [UInt64] = []
+        var multiple: UInt64 = 0
+        while keys.count < count {
+            multiple += 1
+            let mixed = multiple &* inverse
+            guard mixed >> 56 == 0 else { continue }
+            keys.append(mixed << 8 | mixed >> 56)  // the directory hashes `key >> 8 ^ key << 56`, which is `mixed`
+        }
+        return keys
+    }
+
+    @Test("keys crafted to share their home place do not pile up: the shard takes a seed and spreads them")
+    func craftedKeysDoNotPileUp() {
+        let keys = Self.pilingKeys(count: 20_000)
+        var directory = KeyDirectory()
+        for (slot, key) in keys.enumerated() { directory.set(slot, for: key) }
+        let statistics = directory.probeStatistics
+        // Before the seed, every one of these keys had the same home: the last walked 19,999 places.
+        #expect(statistics.isSeeded)
+        #expect(statistics.longestProbe <= ProbingTableLimit.longestAllowedProbe)
+        for (slot, key) in keys.enumerated() { #expect(directory[key] == slot) }
+        for key in keys.prefix(10_000) { directory.remove(key) }
+        #expect(directory.count == 10_000)
+        for (slot, key) in keys.enumerated() { #expect(directory[key] == (slot < 10_000 ? nil : slot)) }
+        for (slot, key) in keys.prefix(5_000).enumerated() { directory.set(slot, for: key) }
+        for (slot, key) in keys.prefix(5_000).enumerated() { #expect(directory[key] == slot) }
+        #expect(directory.probeStatistics.longestProbe <= ProbingTableLimit.longestAllowedProbe)
+    }
+
+    @Test("dense keys, as saves make them, keep the unseeded Fibonacci placement")
+    func denseKeysStayUnseeded() {
+        var directory = KeyDirectory()
+        for key in 0..<200_000 as Range<UInt64> { directory.set(Int(key), for: key) }
+        #expect(!directory.probeStatistics.isSeeded)
+        for key in stride(from: 0, to: 200_000 as UInt64, by: 7) { #expect(directory[key] == Int(key)) }
+    }
+
     @Test("a copy keeps its slots while the original is changed (a reader's version of the entity)")
     func copiesAreIndependent() {
         var directory = KeyDirectory()

@@ -50,6 +50,12 @@ struct KeyDirectory: Sendable {
         }
     }
 
+    /// The longest walk from a key's home to its place in any shard, and whether any shard took a seed because keys
+    /// piled up (see ``ProbingTable``); for tests.
+    var probeStatistics: (longestProbe: Int, isSeeded: Bool) {
+        shards.reduce((0, false)) { ($0.0 < $1.longestProbe ? $1.longestProbe : $0.0, $0.1 || $1.isSeeded) }
+    }
+
     mutating func removeAll() {
         shards = Array(repeating: ProbingTable(), count: Self.shardCount)
         count = 0

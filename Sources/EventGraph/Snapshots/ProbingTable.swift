@@ -11,11 +11,22 @@ protocol ProbingTableEntry {
     static func hash(_ key: Key) -> UInt64
 }
 
+/// The bound on a ``ProbingTable``'s probe walks.
+enum ProbingTableLimit {
+    /// How many places an insert may walk past its home before the table takes a seed.
+    static var longestAllowedProbe: Int { 128 }
+}
+
 /// An open-addressing table with linear probing, kept at most half full, without `Hasher`: the uniquing table of
 /// a context (``ObjectRegistry``) and the key directory of an entity's columns (``KeyDirectory``).
 ///
 /// Keys on the read path are dense and mostly sequential, which Fibonacci hashing spreads evenly; against a
-/// `Dictionary` a lookup saves the two `Hasher` runs (seeding, SipHash finalization). A removal shifts the entries
+/// `Dictionary` a lookup saves the two `Hasher` runs (seeding, SipHash finalization). Keys also come from files,
+/// which may be crafted: Fibonacci hashing is a fixed multiplication, so keys chosen to share the top bits of their
+/// product would pile up in one run and make every insert and lookup walk it (quadratic time to open a store). When
+/// an insert walks more than ``ProbingTableLimit/longestAllowedProbe`` places, the table takes a random seed and places every entry
+/// again by a seeded 64-bit mix of the entry's hash (MurmurHash3's finalizer), which keys written before the process
+/// started cannot be chosen against. Benign keys never pay for it. A removal shifts the entries
 /// after it back instead of leaving a tombstone, so lookups never walk over dead places. The entries are one Swift
 /// array, so a copy of the table shares them until one side writes (copy-on-write, as ``KeyDirectory``'s shards
 /// need).
@@ -27,6 +38,11 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     private var shift: UInt64 = 63
     /// The number of entries.
     private(set) var count = 0
+    /// 0 while places come from the entries' own hash; otherwise the random seed of the mix that places them.
+    private var seed: UInt64 = 0
+
+    /// Whether the table places its entries by a seeded mix (because keys piled up); for tests.
+    var isSeeded: Bool { seed != 0 }
 
     /// The smallest table made.
     private static var minimumCapacity: Int { 16 }
@@ -35,7 +51,43 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     var capacity: Int { entries.count }
 
     @inline(__always)
-    private func home(of key: Entry.Key) -> Int { Int(truncatingIfNeeded: Entry.hash(key) >> shift) }
+    private func home(of key: Entry.Key) -> Int {
+        let hash = Entry.hash(key)
+        guard seed != 0 else { return Int(truncatingIfNeeded: hash >> shift) }
+        return Int(truncatingIfNeeded: Self.mix(hash ^ seed) >> shift)
+    }
+
+    /// MurmurHash3's 64-bit finalizer: every bit of the result depends on every bit of `value`.
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var value = value
+        value ^= value >> 33
+        value &*= 0xFF51_AFD7_ED55_8CCD
+        value ^= value >> 33
+        value &*= 0xC4CE_B9FE_1A85_EC53
+        value ^= value >> 33
+        return value
+    }
+
+    /// The place of `key` or of the empty place where it would go, and how many places past its home that is.
+    private func placeAndDistance(of key: Entry.Key) -> (index: Int, distance: Int) {
+        var index = home(of: key)
+        var distance = 0
+        while !entries[index].isEmpty {
+            if entries[index].key == key { break }
+            index = (index + 1) & mask
+            distance += 1
+        }
+        return (index, distance)
+    }
+
+    /// The longest walk from an entry's home to its place (for tests; goes through the whole table).
+    var longestProbe: Int {
+        var longest = 0
+        for index in entries.indices where !entries[index].isEmpty {
+            longest = Swift.max(longest, (index - home(of: entries[index].key)) & mask)
+        }
+        return longest
+    }
 
     /// The place of `key`, or of the empty place where it would go (the table must have places).
     @inline(__always)
@@ -60,11 +112,12 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     @discardableResult
     mutating func update(_ entry: Entry) -> Entry? {
         if (count + 1) * 2 > entries.count { grow(toHold: count + 1) }
-        let index = place(of: entry.key)
+        let (index, distance) = placeAndDistance(of: entry.key)
         let previous = entries[index]
         entries[index] = entry
         if previous.isEmpty {
             count += 1
+            if distance > ProbingTableLimit.longestAllowedProbe && seed == 0 { takeSeed() }
             return nil
         }
         return previous
@@ -132,6 +185,21 @@ struct ProbingTable<Entry: ProbingTableEntry> {
         entries = Array(repeating: .empty, count: capacity)
         mask = capacity - 1
         shift = UInt64(64 - capacity.trailingZeroBitCount)
+        var pileUp = false
+        for entry in old where !entry.isEmpty {
+            let (index, distance) = placeAndDistance(of: entry.key)
+            entries[index] = entry
+            pileUp = pileUp || distance > ProbingTableLimit.longestAllowedProbe
+        }
+        if pileUp && seed == 0 { takeSeed() }
+    }
+
+    /// Places every entry again by a seeded mix of its hash, at the same capacity.
+    private mutating func takeSeed() {
+        var generator = SystemRandomNumberGenerator()
+        repeat { seed = generator.next() } while seed == 0
+        let old = entries
+        for index in entries.indices { entries[index] = .empty }
         for entry in old where !entry.isEmpty { entries[place(of: entry.key)] = entry }
     }
 }
