@@ -157,6 +157,23 @@ struct CheckpointFromColumnsTests {
         #expect(state.digest(model: model) == DigestFromColumnsTests.rowDigest(of: state, model: model))
     }
 
+    /// The digest a compaction computes on its own thread beside the rewrite (``BackgroundDigest``) is the digest
+    /// computed alone, on the same random states; one cancelled (a close) throws "closed" instead of a digest.
+    @Test(arguments: models.indices)
+    func theDigestBesideTheRewriteIsTheDigestComputedAlone(modelIndex: Int) throws {
+        let seed = TestSeed.make()
+        let model = Self.models[modelIndex]
+        let state = Self.randomState(model: model, seed: seed)
+        let beside = BackgroundDigest(of: state, model: model, cancellation: RewriteCancellation())
+        #expect(try beside.value() == state.digest(model: model))
+
+        let closing = RewriteCancellation()
+        closing.cancel()
+        let cancelled = BackgroundDigest(of: state, model: model, cancellation: closing)
+        #expect(throws: EventGraphError.self) { try cancelled.value() }
+        #expect(state.digest(model: model, stoppingWhen: { true }) == nil)
+    }
+
     /// An entity whose chunk holds a value too large for a frame is written as ordinary chunks by both; one whose
     /// arena is large only because of transient values (not written) is still entity chunks.
     @Test func entitiesNearTheFrameLimitAreSplitAsTheRecordsSplitThem() throws {

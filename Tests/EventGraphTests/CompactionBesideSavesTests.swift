@@ -299,51 +299,41 @@ struct CompactionBesideSavesTests {
         try reopened.close()
     }
 
-    /// The save that starts an automatic checkpoint returns before the checkpoint is written, and a store that
-    /// closes while the checkpoint is being built waits for it: no temporary file stays, no save is lost, and the
-    /// checkpoint is in place for the next open.
-    @Test func aStoreThatClosesWaitsForACheckpointBeingBuilt() throws {
+    /// A store that closes while its automatic checkpoint is held at `stage` cancels it instead of waiting it out:
+    /// the checkpoint stops at its next check (it reaches no later stage), its temporary file is removed, and the
+    /// log is the old one, with every save acknowledged (those made beside the checkpoint too). Only a checkpoint
+    /// already renamed over the log stays. Before h48 the close waited for the whole checkpoint: every later stage
+    /// was reached and the log held the checkpoint.
+    @Test(arguments: FaultInjector.RewriteStage.allCases)
+    func aStoreThatClosesCancelsItsAutomaticCheckpoint(at stage: FaultInjector.RewriteStage) throws {
         let directory = TemporaryDirectory()
         let path = directory.file()
         let faults = FaultInjector()
         let container = try Self.open(path, faults: faults, checkpointEvery: 5)
-        let gate = RewriteGate(at: .anchored, faults: faults)
+        let gate = RewriteGate(at: stage, faults: faults)
+        let reachedAfterGate = Mutex<[FaultInjector.RewriteStage]>([])
+        let stages = FaultInjector.RewriteStage.allCases
         try AutomaticCheckpointTests.saveCourses(1...5, in: container.newBackgroundContext())
-        // The fifth save returned while its checkpoint is held, the state just taken.
+        // The fifth save returned while its checkpoint runs on its own thread, held at `stage`.
         #expect(gate.waitUntilReached())
+        if stage == .checkpointWritten {
+            // No lock is held there: saves commit beside the checkpoint.
+            let saves = Background {
+                try AutomaticCheckpointTests.saveCourses(6...7, in: container.newBackgroundContext())
+            }
+            #expect(saves.wait(seconds: 600))
+            #expect(saves.error == nil)
+        }
         let digest = try container.stateDigest()
+        let events = Mutex<[String]>([])
+        container.observeAutomaticCheckpoints { event in events.withLock { $0.append("\(event)") } }
+        faults.onRewriteStage { reached throws(LogFormatError) in
+            if stages.firstIndex(of: reached)! > stages.firstIndex(of: stage)! {
+                reachedAfterGate.withLock { $0.append(reached) }
+            }
+        }
         let close = Background { () throws(EventGraphError) in try container.close() }
-        // The close first stops further checkpoints, then waits for this one.
-        while !container.store.automaticCheckpoint.isStopped { usleep(1000) }
-        gate.release()
-        #expect(close.wait(seconds: 600))
-        #expect(close.error == nil)
-        #expect(container.lastAutomaticCheckpointFailure == nil)
-        #expect(try Self.leftovers(in: directory) == [])
-        #expect(try AutomaticCheckpointTests.layout(of: path).checkpoint == 5)
-        let reopened = try ModelContainer(path: path, model: TestModels.school)
-        #expect(try reopened.stateDigest() == digest)
-        try reopened.close()
-    }
-
-    /// A store that closes once its automatic checkpoint's file is written waits for it to be put in place, with
-    /// the saves made beside it.
-    @Test func aStoreThatClosesFinishesACheckpointAlreadyWritten() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file()
-        let faults = FaultInjector()
-        let container = try Self.open(path, faults: faults, checkpointEvery: 5)
-        let gate = RewriteGate(at: .checkpointWritten, faults: faults)
-        try AutomaticCheckpointTests.saveCourses(1...5, in: container.newBackgroundContext())
-        #expect(gate.waitUntilReached())
-        let saves = Background { try AutomaticCheckpointTests.saveCourses(6...7, in: container.newBackgroundContext()) }
-        let savedBeside = saves.wait(seconds: 30)
-        #expect(savedBeside, "saves waited for the checkpoint")
-        if !savedBeside { gate.release() }  // so that the failing test ends
-        #expect(saves.wait(seconds: 600))
-        #expect(saves.error == nil)
-        let digest = try container.stateDigest()
-        let close = Background { () throws(EventGraphError) in try container.close() }
+        // The close cancels the checkpoint, then waits for it to stop; it goes on once released.
         while !container.store.automaticCheckpoint.isStopped { usleep(1000) }
         gate.release()
         #expect(close.wait(seconds: 600))
@@ -351,8 +341,54 @@ struct CompactionBesideSavesTests {
         #expect(container.lastAutomaticCheckpointFailure == nil)
         #expect(try Self.leftovers(in: directory) == [])
         let (checkpoint, tail) = try AutomaticCheckpointTests.layout(of: path)
-        #expect(checkpoint == 5)
-        #expect(tail == [6, 7])
+        let savedCount = stage == .checkpointWritten ? 7 : 5
+        if stage == .renamed {
+            // Renamed already: the checkpoint is complete and stays.
+            #expect(checkpoint == 5)
+            #expect(events.withLock { $0 }.first?.hasPrefix("ended") == true)
+        } else {
+            #expect(reachedAfterGate.withLock { $0 } == [], "the checkpoint went on after the close")
+            #expect(checkpoint == nil, "the close waited for the checkpoint")
+            #expect(tail == Array(1...UInt64(savedCount)))
+            #expect(events.withLock { $0 } == ["cancelled"])
+        }
+        let reopened = try ModelContainer(path: path, model: TestModels.school)
+        #expect(try reopened.stateDigest() == digest)
+        #expect(try Self.courseCodes(reopened).count == savedCount)
+        try reopened.close()
+        #expect(try Self.verifiedDigest(of: path) == digest)
+    }
+
+    /// An explicit compaction on another thread is cancelled by a close too: it throws "closed", removes its
+    /// temporary file and leaves the log as it was, with every save. (Before h48 it ran its whole checkpoint and
+    /// then failed with the same error when it came to swap its file into the closed store.)
+    @Test func aStoreThatClosesCancelsAnExplicitCompaction() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        let faults = FaultInjector()
+        let container = try Self.open(path, faults: faults)
+        try AutomaticCheckpointTests.saveCourses(1...5, in: container.newBackgroundContext())
+        let gate = RewriteGate(at: .checkpointWritten, faults: faults)
+        let outcome = Mutex<EventGraphError?>(nil)
+        let compaction = Background {
+            do throws(EventGraphError) { _ = try container.compact() } catch { outcome.withLock { $0 = error } }
+        }
+        #expect(gate.waitUntilReached())
+        let digest = try container.stateDigest()
+        let copyRounds = Mutex(0)
+        faults.onRewriteStage { reached throws(LogFormatError) in
+            if reached != .checkpointWritten { copyRounds.withLock { $0 += 1 } }
+        }
+        let close = Background { () throws(EventGraphError) in try container.close() }
+        while !container.store.closing.isCancelled { usleep(1000) }
+        gate.release()
+        #expect(close.wait(seconds: 600))
+        #expect(compaction.wait(seconds: 600))
+        #expect(close.error == nil)
+        #expect(outcome.withLock { $0?.code } == .closed)
+        #expect(copyRounds.withLock { $0 } == 0)
+        #expect(try Self.leftovers(in: directory) == [])
+        #expect(try AutomaticCheckpointTests.layout(of: path).checkpoint == nil)
         let reopened = try ModelContainer(path: path, model: TestModels.school)
         #expect(try reopened.stateDigest() == digest)
         try reopened.close()

@@ -8,7 +8,8 @@ import TestSupport
 /// Kills savers with SIGKILL at random moments and checks the store after every cycle (see `Docs/Testing.md`).
 ///
 /// A cycle starts a saver on the store, picks where to kill it — while it opens (and recovers what the last kill
-/// left), during a compaction, or anywhere while it saves — kills it, optionally simulates a power loss on the bytes
+/// left), during an explicit compaction, during an automatic checkpoint running beside the saves, or anywhere while
+/// it saves — kills it, optionally simulates a power loss on the bytes
 /// past the last sync, and runs ``Check``. Each store lives `cyclesPerStore` cycles, so that it keeps a history
 /// to recover and compact without growing without bound.
 struct Driver {
@@ -42,6 +43,7 @@ struct Driver {
         var acknowledgedTransaction: UInt64 = 0
         var openEstimate = Duration.milliseconds(20)
         var compactionEstimate = Duration.milliseconds(20)
+        var checkpointEstimate = Duration.milliseconds(20)
         let start = ContinuousClock.now
         for cycle in 1...cycleCount {
             let store = "\(directory)/store-\((cycle - 1) / cyclesPerStore).eglog"
@@ -51,12 +53,15 @@ struct Driver {
             do {
                 let saver = try SaverProcess(
                     executable: executablePath, store: store, writerCount: writerCount, seed: cycleSeed)
-                waitForKillMoment(saver, open: openEstimate, compaction: compactionEstimate, using: &random)
+                waitForKillMoment(
+                    saver, open: openEstimate, compaction: compactionEstimate, checkpoint: checkpointEstimate,
+                    using: &random)
                 let (events, unexpectedEnd) = saver.kill()
                 if let unexpectedEnd { throw CheckFailure(unexpectedEnd) }
                 if let problem = events.problems.first { throw CheckFailure(problem) }
                 if let opened = events.openedAt, let ready = events.readyAt { openEstimate = ready - opened }
                 if let duration = events.lastCompactionDuration { compactionEstimate = duration }
+                if let duration = events.lastCheckpointDuration { checkpointEstimate = duration }
                 acknowledged.merge(events.lastAcknowledged, uniquingKeysWith: max)
                 acknowledgedTransaction = max(acknowledgedTransaction, events.lastAcknowledgedTransaction)
                 totals.acknowledgements += events.acknowledgementCount
@@ -91,9 +96,11 @@ struct Driver {
         exit(0)
     }
 
-    /// Waits until the moment this cycle kills at: during open, during a compaction, or at a random time.
+    /// Waits until the moment this cycle kills at: during open, during an explicit compaction, during an automatic
+    /// checkpoint, or at a random time.
     private func waitForKillMoment(
-        _ saver: SaverProcess, open: Duration, compaction: Duration, using random: inout SeededGenerator
+        _ saver: SaverProcess, open: Duration, compaction: Duration, checkpoint: Duration,
+        using random: inout SeededGenerator
     ) {
         _ = saver.wait(upTo: .seconds(10)) { $0.openedAt != nil }
         let choice = Int.random(in: 0..<20, using: &random)
@@ -102,9 +109,13 @@ struct Driver {
         case 0..<4:
             // While the store opens: replay, recovery of the torn tail the last kill left, the schema append.
             delay = .microseconds(Int64.random(in: 0...max(1, open.microseconds * 5 / 4), using: &random))
-        case 4..<9:
+        case 4..<7:
             _ = saver.wait(upTo: .seconds(3)) { $0.compactionsBegun > 0 }
             delay = .microseconds(Int64.random(in: 0...max(1, compaction.microseconds), using: &random))
+        case 7..<11:
+            // While an automatic checkpoint runs beside the saves (each saver's threshold is a few dozen saves).
+            _ = saver.wait(upTo: .seconds(3)) { $0.checkpointsBegun > $0.checkpointsEnded }
+            delay = .microseconds(Int64.random(in: 0...max(1, checkpoint.microseconds), using: &random))
         default:
             delay = .microseconds(Int64.random(in: 0...1_000_000, using: &random))
         }

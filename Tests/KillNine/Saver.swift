@@ -10,26 +10,44 @@ import TestSupport
 /// The process that `KillNine drive` kills: opens the store through ``ModelContainer`` and saves until it dies.
 ///
 /// Several writer threads, each with its own context, save concurrently with `.full` durability (so their syncs are
-/// grouped), and the main thread compacts the store now and then. Every line on stdout is one `write(2)`, so a line
-/// the driver reads was complete before the kill:
+/// grouped), the main thread compacts the store now and then, and the store checkpoints itself on its own thread
+/// every few dozen transactions (a seeded ``Saver/automaticCheckpointTransactionCount``), beside the saves. Every
+/// line on stdout is one `write(2)`, so a line the driver reads was complete before the kill:
 ///
 ///     open                                   opening (and recovering) the store
 ///     ready TXN                              opened; TXN is the last committed transaction
 ///     ack WRITER SEQUENCE TXN FINGERPRINT    a save returned: it is durable and must survive
 ///     compact-begin / compact-end TXN        a compaction started / returned
+///     checkpoint-begin / checkpoint-end TXN  an automatic checkpoint started / is in place
 struct Saver {
     var storePath: String
     var writerCount: Int
     var seed: UInt64
 
+    /// The automatic checkpoint's threshold, 20 to 120 transactions by the seed: small, so that checkpoints run
+    /// beside the saves many times a cycle and kills land in them.
+    var automaticCheckpointTransactionCount: Int {
+        var random = SeededGenerator(seed: seed ^ 0x6368_6563_6b70_7431)
+        return Int.random(in: 20...120, using: &random)
+    }
+
     func run() -> Never {
         Output.line("open")
         let container: ModelContainer
         do {
-            container = try ModelContainer(
-                path: storePath, model: Ledger.model, configuration: .init(durability: .full))
+            var configuration = ModelContainer.Configuration(durability: .full)
+            configuration.automaticCheckpointTransactionCount = automaticCheckpointTransactionCount
+            container = try ModelContainer(path: storePath, model: Ledger.model, configuration: configuration)
         } catch {
             Output.fail("cannot open \(storePath): \(error)")
+        }
+        container.observeAutomaticCheckpoints { event in
+            switch event {
+            case .began: Output.line("checkpoint-begin")
+            case .ended(let lastTransactionID): Output.line("checkpoint-end \(lastTransactionID)")
+            case .cancelled: Output.fail("the automatic checkpoint was cancelled, but the store never closes")
+            case .failed(let error): Output.fail("the automatic checkpoint failed: \(error)")
+            }
         }
         Output.line("ready \(container.lastTransactionID)")
         for writer in 1...writerCount {

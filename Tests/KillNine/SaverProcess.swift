@@ -18,13 +18,19 @@ struct SaverEvents: Sendable {
     var compactionsEnded = 0
     var compactionBegunAt: ContinuousClock.Instant?
     var lastCompactionDuration: Duration?
+    var checkpointsBegun = 0
+    var checkpointsEnded = 0
+    var checkpointBegunAt: ContinuousClock.Instant?
+    var lastCheckpointDuration: Duration?
     /// Lines that are not in the protocol, or acknowledgements whose values differ from the ledger's.
     var problems: [String] = []
     var isClosed = false
 
-    /// Where the saver was when it died: still opening, inside a compaction, or saving.
+    /// Where the saver was when it died: still opening, inside an automatic checkpoint, inside an explicit
+    /// compaction, or saving (the two kinds of compaction take turns, so at most one is inside its rewrite).
     var phase: KillPhase {
         if readyAt == nil { return .open }
+        if checkpointsBegun > checkpointsEnded { return .checkpoint }
         return compactionsBegun > compactionsEnded ? .compaction : .saving
     }
 
@@ -40,6 +46,12 @@ struct SaverEvents: Sendable {
         case "compact-end":
             compactionsEnded += 1
             if let begun = compactionBegunAt { lastCompactionDuration = now - begun }
+        case "checkpoint-begin":
+            checkpointsBegun += 1
+            checkpointBegunAt = now
+        case "checkpoint-end" where fields.count == 2:
+            checkpointsEnded += 1
+            if let begun = checkpointBegunAt { lastCheckpointDuration = now - begun }
         case "ack" where fields.count == 5:
             guard let writer = Int32(fields[1]), let sequence = Int64(fields[2]), let transaction = UInt64(fields[3]),
                 let fingerprint = UInt64(fields[4])
@@ -65,6 +77,8 @@ struct SaverEvents: Sendable {
 /// Where a saver was killed.
 enum KillPhase: String, CaseIterable, Sendable {
     case open, saving, compaction
+    /// An automatic checkpoint, on its own thread beside the saves.
+    case checkpoint = "automatic checkpoint"
 }
 
 /// A value behind a mutex, in a class so that a thread's closure can share it.

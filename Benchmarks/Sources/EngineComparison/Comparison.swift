@@ -465,7 +465,8 @@ extension Comparison {
                 + "\(tailCount) single-post saves, after saves \(points.isEmpty ? "none" : points); \(trigger ?? "")"
                 + "the longest save (\(saves.longest.saveNumber)) took \(format(saves.longest.seconds)) s, the 99th "
                 + "percentile \(format(saves.p99SaveSeconds * 1000)) ms; the other saves took "
-                + "\(format(saves.medianSaveSeconds * 1000)) ms (median); open + first fetch afterwards "
+                + "\(format(saves.medianSaveSeconds * 1000)) ms (median); close after the saves "
+                + "\(format(saves.closeSeconds)) s; open + first fetch afterwards "
                 + "\(format(opened.seconds)) s"
         )
     }

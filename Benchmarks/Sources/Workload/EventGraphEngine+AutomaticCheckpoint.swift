@@ -26,6 +26,9 @@ extension EventGraphEngine {
         /// The save that crossed the threshold first (save number `threshold`, the store starting compacted): it
         /// started the first checkpoint.
         public var firstTrigger: CheckpointFiring?
+        /// How long the container's close took after the last save: since h48 it cancels a checkpoint still
+        /// running instead of waiting for it to finish.
+        public var closeSeconds: Double
     }
 
     /// Single-post title saves (as ``updateTitles(path:generator:count:batchSize:)`` with batches of one) in a
@@ -67,8 +70,8 @@ extension EventGraphEngine {
             }
             size = after
         }
-        // A checkpoint still running finishes (or is abandoned) when the container closes.
-        try container.close()
+        // A checkpoint still running is cancelled when the container closes (it waited for it before h48).
+        let closeSeconds = try measureSeconds { try container.close() }
         if let failure = container.lastAutomaticCheckpointFailure {
             throw WorkloadError("the last automatic checkpoint failed: \(failure)")
         }
@@ -80,6 +83,7 @@ extension EventGraphEngine {
             p99SaveSeconds: sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, sorted.count * 99 / 100)],
             longest: CheckpointFiring(saveNumber: longestIndex + 1, seconds: all.isEmpty ? 0 : all[longestIndex]),
             firstTrigger: threshold <= count
-                ? CheckpointFiring(saveNumber: threshold, seconds: all[threshold - 1]) : nil)
+                ? CheckpointFiring(saveNumber: threshold, seconds: all[threshold - 1]) : nil,
+            closeSeconds: closeSeconds)
     }
 }

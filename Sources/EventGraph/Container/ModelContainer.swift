@@ -34,8 +34,10 @@ public final class ModelContainer: Sendable {
         /// The checkpoint runs on a thread of its own: the save that crosses the count returns once it is durable,
         /// like any save, and saves go on while the checkpoint is written (they wait only while the transactions
         /// committed meanwhile are copied into the new file and it is swapped in). One runs at a time; ``close()``
-        /// starts no other and waits for a running one to finish (up to the length of a compaction), so that the
-        /// next open finds it. A failure fails no save: see ``ModelContainer/lastAutomaticCheckpointFailure``.
+        /// starts no other and cancels a running one (it stops within a batch of chunks and leaves the log as it
+        /// was, with every save), so that a close never waits out a checkpoint; the next open then replays the
+        /// longer tail, and a later save starts the checkpoint again. A failure fails no save: see
+        /// ``ModelContainer/lastAutomaticCheckpointFailure``.
         public var automaticCheckpointTransactionCount: Int?
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?
@@ -237,15 +239,22 @@ public final class ModelContainer: Sendable {
     /// starts, and the saves committed while it is written follow it in the new file. They wait only while those
     /// saves are copied and the file is swapped in. The call returns once the new file is in place.
     ///
+    /// A ``close()`` from another thread cancels it: it stops at its next check, removes its temporary file and
+    /// throws; the log is as it was, with every save.
+    ///
     /// - Throws: ``EventGraphError`` with code `storeMismatch` when such a store is not mounted, or this store was
     ///   opened alone (compact it in its container); `conflict` when a save across stores came between that
-    ///   decision and the moment the compaction took the state (compact again).
+    ///   decision and the moment the compaction took the state (compact again); `closed` when the container was
+    ///   closed before or during it.
     @discardableResult
     public func compact() throws(EventGraphError) -> CompactionReport {
         try store.compact()
     }
 
     /// Closes the store: later saves fail. Objects already fetched keep their values.
+    ///
+    /// A compaction still running — an automatic checkpoint, or ``compact()`` on another thread — is cancelled, not
+    /// waited for: it stops at its next check and leaves the log as it was, with every save acknowledged.
     ///
     /// The store file and its writer lock are released even when the close throws because an earlier write failed
     /// (a full disk, say): the store can then be opened again, in this process too, and recovers from the file.

@@ -8,10 +8,17 @@ extension StoreState {
     /// sorted by (store UUID, entity name, key); references name stores by UUID and entities by name. Transient
     /// attributes are not part of the state.
     func digest(model: ObjectModel) -> StateDigest {
+        digest(model: model, stoppingWhen: { false })!
+    }
+
+    /// The digest as ``digest(model:)`` computes it, or `nil` once `isCancelled` returns `true` (asked before each
+    /// chunk of objects is hashed): a compaction that its store's close cancels stops its digest too.
+    func digest(model: ObjectModel, stoppingWhen isCancelled: () -> Bool) -> StateDigest? {
         var hasher = DigestHasher()
         hasher.combine(integer: UInt64(objectCount))
         for entityIndex in Self.digestOrder(of: model) {
-            combineDigest(ofEntity: entityIndex, model: model, into: &hasher)
+            combineDigest(ofEntity: entityIndex, model: model, into: &hasher, stoppingWhen: isCancelled)
+            if isCancelled() { return nil }
         }
         return StateDigest(value: hasher.state)
     }
@@ -24,7 +31,11 @@ extension StoreState {
     /// Adds the live objects of one entity to `hasher` as ``digest(model:)`` does: a digest is the live object
     /// count, then this for each entity in ``digestOrder(of:)``. A caller that holds the state in parts (a
     /// live-state migration's windows, each a key range of entities in that order) continues one hasher across them.
-    func combineDigest(ofEntity entityIndex: Int, model: ObjectModel, into hasher: inout DigestHasher) {
+    /// It stops, the hasher's state then meaningless, once `isCancelled` returns `true` (asked before each chunk).
+    func combineDigest(
+        ofEntity entityIndex: Int, model: ObjectModel, into hasher: inout DigestHasher,
+        stoppingWhen isCancelled: () -> Bool = { false }
+    ) {
         let names = model.entities.map(\.name)
         // The table of foreign stores, read here once: the helpers below do not capture the whole state (a copy of
         // it per call showed up in profiles).
@@ -93,6 +104,7 @@ extension StoreState {
         var chunk = ColumnChunk.unloaded
         for (_, slot) in order {
             if slot / ColumnChunk.slotCapacity != chunkIndex {
+                if isCancelled() { return }
                 chunkIndex = slot / ColumnChunk.slotCapacity
                 chunk = table.chunk(at: chunkIndex)
             }

@@ -193,13 +193,15 @@ final class FileBackend: LogBackend {
         do { return try writer.rewriteAnchor() } catch { throw EventGraphError(error) }
     }
 
-    func prepareRewrite(schema: SchemaPayload, checkpoint: CheckpointInput, from anchor: RewriteAnchor)
-        throws(EventGraphError) -> PreparedRewrite
-    {
+    func prepareRewrite(
+        schema: SchemaPayload, checkpoint: CheckpointInput, from anchor: RewriteAnchor,
+        cancellation: RewriteCancellation
+    ) throws(EventGraphError) -> PreparedRewrite {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
         return try EventGraphError.converting(path: path) {
             try writer.prepareRewrite(
-                from: anchor, schema: schema, begin: checkpoint.begin, end: checkpoint.end,
+                from: anchor, schema: schema, begin: checkpoint.begin, end: { () throws in try checkpoint.end() },
+                cancellation: cancellation,
                 writeCheckpoint: { sink in
                     for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
@@ -217,7 +219,7 @@ final class FileBackend: LogBackend {
                     var graph = LogGraph(source: temporaryPath)
                     try LogReader(path: temporaryPath).scan { try graph.apply($0) }
                     let digest = graph.digest()
-                    guard graph.anomalies.isEmpty, digest.bytes == checkpoint.end.stateDigest else {
+                    guard graph.anomalies.isEmpty, digest == (try checkpoint.digest.value()) else {
                         throw EventGraphError(
                             .log, "the rewritten log's state digest \(digest) differs from the live state's")
                     }
@@ -226,12 +228,13 @@ final class FileBackend: LogBackend {
     }
 
     func finishRewrite(
-        _ prepared: PreparedRewrite, keepingPreviousAt previousPath: String?,
+        _ prepared: PreparedRewrite, keepingPreviousAt previousPath: String?, cancellation: RewriteCancellation,
         install: (_ handles: [BlobKey: UInt64], _ generation: UInt64) -> Void
     ) throws(EventGraphError) {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
         return try EventGraphError.converting(path: path) {
-            let report = try writer.finishRewrite(prepared, keepingPreviousAt: previousPath)
+            let report = try writer.finishRewrite(
+                prepared, keepingPreviousAt: previousPath, cancellation: cancellation)
             let newReader = try LogReader(path: path)
             var handles: [BlobKey: UInt64] = [:]
             handles.reserveCapacity(report.checkpointBlobs.count + report.copiedBlobs.count)

@@ -33,14 +33,18 @@ protocol LogBackend: Sendable {
     func rewriteAnchor() throws(EventGraphError) -> RewriteAnchor
     /// The first phase of replacing the log by a compacted one, called with no lock held while saves go on: writes
     /// the schema and a checkpoint of the state at `anchor` into a new file, synced and verified, not yet in place.
-    func prepareRewrite(schema: SchemaPayload, checkpoint: CheckpointInput, from anchor: RewriteAnchor)
-        throws(EventGraphError) -> PreparedRewrite
+    /// `cancellation` stops it between stages and batches (the store's close).
+    func prepareRewrite(
+        schema: SchemaPayload, checkpoint: CheckpointInput, from anchor: RewriteAnchor,
+        cancellation: RewriteCancellation
+    ) throws(EventGraphError) -> PreparedRewrite
     /// The second phase, called with the store's queue drained: copies the transactions committed since the anchor
     /// into the new file and swaps it in. Calls `install` with the handle of every blob the new file holds (the
     /// checkpoint's and the copied transactions') and their generation, at the moment the new file replaces the
     /// old one for readers, so that no reader can pair an old handle with the new file.
+    /// `cancellation` stops it before the tail copy and before the rename.
     func finishRewrite(
-        _ prepared: PreparedRewrite, keepingPreviousAt previousPath: String?,
+        _ prepared: PreparedRewrite, keepingPreviousAt previousPath: String?, cancellation: RewriteCancellation,
         install: (_ handles: [BlobKey: UInt64], _ generation: UInt64) -> Void
     ) throws(EventGraphError)
     /// A read-only backend for an *as of* view: it keeps reading the log as it is now, even after a rewrite.
@@ -100,7 +104,9 @@ struct CheckpointInput {
     var entityChunks = EntityChunkSource()
     /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order.
     var indexChunks: [(index: IndexChunks, chunks: [CheckpointIndexChunk])] = []
-    var end: CheckpointEnd
+    /// The live state's digest, which the checkpoint-end frame carries: computed beside the rewrite, which asks
+    /// for it (``end()``) only once every chunk is written.
+    var digest: BackgroundDigest
     /// The bytes of every externally stored value the checkpoint references, with its logical reference.
     var blobs: [(reference: BlobReference, bytes: [UInt8])]
     /// Whether the new file is also replayed from its bytes and its state digest compared with the live state's
@@ -108,6 +114,11 @@ struct CheckpointInput {
     /// structure, and the end frame carries the digest computed from the live state (`Docs/FileFormat-Checkpoints.md`
     /// §8).
     var verifiesByReplay = false
+
+    /// The checkpoint-end frame's payload; waits for the digest.
+    func end() throws(EventGraphError) -> CheckpointEnd {
+        CheckpointEnd(objectCount: begin.objectCount, stateDigest: try digest.value().bytes)
+    }
 }
 
 /// The entity chunks of a checkpoint, each encoded when the writer asks for it (on any thread), so that a

@@ -7,8 +7,10 @@ import Synchronization
 /// no open replays an unbounded tail. The rewrite is a compaction (atomic: a crash or a failure at any step leaves
 /// the old log or the new one, complete), run on a thread of its own: the save that triggers it returns once it is
 /// durable, and saves go on while it runs (see ``Store/compact(keepingPreviousAt:verifyingByReplay:)``). One runs at
-/// a time; a store that closes starts no other and waits for the one running to finish, so that the next open
-/// finds the checkpoint (abandoning it would leave the next open a tail of up to twice the threshold to replay).
+/// a time; a store that closes starts no other and cancels the one running (``Store/close()``): it stops at its next
+/// check, removes its temporary file and leaves the log as it was, so that a close never waits out a checkpoint of
+/// a large store. The next open then replays a longer tail (up to about twice the threshold), and its first save
+/// past the threshold starts the checkpoint again.
 final class AutomaticCheckpoint: Sendable {
     /// Transactions after the last checkpoint that trigger the next one; 0: never.
     private let threshold = Atomic<Int>(0)
@@ -16,6 +18,8 @@ final class AutomaticCheckpoint: Sendable {
     private let checkpointTransactionID = Atomic<UInt64>(0)
     /// Whether one runs, whether the store stopped them, and why the last one failed.
     private let run = ConditionLock(Run())
+    /// Told when one starts and how it ended (see ``ModelContainer/observeAutomaticCheckpoints(_:)``).
+    private let observer = LockedValue<(@Sendable (AutomaticCheckpointEvent) -> Void)?>(nil)
 
     private struct Run {
         var isRunning = false
@@ -38,6 +42,15 @@ final class AutomaticCheckpoint: Sendable {
 
     /// Why the last automatic checkpoint failed; `nil` when it succeeded or none ran.
     var lastFailure: EventGraphError? { run.withLock { $0.value.failure } }
+
+    /// Sets (or removes) the observer of automatic checkpoints.
+    func observe(_ body: (@Sendable (AutomaticCheckpointEvent) -> Void)?) {
+        observer.withLock { $0 = body }
+    }
+
+    fileprivate func report(_ event: AutomaticCheckpointEvent) {
+        observer.withLock { $0 }?(event)
+    }
 
     /// Whether the store is closing (no checkpoint starts any more).
     var isStopped: Bool { run.withLock { $0.value.isStopped } }
@@ -67,7 +80,7 @@ final class AutomaticCheckpoint: Sendable {
         run.withLock { locked in locked.wait(until: { !$0.isRunning }) }
     }
 
-    /// Starts no more checkpoints and waits until the running one has finished.
+    /// Starts no more checkpoints and waits until the running one has finished (the store cancelled it first).
     func stop() {
         run.withLock { locked in
             locked.value.isStopped = true
@@ -85,11 +98,17 @@ extension Store {
         // A thread of its own rather than a shared queue's: it runs for seconds on a large store, and the chunks it
         // builds already use every core through `concurrentPerform`.
         let thread = Thread { [self] in
+            automaticCheckpoint.report(.began)
             do throws(EventGraphError) {
-                _ = try compact()
+                let report = try compact()
+                automaticCheckpoint.report(.ended(lastTransactionID: report.lastTransactionID))
                 automaticCheckpoint.finish(nil)
             } catch {
-                automaticCheckpoint.finish(error)
+                // A checkpoint that the store's close cancelled did not fail: the log is as it was, and the store
+                // is closed.
+                let isCancelled = closing.isCancelled && error.code == .closed
+                automaticCheckpoint.report(isCancelled ? .cancelled : .failed(error))
+                automaticCheckpoint.finish(isCancelled ? nil : error)
             }
         }
         thread.name = "EventGraph automatic checkpoint"
@@ -105,7 +124,25 @@ extension Store {
     }
 }
 
+/// What an automatic checkpoint did, as ``ModelContainer/observeAutomaticCheckpoints(_:)`` reports it.
+package enum AutomaticCheckpointEvent: Sendable {
+    /// One started (on its own thread; saves go on).
+    case began
+    /// It is in place: the log's checkpoint holds the transactions up to `lastTransactionID`.
+    case ended(lastTransactionID: UInt64)
+    /// The store's close cancelled it: the log is as it was.
+    case cancelled
+    /// It failed; the log is as it was (see ``ModelContainer/lastAutomaticCheckpointFailure``).
+    case failed(EventGraphError)
+}
+
 extension ModelContainer {
+    /// Calls `observer` on the checkpoint's thread when an automatic checkpoint of one of the container's stores
+    /// begins and when it ends (`KillNine` prints both, to count the kills that land during one); `nil` removes it.
+    package func observeAutomaticCheckpoints(_ observer: (@Sendable (AutomaticCheckpointEvent) -> Void)?) {
+        for store in stores { store.automaticCheckpoint.observe(observer) }
+    }
+
     /// Returns once no automatic checkpoint of the container's stores is running (tests, benchmarks of the
     /// package; see ``Configuration/automaticCheckpointTransactionCount``).
     package func waitForAutomaticCheckpoints() {

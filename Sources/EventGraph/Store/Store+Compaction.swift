@@ -28,6 +28,8 @@ extension Store {
     /// transactions committed meanwhile are copied into the new file and it is swapped in. The checkpoint is built,
     /// written, synced and verified with no lock held. Compactions run one at a time.
     ///
+    /// A close cancels it (see ``close()``): it then throws ``EventGraphError/Code/closed`` and the log is as it was.
+    ///
     /// - Parameters:
     ///   - verifyingByReplay: also replay the new file from its bytes before it replaces the log and compare its
     ///     state digest with the live state's (`egctl compact`); without it the new file is verified by re-reading
@@ -37,6 +39,7 @@ extension Store {
     {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
         return try compactionLock.withLock { _ throws(EventGraphError) -> CompactionReport in
+            guard !closing.isCancelled else { throw EventGraphError(.closed, "the store is closed") }
             // The checkpoint drops the records of saves across stores: their other participants decide first.
             let confirmed = try crossStoreParts.confirmParticipants(
                 of: "store \(storeUUID)", ledger: backend.crossStoreLedger, storeUUID: storeUUID.logUUID)
@@ -51,16 +54,23 @@ extension Store {
                 return (state.withLock { $0 }, try backend.rewriteAnchor())
             }
             var input = try checkpointInput(of: snapshot)
+            // A rewrite that fails or is cancelled leaves no digest running.
+            defer { input.digest.cancel() }
             input.verifiesByReplay = verifyingByReplay
-            let prepared = try backend.prepareRewrite(schema: model.schema, checkpoint: input, from: anchor)
-            try withDrainedQueue { queue throws(EventGraphError) in
-                try Self.requireOpen(queue)
-                try backend.finishRewrite(prepared, keepingPreviousAt: previousPath) { handles, generation in
-                    // The new file holds the blobs of the checkpoint's live objects and of the transactions copied
-                    // after it: forget the others, whose old offsets would point into the new file.
-                    state.withLock { state in
-                        state.blobHandles = handles
-                        state.blobGeneration = generation
+            try stoppingAtClose {
+                () throws(EventGraphError) in
+                let prepared = try backend.prepareRewrite(
+                    schema: model.schema, checkpoint: input, from: anchor, cancellation: closing)
+                try withDrainedQueue { queue throws(EventGraphError) in
+                    try Self.requireOpen(queue)
+                    try backend.finishRewrite(prepared, keepingPreviousAt: previousPath, cancellation: closing) {
+                        handles, generation in
+                        // The new file holds the blobs of the checkpoint's live objects and of the transactions
+                        // copied after it: forget the others, whose old offsets would point into the new file.
+                        state.withLock { state in
+                            state.blobHandles = handles
+                            state.blobGeneration = generation
+                        }
                     }
                 }
             }
@@ -68,7 +78,17 @@ extension Store {
             crossStoreParts.forget(confirmed)
             return CompactionReport(
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
-                blobCount: input.blobs.count, stateDigest: StateDigest(bytes: input.end.stateDigest)!)
+                blobCount: input.blobs.count, stateDigest: try input.digest.value())
+        }
+    }
+
+    /// Runs a rewrite's step; when the store's close cancelled it, its failure says so with
+    /// ``EventGraphError/Code/closed`` (the log was not rewritten).
+    private func stoppingAtClose(_ body: () throws(EventGraphError) -> Void) throws(EventGraphError) {
+        do { try body() } catch {
+            guard closing.isCancelled, error.code != .closed else { throw error }
+            throw EventGraphError(
+                .closed, "the store closed during the compaction; the log was not rewritten (\(error))")
         }
     }
 
@@ -84,46 +104,38 @@ extension Store {
         // Chunks still on disk are read now: a damaged one stops the checkpoint with its error instead of being
         // written as empty.
         try snapshot.loadAllChunks()
-        // The state digest (one pass over every object in key order) is computed on a second core while the
-        // chunks are listed and the stored indexes built: all only read the snapshot, an immutable version. (The
-        // entity chunks themselves are encoded later, on every core, as the rewrite writes them.)
+        // The state digest (one pass over every object in key order) is computed on a thread of its own while the
+        // chunks are listed, the stored indexes built and the checkpoint written: all only read the snapshot, an
+        // immutable version. Only the checkpoint-end frame waits for it. (The entity chunks are encoded on every
+        // core as the rewrite writes them.)
         let model = self.model
-        let keyWatermark = self.keyWatermark
-        let digest = LockedValue<StateDigest?>(nil)
-        let built = LockedValue<(CheckpointEntityChunkPlan, [(IndexChunks, [CheckpointIndexChunk])])?>(nil)
-        DispatchQueue.concurrentPerform(iterations: 2) { part in
-            if part == 0 {
-                let value = snapshot.digest(model: model)
-                digest.withLock { $0 = value }
-            } else {
-                let plan = snapshot.checkpointEntityChunkPlan(model: model, nextKey: keyWatermark)
-                // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (1.4).
-                let entities = Set(plan.entityChunks.map(\.entityIndex))
-                let indexChunks =
-                    snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: entities) : []
-                built.withLock { $0 = (plan, indexChunks) }
-            }
-        }
-        let (plan, indexChunks) = built.withLock { $0 }!
+        let digest = BackgroundDigest(of: snapshot, model: model, cancellation: closing)
+        let plan = snapshot.checkpointEntityChunkPlan(model: model, nextKey: keyWatermark)
+        // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (1.4).
+        let entities = Set(plan.entityChunks.map(\.entityIndex))
+        let indexChunks = snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: entities) : []
         let begin = plan.begin
         var entityChunks = EntityChunkSource()
         entityChunks.count = plan.entityChunks.count
         entityChunks.payload = { (index) throws(LogFormatError) in try plan.entityChunkPayload(index, model: model) }
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
-        for reference in snapshot.referencedBlobs(model: model) {
-            guard let bytes = try readBlob(reference) else {
-                throw EventGraphError(
-                    .log,
-                    "the live state references external value \(reference.index) of transaction "
-                        + "\(reference.transactionID), which the log lacks")
+        do throws(EventGraphError) {
+            for reference in snapshot.referencedBlobs(model: model) {
+                guard let bytes = try readBlob(reference) else {
+                    throw EventGraphError(
+                        .log,
+                        "the live state references external value \(reference.index) of transaction "
+                            + "\(reference.transactionID), which the log lacks")
+                }
+                blobs.append((reference, bytes))
             }
-            blobs.append((reference, bytes))
+        } catch {
+            digest.cancel()
+            throw error
         }
         return CheckpointInput(
             begin: begin, chunks: plan.chunks, entityChunks: entityChunks,
-            indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) },
-            end: CheckpointEnd(objectCount: begin.objectCount, stateDigest: digest.withLock { $0 }!.bytes),
-            blobs: blobs)
+            indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) }, digest: digest, blobs: blobs)
     }
 }
 

@@ -23,6 +23,8 @@ final class Store: Sendable {
     private let keyCounter: Atomic<UInt64>
     /// Serializes compactions (explicit ones and the automatic checkpoint), which run beside saves.
     let compactionLock = LockedValue<Void>(())
+    /// Raised by ``close()``: the running compaction stops at its next check and no other starts.
+    let closing = RewriteCancellation()
     /// Serializes named counters' reservations (see `Stores/Store+SequenceGenerator.swift`).
     let sequenceLock = LockedValue<Void>(())
     /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
@@ -153,10 +155,20 @@ final class Store: Sendable {
         }
     }
 
-    /// Closes the backend once a running automatic checkpoint has finished (none starts any more) and every queued
-    /// save has finished; later commits fail.
+    /// Closes the backend once every queued save has finished; later commits fail.
+    ///
+    /// A compaction running then — the automatic checkpoint or an explicit ``compact(keepingPreviousAt:verifyingByReplay:)``
+    /// on another thread — is cancelled, not waited out: it stops at its next check (between its stages, between
+    /// batches of chunks, between objects of its digest), removes its temporary file and leaves the old log,
+    /// untouched and still the store's, with every save; an explicit compaction throws ``EventGraphError/Code/closed``.
+    /// (It would fail with that error anyway when it came to swap its file into a closed store.) Close waits only for
+    /// it to stop, so the time a close takes no longer grows with the store. One that has renamed its file already
+    /// is complete and stays.
     func close() throws(EventGraphError) {
+        closing.cancel()
         automaticCheckpoint.stop()
+        // An explicit compaction on another thread holds the lock until it has stopped and removed its file.
+        compactionLock.withLock { _ in }
         try withDrainedQueue { queue throws(EventGraphError) in
             guard !queue.isClosed else { return }
             queue.isClosed = true

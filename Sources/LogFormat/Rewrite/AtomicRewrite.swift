@@ -43,6 +43,8 @@ package struct CheckpointSink: ~Copyable {
     var wholeChunkByteLimit = LogLimits.maxFrameRawByteCount {
         didSet { precondition(wholeChunkByteLimit >= 1, "a chunk frame holds at least one byte") }
     }
+    /// Stops the rewrite at the next frame or batch of frames appended (see ``RewriteCancellation``).
+    var cancellation: RewriteCancellation?
     /// Where each blob appended so far landed.
     package private(set) var locations: [BlobLocation] = []
     /// The entity chunks appended so far (format 1.3): the directory the rewrite writes before the end.
@@ -60,6 +62,7 @@ package struct CheckpointSink: ~Copyable {
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when the encoded chunk is larger than the file's transaction
     ///   limit (``LogFileHeader/transactionByteLimit``), which bounds a chunk as it bounds a transaction.
     package mutating func append(_ chunk: CheckpointChunk) throws(LogFormatError) {
+        try checkCancellation()
         let payload = try encode { try chunk.encoded() }
         let limit = writer.header.transactionByteLimit
         guard payload.count <= limit else {
@@ -122,6 +125,7 @@ package struct CheckpointSink: ~Copyable {
         let (seed, transactionID) = (writer.seed, transactionID)
         let batchSize = 32
         for start in stride(from: 0, to: count, by: batchSize) {
+            try checkCancellation()
             let batch = start..<min(start + batchSize, count)
             let encoded = LockedValue<[Result<(EntityChunkPayload, EncodedEntityChunk), LogFormatError>?]>(
                 Array(repeating: nil, count: batch.count))
@@ -205,6 +209,7 @@ package struct CheckpointSink: ~Copyable {
         throws(LogFormatError)
     {
         precondition(!directory.entities.isEmpty, "index chunks follow the entity chunks they index")
+        try checkCancellation()
         precondition(
             chunk.arity == Int(index.arity), "an index chunk of arity \(chunk.arity) for an index of \(index.arity)")
         let payload = try encode { try chunk.encoded() }
@@ -233,6 +238,10 @@ package struct CheckpointSink: ~Copyable {
         }
     }
 
+    private func checkCancellation() throws(LogFormatError) {
+        try cancellation?.check(path: writer.file.path, stage: "while its checkpoint was written")
+    }
+
     /// Appends the checkpoint's directory when it has entity chunks (the rewrite calls it before the end).
     mutating func finishDirectory() throws(LogFormatError) {
         guard !directory.entities.isEmpty else { return }
@@ -244,6 +253,7 @@ package struct CheckpointSink: ~Copyable {
     @discardableResult
     package mutating func appendBlob(_ reference: BlobReference, bytes: [UInt8]) throws(LogFormatError) -> BlobLocation
     {
+        try checkCancellation()
         let offset = try writer.append(
             OutgoingFrame(
                 type: .blob, transactionID: reference.transactionID, partIndex: reference.index, payload: bytes))

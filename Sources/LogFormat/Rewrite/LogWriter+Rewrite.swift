@@ -84,22 +84,36 @@ extension LogWriter {
         from anchor: RewriteAnchor, schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd,
         writeCheckpoint: (inout CheckpointSink) throws -> Void, verify: (String) throws -> Void = { _ in }
     ) throws -> PreparedRewrite {
+        try prepareRewrite(
+            from: anchor, schema: schema, begin: begin, end: { end }, writeCheckpoint: writeCheckpoint, verify: verify)
+    }
+
+    /// ``prepareRewrite(from:schema:begin:end:writeCheckpoint:verify:)`` with the checkpoint-end's payload asked
+    /// for only once every frame before it is written (`end` is called once, on the rewriting thread): a caller
+    /// that computes the end's state digest beside the rewrite lets the two overlap. `cancellation` stops the
+    /// rewrite between its stages and between batches of chunks (see ``RewriteCancellation``).
+    package func prepareRewrite(
+        from anchor: RewriteAnchor, schema: SchemaPayload, begin: CheckpointBegin, end: () throws -> CheckpointEnd,
+        cancellation: RewriteCancellation? = nil, writeCheckpoint: (inout CheckpointSink) throws -> Void,
+        verify: (String) throws -> Void = { _ in }
+    ) throws -> PreparedRewrite {
         let started = SystemClock.monotonicNanoseconds()
         let caller = CallerError()
         do {
             return try prepareRewriteTyped(
-                from: anchor, schema: schema, begin: begin, end: end, started: started, caller: caller,
-                writeCheckpoint: writeCheckpoint, verify: verify)
+                from: anchor, schema: schema, begin: begin, end: end, cancellation: cancellation, started: started,
+                caller: caller, writeCheckpoint: writeCheckpoint, verify: verify)
         } catch {
             try caller.rethrow(error)
         }
     }
 
     private func prepareRewriteTyped(
-        from anchor: RewriteAnchor, schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd,
-        started: UInt64, caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void,
-        verify: (String) throws -> Void
+        from anchor: RewriteAnchor, schema: SchemaPayload, begin: CheckpointBegin, end: () throws -> CheckpointEnd,
+        cancellation: RewriteCancellation?, started: UInt64, caller: CallerError,
+        writeCheckpoint: (inout CheckpointSink) throws -> Void, verify: (String) throws -> Void
     ) throws(LogFormatError) -> PreparedRewrite {
+        try cancellation?.check(path: path, stage: "before it began")
         guard begin.lastTransactionID <= anchor.lastTransactionID else {
             throw LogFormatError(
                 .invalidArgument,
@@ -115,17 +129,19 @@ extension LogWriter {
             var frames = try SequentialFrameWriter(file: temporaryFile, header: header)
             let checkpointBlobs = try PreparedRewrite.writeCheckpoint(
                 schema: schema, begin: begin, end: end, into: &frames, fragmentByteCount: options.fragmentByteCount,
-                caller: caller, writeCheckpoint: writeCheckpoint)
+                cancellation: cancellation, caller: caller, writeCheckpoint: writeCheckpoint)
             try frames.flush()
             try frames.file.sync()
+            try cancellation?.check(path: path, stage: "after its checkpoint was written")
             let prepared = PreparedRewrite(
                 path: temporary, frames: frames, anchor: anchor, checkpointTransactionID: begin.lastTransactionID,
                 checkpointBlobs: checkpointBlobs, started: started)
-            try prepared.verifyCheckpoint(caller: caller, verify: verify)
+            try prepared.verifyCheckpoint(cancellation: cancellation, caller: caller, verify: verify)
             try options.faultInjector?.reach(.checkpointWritten)
             // The transactions appended meanwhile are copied now, still without the lock, a few rounds while each
             // finds many, so that the finish (appends held) copies only the last few.
             for _ in 0..<Self.unlockedTailCopyRounds {
+                try cancellation?.check(path: path, stage: "while the transactions saved beside it were copied")
                 guard try prepared.copyTail(from: resolvedPath, fragmentByteCount: options.fragmentByteCount) > 64
                 else { break }
             }
@@ -144,13 +160,18 @@ extension LogWriter {
     /// - Throws: ``LogFormatError/Code/invalidArgument`` when the log is no longer the file the anchor was taken
     ///   from (another rewrite came first; prepare again). On any failure before the rename, the old log stays in
     ///   use and the writer remains usable; the prepared file is removed.
-    package func finishRewrite(_ prepared: PreparedRewrite, keepingPreviousAt previousPath: String? = nil)
-        throws(LogFormatError) -> RewriteReport
-    {
+    ///
+    /// - Parameter cancellation: stops the rewrite before the tail is copied, before the seal and before the rename
+    ///   (see ``RewriteCancellation``); once the file is renamed, nothing is cancelled.
+    package func finishRewrite(
+        _ prepared: PreparedRewrite, keepingPreviousAt previousPath: String? = nil,
+        cancellation: RewriteCancellation? = nil
+    ) throws(LogFormatError) -> RewriteReport {
         try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> RewriteReport in
             var newLock: StoreLock?
             let oldByteCount: UInt64
             do throws(LogFormatError) {
+                try cancellation?.check(path: path, stage: "before the transactions saved beside it were copied")
                 try checkUsable(locked.value)
                 try ensure(locked.value.reservedEnd, of: locked.value.fileGeneration, durable: true, &locked)
                 let old = locked.value
@@ -167,8 +188,10 @@ extension LogWriter {
                 try prepared.copyTail(from: resolvedPath, fragmentByteCount: options.fragmentByteCount) {
                     () throws(LogFormatError) in try options.faultInjector?.reach(.copyingTail)
                 }
+                try cancellation?.check(path: path, stage: "before the new file was sealed")
                 try prepared.seal(lastTransactionID: old.lastTransactionID)
                 try options.faultInjector?.reach(.tailCopied)
+                try cancellation?.check(path: path, stage: "before the new file was renamed over the log")
                 // Lock the new file before it becomes the log, so that the store is never unlocked.
                 newLock = try StoreLock.lockingNewFile(at: prepared.path)
                 try replaceLog(with: prepared.path, keepingPreviousAt: previousPath)

@@ -76,8 +76,9 @@ package final class PreparedRewrite {
     /// Writes the schema and the checkpoint (begin, what `writeCheckpoint` appends, the directory, end); returns
     /// where the checkpoint's blobs landed.
     static func writeCheckpoint(
-        schema: SchemaPayload, begin: CheckpointBegin, end: CheckpointEnd, into frames: inout SequentialFrameWriter,
-        fragmentByteCount: Int, caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void
+        schema: SchemaPayload, begin: CheckpointBegin, end: () throws -> CheckpointEnd,
+        into frames: inout SequentialFrameWriter, fragmentByteCount: Int, cancellation: RewriteCancellation?,
+        caller: CallerError, writeCheckpoint: (inout CheckpointSink) throws -> Void
     ) throws(LogFormatError) -> [BlobLocation] {
         try frames.append(OutgoingFrame(type: .schema, payload: try encode { try schema.encoded() }))
         try frames.append(
@@ -86,6 +87,7 @@ package final class PreparedRewrite {
                 payload: try encode { try begin.encoded() }))
         var sink = CheckpointSink(
             writer: frames, transactionID: begin.lastTransactionID, fragmentByteCount: fragmentByteCount)
+        sink.cancellation = cancellation
         var sinkError: LogFormatError?
         do throws(LogFormatError) {
             try caller.run { try writeCheckpoint(&sink) }
@@ -96,10 +98,12 @@ package final class PreparedRewrite {
         let checkpointBlobs = sink.locations
         frames = sink.writer
         if let sinkError { throw sinkError }
+        // Asked for last: the caller may still be computing it (the state digest, beside the chunks).
+        var checkpointEnd: CheckpointEnd?
+        try caller.run { checkpointEnd = try end() }
+        let endPayload = try encode { try checkpointEnd!.encoded() }
         try frames.append(
-            OutgoingFrame(
-                type: .checkpointEnd, transactionID: begin.lastTransactionID, payload: try encode { try end.encoded() })
-        )
+            OutgoingFrame(type: .checkpointEnd, transactionID: begin.lastTransactionID, payload: endPayload))
         return checkpointBlobs
     }
 
@@ -109,9 +113,11 @@ package final class PreparedRewrite {
     /// Every frame's header and body checksums, padding, sequence and the file's grammar are checked (the
     /// directory must list exactly the entity and index chunks written); the bodies of entity and index chunks are
     /// checksummed but not decompressed or decoded, the other frames are decoded as a scan does.
-    func verifyCheckpoint(caller: CallerError, verify: (String) throws -> Void) throws(LogFormatError) {
+    func verifyCheckpoint(cancellation: RewriteCancellation?, caller: CallerError, verify: (String) throws -> Void)
+        throws(LogFormatError)
+    {
         let check = try LogReader(path: path).scanTyped(defersEntityChunkBodies: true, checksumsDeferredBodies: true) {
-            _ in
+            _ throws(LogFormatError) in try cancellation?.check(path: path, stage: "while its new file was verified")
         }
         guard check.tail == .clean, check.lastTransactionID == checkpointTransactionID,
             check.committedByteCount == frames.offset
