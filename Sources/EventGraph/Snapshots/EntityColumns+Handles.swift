@@ -161,16 +161,12 @@ extension EntityColumns {
     }
 
     /// The handle rows of the live objects in commit order: no value is copied.
-    var liveRowHandles: [Row] { collectLiveRowHandles { $0 } }
-
-    /// ``liveRowHandles`` as a scan's batch holds them (``StoreRows/rows``), without a second array.
-    var liveRowHandleSlots: [Row?] { collectLiveRowHandles { $0 } }
-
-    private func collectLiveRowHandles<Element>(_ wrap: (Row) -> Element) -> [Element] {
-        var rows: [Element] = []
+    var liveRowHandles: [Row] {
+        var rows: [Row] = []
         rows.reserveCapacity(count)
-        forEachLiveSlot { chunk, position, _ in
-            rows.append(wrap(chunk.rowHandle(at: position, entityIndex: entityIndex)))
+        forEachCommittedRow(atSlots: nil) { (row: CommittedRow) -> Bool in
+            rows.append(row.row)
+            return true
         }
         return rows
     }
