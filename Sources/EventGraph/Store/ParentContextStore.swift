@@ -185,7 +185,8 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
             values[entry.index] = entry.value
         }
         return Row(
-            entityIndex: entity.index, key: object.identity.key, version: object.committed?.version ?? 0, values: values)
+            entityIndex: entity.index, key: object.identity.key, version: object.committed?.version ?? 0, values: values
+        )
     }
 
     /// The parent's inserted, updated and deleted objects of some entities.
