@@ -135,8 +135,8 @@ public final class ObjectContext {
         if let object = registered[identity] {
             return object.entity.isKindOf(entity) && !object.flags.contains(.isDead) ? object : nil
         }
-        guard let row = parentStore.row(of: identity, in: entity.familyIndices) else { return nil }
-        // Not registered (looked up above): a new fault, without a second lookup.
+        guard let row = parentStore.committedRow(of: identity, in: entity.familyIndices) else { return nil }
+        // Not registered (looked up above): a new fault holding its slot, without a second lookup.
         return makeFault(holding: row, identity: identity)
     }
 
@@ -177,27 +177,29 @@ public final class ObjectContext {
 
     /// The registered object for a committed row of the store at `storeIndex`, or a new fault holding the row.
     @inline(__always)
-    func materialize(_ row: Row, inStore storeIndex: UInt32) -> ManagedObject {
+    func materialize(_ row: CommittedRow, inStore storeIndex: UInt32) -> ManagedObject {
         let identity = row.identity(inStore: storeIndex)
-        if let object = registered[identity] { return update(object, with: row) }
+        if let object = registered[identity] { return update(object, with: row.values) }
         return makeFault(holding: row, identity: identity)
     }
 
-    /// A registered object brought up to date with a committed row, unless it has unsaved changes.
+    /// A registered object brought up to date with committed values, unless it has unsaved changes.
     @inline(__always)
-    func update(_ object: ManagedObject, with row: Row) -> ManagedObject {
-        if object.pending.isEmpty, !object.flags.contains(.isInserted), object.row !== row {
-            object.row = row
-            object.loadedBlobs.removeAll()
+    func update(_ object: ManagedObject, with values: CommittedValues) -> ManagedObject {
+        if object.pending.isEmpty, !object.flags.contains(.isInserted),
+            !(object.committed?.isSame(as: values) ?? false)
+        {
+            object.committed = values
+            if object.extras != nil { object.loadedBlobs.removeAll() }
         }
         return object
     }
 
-    /// A new registered fault holding a committed row (an unregistered identity).
+    /// A new registered fault holding a committed row (an unregistered identity): a chunk slot holds no ``Row``.
     @inline(__always)
-    func makeFault(holding row: Row, identity: ObjectIdentity) -> ManagedObject {
+    func makeFault(holding row: CommittedRow, identity: ObjectIdentity) -> ManagedObject {
         let object = newObject(of: model.entities[row.entityIndex], identity: identity, flags: [.isFault])
-        object.row = row
+        object.committed = row.values
         registered[identity] = object
         return object
     }

@@ -37,7 +37,7 @@ extension ObjectContext {
         collector.statistics.usedIndex = true
         let plan = collector.scope
         let holder = parentStore.identity(holding: tuple)
-        if let holder, let row = parentStore.row(of: holder, in: plan.familyIndices) {
+        if let holder, let row = parentStore.committedRow(of: holder, in: plan.familyIndices) {
             collector.statistics.rowsExamined += 1
             let object = materialize(row, inStore: holder.storeIndex)
             if !(plan.includesPending && object.flags.contains(.isDeleted)),
@@ -48,10 +48,12 @@ extension ObjectContext {
         }
         guard plan.includesPending else { return }
         for object in changedObjects(in: plan.family) where object.identity != holder {
-            guard let row = object.row ?? parentStore.row(of: object.identity, in: plan.familyIndices) else {
-                continue
-            }
-            _ = try consider(row, inStore: object.identity.storeIndex, into: &collector)
+            let committed =
+                object.committed.map {
+                    CommittedRow(entityIndex: object.entity.index, key: object.identity.key, values: $0)
+                } ?? parentStore.committedRow(of: object.identity, in: plan.familyIndices)
+            guard let committed else { continue }
+            _ = try consider(committed, inStore: object.identity.storeIndex, into: &collector)
         }
     }
 
@@ -77,12 +79,14 @@ extension ObjectContext {
                 passedFilter = true
             }
             let scanned = batches ?? parentStore.rows(of: entityIndex)
-            registered.reserveCapacity(registered.count + scanned.reduce(0) { $0 + $1.rows.count })
+            registered.reserveCapacity(registered.count + scanned.reduce(0) { $0 + $1.count })
             for batch in scanned {
-                for case let row? in batch.rows {
-                    guard try consider(row, inStore: batch.storeIndex, passedFilter: passedFilter, into: &collector)
-                    else { return }
+                var isFull = false
+                try batch.forEachCommittedRow { (row: CommittedRow) throws(EventGraphError) -> Bool in
+                    isFull = try !consider(row, inStore: batch.storeIndex, passedFilter: passedFilter, into: &collector)
+                    return !isFull
                 }
+                if isFull { return }
             }
         }
     }
@@ -91,10 +95,11 @@ extension ObjectContext {
     /// with unsaved changes wins over the committed row.
     ///
     /// `passedFilter` says the store already filtered the row on its committed values. The object is looked up once:
-    /// a registered one is brought up to date with the row, otherwise a new fault holds the row (a handle on its
-    /// chunk, so nothing is copied until a property is read).
+    /// a registered one is brought up to date with the row, otherwise a new fault holds the row (its chunk slot,
+    /// so nothing is copied until a property is read, and no ``Row`` is made).
     func consider(
-        _ row: Row, inStore storeIndex: UInt32, passedFilter: Bool = false, into collector: inout FetchCollector
+        _ row: CommittedRow, inStore storeIndex: UInt32, passedFilter: Bool = false,
+        into collector: inout FetchCollector
     ) throws(EventGraphError) -> Bool {
         if collector.isFull { return false }
         collector.statistics.rowsExamined += 1
@@ -118,7 +123,7 @@ extension ObjectContext {
         if !passedFilter, let filter = collector.scope.filter, !filter.matches({ row.values.attributeValue(at: $0) }) {
             return true
         }
-        try collector.accept(update(registered, with: row))
+        try collector.accept(update(registered, with: row.values))
         return true
     }
 
@@ -184,7 +189,7 @@ extension ObjectContext {
         let constraint = entity.uniqueConstraints[ordinal]
         let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [stored])
         if let holder = parentStore.identity(holding: tuple),
-            let row = parentStore.row(of: holder, in: model.entities[constraint.entityIndex].familyIndices),
+            let row = parentStore.committedRow(of: holder, in: model.entities[constraint.entityIndex].familyIndices),
             let existing = materialize(row, inStore: holder.storeIndex) as? T, !existing.isDeleted
         {
             return existing
@@ -217,7 +222,7 @@ extension ObjectContext {
     func matches(_ filter: ResolvedFilter, _ object: ManagedObject, pending: Bool) -> Bool {
         filter.matches { index in
             if pending, let value = object.storedAttributeValue(at: index) { return value }
-            if let row = object.row { return row.values.attributeValue(at: index) }
+            if let committed = object.committed { return committed.attributeValue(at: index) }
             if case .attribute(let value) = object.entity.defaultValues[index] { return value }
             return .null
         }

@@ -58,7 +58,7 @@ extension ManagedObject {
         guard let entityStorage else { return [:] }
         var result: [String: ObjectValue] = [:]
         for entry in pending where entityStorage.isPersistentProperty[entry.index] {
-            if let row, row.values[entry.index] == entry.value { continue }
+            if let committed, committed.value(at: entry.index) == entry.value { continue }
             let name = entityStorage.properties[entry.index].name
             result[name] = value(forKey: name)
         }

@@ -15,7 +15,7 @@ extension ManagedObject {
     final func currentValue(at index: Int) -> PropertyValue? {
         if let value = pendingValue(at: index) { return value }
         if flags.contains(.isFault) { fireFault(readingIndex: index) }
-        return row?.values[index]
+        return committed?.value(at: index)
     }
 
     /// The current attribute value in its public form, for ``Attribute``'s inlined accessor.
@@ -34,12 +34,12 @@ extension ManagedObject {
     @inline(__always)
     final func storedAttributeValue(at index: Int) -> AttributeValue? {
         let value: AttributeValue
-        if pending.isEmpty, let row, !flags.contains(.isProbe) {
+        if pending.isEmpty, let committed, !flags.contains(.isProbe) {
             // The committed value, as `currentValue` reads it (firing a fault that holds its row only clears the
             // flag), decoded without building a `PropertyValue`: this runs for every property read.
             if flags.contains(.isFault) { flags.remove(.isFault) }
-            guard let committed = row.values.attributeValueUnlessRelationship(at: index) else { return nil }
-            value = committed
+            guard let committedValue = committed.attributeValueUnlessRelationship(at: index) else { return nil }
+            value = committedValue
         } else {
             guard case .attribute(let current) = currentValue(at: index) else { return nil }
             value = current
@@ -67,7 +67,7 @@ extension ManagedObject {
             return
         }
         var references: [ObjectReference] = []
-        if case .toMany(let committed) = row?.values[index] ?? entity.defaultValues[index] {
+        if case .toMany(let committed) = committed?.value(at: index) ?? entity.defaultValues[index] {
             references = committed
         }
         body(&references)
@@ -105,14 +105,14 @@ extension ManagedObject {
         }
         guard let context = contextStorage else {
             // Without a row, an object whose context was released would read as its defaults.
-            if row == nil { stopIfContextReleased(index) }
+            if committed == nil { stopIfContextReleased(index) }
             flags.remove(.isFault)
             return
         }
         flags.remove(.isFault)
-        guard row == nil else { return }
-        if let found = context.parentStore.row(of: identity, entityIndex: entity.index) {
-            row = found
+        guard committed == nil else { return }
+        if let found = context.parentStore.committedRow(of: identity, entityIndex: entity.index) {
+            committed = found.values
         } else {
             // The object no longer exists in the store; it reads as its defaults.
             row = Row(entityIndex: entity.index, key: identity.key, version: 0, values: entity.defaultValues)
@@ -196,7 +196,7 @@ extension ManagedObject {
             extras.loadedBlobs.removeAll()
             extras.fetchedPropertyCaches.removeAll()
         }
-        row = nil
+        committed = nil
         flags.insert(.isFault)
         flags.remove(.isListedAsChanged)
     }

@@ -58,11 +58,33 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Which object this is in its context: its store and key (the key alone repeats across stores). Set when the
     /// object is inserted or fetched into a context.
     final var identity = ObjectIdentity(storeIndex: 0, key: 0)
-    final var row: Row?
+    /// The committed values the object reads: `nil` until a fault fires (or for a new object); a chunk slot for an
+    /// object fetched or looked up, a ``Row`` once something needed one (see ``row``).
+    final var committed: CommittedValues?
     final var flags: Flags = []
     final var pending: [PendingValue] = []
     /// The rarely used fields, `nil` until one is set.
     final var extras: Extras?
+
+    /// The committed row the object reads, for the code that keeps, compares or rewrites rows (a save's read set,
+    /// merges, conflicts, a child context's overlay): an object that holds a chunk slot gets its row made here,
+    /// once, and holds that row from then on (so that `===` on it means what it did). Readers of values use
+    /// ``committed``, which makes no row.
+    final var row: Row? {
+        get {
+            guard case .slot = committed else {
+                guard case .row(let row) = committed else { return nil }
+                return row
+            }
+            let made = committed!.row(entityIndex: entity.index, key: identity.key)
+            committed = .row(made)
+            return made
+        }
+        set { committed = newValue.map(CommittedValues.row) }
+    }
+
+    /// Whether the object holds committed values (a fired fault, or a fault that was handed its slot).
+    final var hasCommittedValues: Bool { committed != nil }
 
     /// The side record, made on first use.
     final var extrasForWriting: Extras {

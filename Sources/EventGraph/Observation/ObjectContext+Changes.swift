@@ -139,11 +139,11 @@ extension ObjectContext {
                 let named = reported.values.map { entry in
                     (
                         entity.properties[entry.index].name,
-                        object.row?.values[entry.index] ?? entity.defaultValues[entry.index]
+                        object.committed?.value(at: entry.index) ?? entity.defaultValues[entry.index]
                     )
                 }
                 change.changedKeys = Set(named.map(\.0))
-                if object.row != nil { values.record(named, into: &change) }
+                if object.hasCommittedValues { values.record(named, into: &change) }
             }
             changes.append(change)
         }

@@ -92,7 +92,7 @@ extension ObjectContext {
                 object.pending.removeAll { changedKeys.contains(entity.properties[$0.index].name) }
             }
         }
-        guard let row = parentStore.row(of: object.identity, entityIndex: entity.index) else {
+        guard let found = parentStore.committedRow(of: object.identity, entityIndex: entity.index) else {
             if object.hasPersistentChanges { return }
             // Deleted elsewhere: a deleted fault, as the objects this context's own save deletes become.
             object.detach(Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted))
@@ -102,8 +102,8 @@ extension ObjectContext {
             object.row = nil
             return
         }
-        if object.row !== row {
-            object.row = row
+        if object.committed.map({ !$0.isSame(as: found.values) }) ?? true {
+            object.committed = found.values
             object.loadedBlobs.removeAll()
         }
     }

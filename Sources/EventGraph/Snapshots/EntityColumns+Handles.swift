@@ -29,6 +29,14 @@ struct ChunkSlot: Sendable {
         return buffer.baseAddress! + property
     }
 
+    /// Whether both are the same slot of the same chunk version (the same column array, not equal values).
+    func isSame(as other: ChunkSlot) -> Bool {
+        guard position == other.position, count == other.count else { return false }
+        return columns.withUnsafeBufferPointer { lhs in
+            other.columns.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress }
+        }
+    }
+
     /// How many properties the slot's row has (a later schema may have added some).
     var valueCount: Int { Int(count) }
 
@@ -68,12 +76,82 @@ extension ColumnChunk {
             entityIndex: entityIndex, key: keys[position], version: versions[position],
             slot: ChunkSlot(self, position: position))
     }
+
+    /// A live slot as a reader holds it: the slot of this chunk version, without a ``Row``.
+    @inline(__always)
+    func committedRow(at position: Int, entityIndex: Int) -> CommittedRow {
+        CommittedRow(
+            entityIndex: entityIndex, key: keys[position],
+            values: .slot(ChunkSlot(self, position: position), version: versions[position]))
+    }
 }
 
 extension EntityColumns {
     /// A handle row of a live object (see ``Row``), for readers that keep it.
     func rowHandle(forKey key: UInt64) -> Row? {
         slot(forKey: key).map { rowHandle(atSlot: $0) }
+    }
+
+    /// A live object as a reader holds it (a chunk slot, no ``Row``).
+    func committedRow(forKey key: UInt64) -> CommittedRow? {
+        guard let slot = slot(forKey: key) else { return nil }
+        return chunk(at: slot / ColumnChunk.slotCapacity).committedRow(
+            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+    }
+
+    /// What ``committedRow(inMemoryForKey:)`` finds.
+    enum InMemoryLookup {
+        /// The object, in a chunk in memory.
+        case found(CommittedRow)
+        /// No live object has the key.
+        case absent
+        /// The key may be in a chunk still on disk: look it up in a version taken out of the lock.
+        case mayBeOnDisk
+    }
+
+    /// A live object's slot when its chunk is in memory, without copying the version (no chunk is read from disk,
+    /// so a store can answer a lookup by ID under its lock: a version copied out of the lock costs a retain and a
+    /// release of each of its arrays, per lookup).
+    @inline(__always)
+    func committedRow(inMemoryForKey key: UInt64) -> InMemoryLookup {
+        guard let slot = directoryHit(key) else {
+            return hasUnloadedChunks && key <= unloadedMaxKeyForLookup ? .mayBeOnDisk : .absent
+        }
+        return .found(residentCommittedRow(atSlot: slot))
+    }
+
+    /// Calls `body` with each live slot in commit order — every live slot, or those of `slots` (each once however
+    /// often it is listed) — as a reader holds it, until `body` returns false. Consecutive slots are mostly in one
+    /// chunk: it is taken once per run, not once per slot.
+    func forEachCommittedRow<Failure: Error>(
+        atSlots slots: [Int]?, _ body: (CommittedRow) throws(Failure) -> Bool
+    ) throws(Failure) {
+        guard let slots else {
+            for chunkIndex in 0..<chunkCount {
+                let chunk = chunk(at: chunkIndex)
+                for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
+                    var bits = word
+                    while bits != 0 {
+                        let position = wordIndex &* 64 &+ bits.trailingZeroBitCount
+                        guard try body(chunk.committedRow(at: position, entityIndex: entityIndex)) else { return }
+                        bits &= bits &- 1
+                    }
+                }
+            }
+            return
+        }
+        var chunkIndex = -1
+        var chunk = ColumnChunk.unloaded
+        var previous = -1
+        for slot in slots where slot != previous {
+            if slot / ColumnChunk.slotCapacity != chunkIndex {
+                chunkIndex = slot / ColumnChunk.slotCapacity
+                chunk = self.chunk(at: chunkIndex)
+            }
+            guard try body(chunk.committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex))
+            else { return }
+            previous = slot
+        }
     }
 
     /// A handle row of a live slot.
@@ -83,16 +161,12 @@ extension EntityColumns {
     }
 
     /// The handle rows of the live objects in commit order: no value is copied.
-    var liveRowHandles: [Row] { collectLiveRowHandles { $0 } }
-
-    /// ``liveRowHandles`` as a scan's batch holds them (``StoreRows/rows``), without a second array.
-    var liveRowHandleSlots: [Row?] { collectLiveRowHandles { $0 } }
-
-    private func collectLiveRowHandles<Element>(_ wrap: (Row) -> Element) -> [Element] {
-        var rows: [Element] = []
+    var liveRowHandles: [Row] {
+        var rows: [Row] = []
         rows.reserveCapacity(count)
-        forEachLiveSlot { chunk, position, _ in
-            rows.append(wrap(chunk.rowHandle(at: position, entityIndex: entityIndex)))
+        forEachCommittedRow(atSlots: nil) { (row: CommittedRow) -> Bool in
+            rows.append(row.row)
+            return true
         }
         return rows
     }
@@ -104,5 +178,11 @@ extension StoreState {
     /// make the write copy the chunk.
     func rowHandle(entityIndex: Int, key: UInt64) -> Row? {
         tables[entityIndex].rowHandle(forKey: key)
+    }
+
+    /// ``EntityColumns/committedRow(inMemoryForKey:)`` of an entity's current version, read in place.
+    @inline(__always)
+    func committedRow(inMemoryForKey key: UInt64, entityIndex: Int) -> EntityColumns.InMemoryLookup {
+        tables[entityIndex].committedRow(inMemoryForKey: key)
     }
 }

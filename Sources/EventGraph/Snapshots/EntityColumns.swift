@@ -81,6 +81,21 @@ struct EntityColumns: Sendable {
         return nil
     }
 
+    /// The slot of a key whose chunk is in memory (the directory holds the keys of resident chunks only).
+    @inline(__always)
+    func directoryHit(_ key: UInt64) -> Int? { directory[key] }
+
+    /// The largest key an unloaded chunk may hold.
+    var unloadedMaxKeyForLookup: UInt64 { unloadedMaxKey }
+
+    /// A resident live slot as a reader holds it, read from the chunk in place (not copied out of the array).
+    @inline(__always)
+    func residentCommittedRow(atSlot slot: Int) -> CommittedRow {
+        let index = slot / ColumnChunk.slotCapacity
+        precondition(unloaded[index] == nil, "slot \(slot) of entity #\(entityIndex) is in a chunk on disk")
+        return resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+    }
+
     func row(forKey key: UInt64) -> Row? {
         slot(forKey: key).map { row(atSlot: $0) }
     }

@@ -50,6 +50,10 @@ protocol ObjectStore: AnyObject, Sendable {
     func row(of identity: ObjectIdentity, entityIndex: Int) -> Row?
     /// The committed row of an object of one of some entities (an ``ObjectID`` may name a super-entity).
     func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row?
+    /// ``row(of:entityIndex:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``.
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow?
+    /// ``row(of:in:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``.
+    func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow?
     /// Every committed row of one entity (sub-entities not included), per store, for scanning without a lock.
     func rows(of entityIndex: Int) -> [StoreRows]
     /// How many committed objects some entities have in all.
@@ -77,17 +81,99 @@ protocol ObjectStore: AnyObject, Sendable {
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult
 }
 
-/// The committed rows of one entity in one store, as a scan sees them (`nil` for a deleted object's hole).
+/// The committed rows of one entity in one store, as a scan sees them.
+///
+/// A store hands out the slots of an entity version (``Content/slots(_:_:)``): a fetch reads them as
+/// ``CommittedRow``s, and the objects it makes hold the slots, so no ``Row`` is allocated per object. Code that
+/// rewrites a batch (a child context's overlay, a coordinator's renumbering, the reference cleanup) reads and sets
+/// ``rows``, which makes handle rows of the slots.
 struct StoreRows: Sendable {
+    /// What a batch holds.
+    enum Content: Sendable {
+        /// Rows (`nil` for a deleted object's hole).
+        case rows([Row?])
+        /// Live slots of one entity version in commit order: every live slot (`nil`), or those listed, in
+        /// ascending order, each once.
+        case slots(EntityColumns, [Int]?)
+    }
+
     /// The store's index in the object store's table (``ObjectStore/storeUUIDs``).
     var storeIndex: UInt32
-    var rows: [Row?]
+    var content: Content
+
+    init(storeIndex: UInt32, rows: [Row?]) {
+        self.storeIndex = storeIndex
+        content = .rows(rows)
+    }
+
+    /// A batch of the live slots of an entity version: all of them (`slots == nil`), or those listed (in any order;
+    /// each is taken once, in commit order).
+    init(storeIndex: UInt32, version: EntityColumns, slots: [Int]? = nil) {
+        self.storeIndex = storeIndex
+        guard var slots else {
+            content = .slots(version, nil)
+            return
+        }
+        slots.sort()
+        var previous = -1
+        slots.removeAll { slot in
+            defer { previous = slot }
+            return slot == previous
+        }
+        content = .slots(version, slots)
+    }
+
+    /// The rows of the batch; a batch of slots makes a handle row for each (an allocation per object).
+    var rows: [Row?] {
+        get {
+            switch content {
+            case .rows(let rows): return rows
+            case .slots(let version, let slots):
+                var rows: [Row?] = []
+                rows.reserveCapacity(slots?.count ?? version.count)
+                version.forEachCommittedRow(atSlots: slots) { (row: CommittedRow) -> Bool in
+                    rows.append(row.row)
+                    return true
+                }
+                return rows
+            }
+        }
+        set { content = .rows(newValue) }
+    }
+
+    /// An upper bound of the number of rows (holes included).
+    var count: Int {
+        switch content {
+        case .rows(let rows): rows.count
+        case .slots(let version, let slots): slots?.count ?? version.count
+        }
+    }
+
+    /// Calls `body` with each committed row in commit order until it returns false; a batch of slots makes no
+    /// ``Row``.
+    @inline(__always)
+    func forEachCommittedRow<Failure: Error>(_ body: (CommittedRow) throws(Failure) -> Bool) throws(Failure) {
+        switch content {
+        case .rows(let rows):
+            for case let row? in rows { guard try body(CommittedRow(row)) else { return } }
+        case .slots(let version, let slots):
+            try version.forEachCommittedRow(atSlots: slots, body)
+        }
+    }
 }
 
 extension ObjectStore {
     func isUncommitted(_ identity: ObjectIdentity) -> Bool { false }
     func unmountedStore(at storeIndex: UInt32) -> UnmountedStore? { nil }
     var hasUnmountedStores: Bool { false }
+
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow? {
+        row(of: identity, entityIndex: entityIndex).map(CommittedRow.init)
+    }
+
+    func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
+        row(of: identity, in: entityIndices).map(CommittedRow.init)
+    }
 
     /// The rows ``rows(of:)`` returns that pass `filter` on their committed values or are in `extra`.
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {

@@ -176,16 +176,17 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         let entity = object.entity
         if object.flags.contains(.isFault) { object.fireFault() }
         var values = entity.defaultValues
-        if let committed = object.row {
+        if let committed = object.committed {
             for index in values.indices where entity.isPersistentProperty[index] {
-                values[index] = committed.values[index]
+                values[index] = committed.value(at: index)
             }
         }
         for entry in object.pending where entity.isPersistentProperty[entry.index] {
             values[entry.index] = entry.value
         }
         return Row(
-            entityIndex: entity.index, key: object.identity.key, version: object.row?.version ?? 0, values: values)
+            entityIndex: entity.index, key: object.identity.key, version: object.committed?.version ?? 0, values: values
+        )
     }
 
     /// The parent's inserted, updated and deleted objects of some entities.

@@ -2,14 +2,16 @@ import LogFormat
 
 /// The committed values of one object: immutable, replaced whole by each transaction that changes the object.
 ///
-/// Objects keep a reference to the row they fired from; its ``version`` (the transaction that last changed the
-/// object) is what optimistic conflict detection compares at save.
+/// Its ``version`` (the transaction that last changed the object) is what optimistic conflict detection compares at
+/// save.
 ///
-/// A row holds its values in one of two ways. A row that a commit or a replay builds holds them in an array. A row
-/// that a reader takes from the store (a fetch, a fault firing, a lookup by ID) is a *handle* on one slot of the
-/// chunk version it was read from (``ChunkSlot``): it copies no value up front, and each read decodes one value from
-/// the columns, the way Realm's accessors read theirs. A chunk version is immutable (a later commit copies the chunk
-/// before writing it), so a handle keeps reading the values it was taken with, whatever is committed after.
+/// A row holds its values in one of two ways. A row that a commit or a replay builds holds them in an array. A
+/// *handle* reads one slot of the chunk version it was taken from (``ChunkSlot``): it copies no value up front, and
+/// each read decodes one value from the columns, the way Realm's accessors read theirs. A chunk version is immutable
+/// (a later commit copies the chunk before writing it), so a handle keeps reading the values it was taken with,
+/// whatever is committed after. Objects that a reader fetches, fires or looks up hold the slot itself, without a
+/// row (``CommittedValues``); a handle row is made from it only when code needs a `Row` (a save's read set, a merge,
+/// a child context's overlay).
 final class Row: Sendable {
     let entityIndex: Int
     let key: UInt64

@@ -26,24 +26,33 @@ extension Store: ObjectStore {
         return row(forKey: identity.key, in: entityIndices)
     }
 
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow? {
+        requireOwn(identity.storeIndex)
+        return committedRow(entityIndex: entityIndex, key: identity.key)
+    }
+
+    func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
+        requireOwn(identity.storeIndex)
+        return committedRow(forKey: identity.key, in: entityIndices)
+    }
+
     func rows(of entityIndex: Int) -> [StoreRows] {
-        rowSnapshots(of: [entityIndex]).map { StoreRows(storeIndex: Self.ownStoreIndex, rows: $0) }
+        entityVersions(of: [entityIndex]).map { StoreRows(storeIndex: Self.ownStoreIndex, version: $0) }
     }
 
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
     ) -> [StoreRows]? {
         for identity in extra { requireOwn(identity.storeIndex) }
-        guard let rows = indexedRows(entityIndex: entityIndex, ranges: ranges, extraKeys: extra.map(\.key)) else {
-            return nil
-        }
-        return [StoreRows(storeIndex: Self.ownStoreIndex, rows: rows.map(Optional.some))]
+        guard let (version, slots) = indexedSlots(entityIndex: entityIndex, ranges: ranges, extraKeys: extra.map(\.key))
+        else { return nil }
+        return [StoreRows(storeIndex: Self.ownStoreIndex, version: version, slots: slots)]
     }
 
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {
         for identity in extra { requireOwn(identity.storeIndex) }
-        let rows = filteredRows(entityIndex: entityIndex, filter: filter, extraKeys: extra.map(\.key))
-        return [StoreRows(storeIndex: Self.ownStoreIndex, rows: rows.map(Optional.some))]
+        let (version, slots) = filteredSlots(entityIndex: entityIndex, filter: filter, extraKeys: extra.map(\.key))
+        return [StoreRows(storeIndex: Self.ownStoreIndex, version: version, slots: slots)]
     }
 
     func identity(holding tuple: UniqueKey) -> ObjectIdentity? {

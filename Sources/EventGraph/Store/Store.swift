@@ -69,19 +69,37 @@ final class Store: Sendable {
         return nil
     }
 
-    /// The rows of some entities in commit order: the versions are taken under the lock, and handles on their chunks
-    /// are made after it is let go, while commits may install newer versions.
-    func rowSnapshots(of entityIndices: [Int]) -> [[Row?]] {
-        let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
-        return versions.map(\.liveRowHandleSlots)
+    /// A live object as a reader holds it (a slot of its chunk version, no ``Row``), found in the entity's version
+    /// after the lock is let go.
+    func committedRow(entityIndex: Int, key: UInt64) -> CommittedRow? {
+        // The shortest path, for a lookup by ID: the directory probe and the slot under the lock, when the chunk is
+        // in memory (no I/O under the lock); else the version is taken and a chunk on disk read after the lock.
+        switch state.withLock({ $0.committedRow(inMemoryForKey: key, entityIndex: entityIndex) }) {
+        case .found(let row): return row
+        case .absent: return nil
+        case .mayBeOnDisk: return state.withLock { $0.version(ofEntity: entityIndex) }.committedRow(forKey: key)
+        }
     }
 
-    /// The rows of one entity whose values pass `filter`, plus those of `extraKeys`, in commit order: the filter
-    /// runs on the columns of a version taken under the lock, after the lock is let go.
-    func filteredRows(entityIndex: Int, filter: ResolvedFilter, extraKeys: [UInt64]) -> [Row] {
+    /// ``committedRow(entityIndex:key:)`` for an object whose entity is one of some entities.
+    func committedRow(forKey key: UInt64, in entityIndices: [Int]) -> CommittedRow? {
+        if entityIndices.count == 1 { return committedRow(entityIndex: entityIndices[0], key: key) }
+        let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
+        for version in versions { if let row = version.committedRow(forKey: key) { return row } }
+        return nil
+    }
+
+    /// The versions of some entities, taken under the lock: a scan reads their slots after it is let go, while
+    /// commits may install newer versions.
+    func entityVersions(of entityIndices: [Int]) -> [EntityColumns] {
+        state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
+    }
+
+    /// The slots of one entity whose values pass `filter`, plus those of `extraKeys`, in a version taken under the
+    /// lock: the filter runs on its columns after the lock is let go.
+    func filteredSlots(entityIndex: Int, filter: ResolvedFilter, extraKeys: [UInt64]) -> (EntityColumns, [Int]) {
         let version = state.withLock { $0.version(ofEntity: entityIndex) }
-        let slots = version.slots(matching: filter) + extraKeys.compactMap { version.slot(forKey: $0) }
-        return version.rows(atSlots: slots)
+        return (version, version.slots(matching: filter) + extraKeys.compactMap { version.slot(forKey: $0) })
     }
 
     /// How many committed objects some entities have in all.
@@ -89,13 +107,13 @@ final class Store: Sendable {
         state.withLock { state in entityIndices.reduce(0) { $0 + state.objectCount(ofEntity: $1) } }
     }
 
-    /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
-    /// in commit order; `nil` when a scan is as cheap (see `StoreState.indexedRows`).
-    func indexedRows(
+    /// The slots of one entity that an attribute index finds for some value ranges, plus those of `extraKeys`, in
+    /// the version taken with the lookup; `nil` when a scan is as cheap (see `StoreState.indexedRows`).
+    func indexedSlots(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
-    ) -> [Row]? {
+    ) -> (EntityColumns, [Int])? {
         buildPendingAttributeIndexes(ofEntity: entityIndex)
-        // The index lookup under the lock; the rows from the version taken with it, after the lock is let go.
+        // The index lookup under the lock; the slots from the version taken with it, after the lock is let go.
         let (version, keys) = state.withLock { state in
             (
                 state.version(ofEntity: entityIndex),
@@ -103,7 +121,7 @@ final class Store: Sendable {
                     entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
             )
         }
-        return keys.map { version.rows(forKeys: $0) }
+        return keys.map { keys in (version, keys.compactMap { version.slot(forKey: $0) }) }
     }
 
     /// The holder of a unique value tuple.

@@ -121,15 +121,15 @@ final class StoreCoordinator: ObjectStore {
             let (version, foreignStores) = stores[position].state.withLock { state in
                 (state.version(ofEntity: entityIndex), state.foreignStores)
             }
-            let rows = version.liveRowHandleSlots
-            guard !rows.isEmpty else { return nil }
+            guard version.count > 0 else { return nil }
+            let batch = StoreRows(storeIndex: storeIndex, version: version)
             let numbering = numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
-            guard hasRelationships(ofEntity: entityIndex), !numbering.isIdentity else {
-                return StoreRows(storeIndex: storeIndex, rows: rows)
-            }
+            // Slots need no renumbering without relationships (or when the numbering is the store's own): no row is
+            // made for them.
+            guard hasRelationships(ofEntity: entityIndex), !numbering.isIdentity else { return batch }
             return StoreRows(
                 storeIndex: storeIndex,
-                rows: rows.map { $0.map { numbering.toCoordinator($0, hasRelationships: true) } })
+                rows: batch.rows.map { $0.map { numbering.toCoordinator($0, hasRelationships: true) } })
         }
     }
 
@@ -144,15 +144,20 @@ final class StoreCoordinator: ObjectStore {
         for (position, store) in stores.enumerated() {
             let storeIndex = UInt32(position)
             let extraKeys = extra.lazy.filter { $0.storeIndex == storeIndex }.map(\.key)
-            guard let rows = store.indexedRows(entityIndex: entityIndex, ranges: ranges, extraKeys: Array(extraKeys))
+            guard
+                let (version, slots) = store.indexedSlots(
+                    entityIndex: entityIndex, ranges: ranges, extraKeys: Array(extraKeys))
             else { return nil }
-            guard !rows.isEmpty else { continue }
+            guard !slots.isEmpty else { continue }
             let numbering = numbering(ofStoreAt: storeIndex)
+            let batch = StoreRows(storeIndex: storeIndex, version: version, slots: slots)
             batches.append(
                 StoreRows(
                     storeIndex: storeIndex,
-                    rows: rows.map {
-                        numbering.toCoordinator($0, hasRelationships: hasRelationships(ofEntity: entityIndex))
+                    rows: batch.rows.map {
+                        $0.map {
+                            numbering.toCoordinator($0, hasRelationships: hasRelationships(ofEntity: entityIndex))
+                        }
                     }))
         }
         return batches
