@@ -133,6 +133,35 @@ struct ConsistentInsertionTests {
         #expect(skipped > 100)
     }
 
+    /// Courses with `memberCount` members, each member in every course: lists of `courseCount` and `memberCount`.
+    static func memberships(courseCount: Int, memberCount: Int, dropping dropped: Int? = nil) -> [ChangeOperation] {
+        let (course, student) = (entity("Course"), entity("Student"))
+        let courses = (0..<courseCount).map { ObjectReference(entityIndex: UInt32(course), key: UInt64(10 + $0)) }
+        let people = (0..<memberCount).map {
+            ObjectReference(entityIndex: UInt32(student), key: UInt64(10_000 + $0))
+        }
+        var operations: [ChangeOperation] = courses.map { target in
+            .insert(target, [PropertyChange(propertyIndex: property(course, "members"), value: .toMany(people))])
+        }
+        for (index, person) in people.enumerated() {
+            // The dropped member forgets the last course: that edge is written on the course's side only.
+            let listed = index == dropped ? Array(courses.dropLast()) : courses
+            operations.append(
+                .insert(person, [PropertyChange(propertyIndex: property(student, "courses"), value: .toMany(listed))]))
+        }
+        return operations
+    }
+
+    @Test(arguments: [(1, 500), (3, 200), (40, 2)])
+    func aLongListOnOneSideOfEachEdge(courseCount: Int, memberCount: Int) {
+        let operations = Self.memberships(courseCount: courseCount, memberCount: memberCount)
+        #expect(InverseRepair.isConsistentInsertion(operations, model: Self.model))
+        for dropped in [0, memberCount - 1] {
+            let damaged = Self.memberships(courseCount: courseCount, memberCount: memberCount, dropping: dropped)
+            #expect(!InverseRepair.isConsistentInsertion(damaged, model: Self.model), "member \(dropped) dropped")
+        }
+    }
+
     @Test func anythingButInsertsGoesToTheEdgeTable() {
         let course = Self.entity("Course")
         let object = ObjectReference(entityIndex: UInt32(course), key: 5)

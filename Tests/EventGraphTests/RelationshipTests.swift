@@ -43,6 +43,27 @@ struct RelationshipTests {
         try container.close()
     }
 
+    /// A new object's setter tells repeated targets apart by comparing a few (up to 8) and by hashing more, and
+    /// attaches each target's inverse once.
+    @Test(arguments: [3, 12])
+    func repeatedTargetsOfANewObjectAreKeptOnce(lessonCount: Int) throws {
+        let container = try ModelContainer(inMemoryWith: TestModels.school)
+        let context = container.newBackgroundContext()
+        let course = Course()
+        context.insert(course)
+        course.code = "REP"
+        let lessons = (0..<lessonCount).map { _ in Lesson() }
+        for lesson in lessons { context.insert(lesson) }
+        course.lessons = lessons + lessons.reversed()
+        #expect(course.lessons == lessons)
+        for lesson in lessons { #expect(lesson.course === course) }
+        try context.save()
+        let reader = container.newBackgroundContext()
+        let saved = try #require(try reader.fetch(FetchDescriptor<Course>()).first)
+        #expect(saved.lessons.count == lessonCount)
+        #expect(saved.lessons.allSatisfy { $0.course === saved })
+    }
+
     @Test func toOneInverseMovesTheTargetBetweenOwners() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
         let context = container.newBackgroundContext()

@@ -46,4 +46,18 @@ struct ValidationRuleTests {
         // A relationship is always checked (required, counts); the title has a length.
         #expect(Set(school.validationRules.map { school.properties[$0.index].name }) == ["title", "course"])
     }
+
+    @Test func aRelationshipRuleNothingBreaksReadsNoValue() throws {
+        // Lesson.course is an optional to-one: its rule cannot fail, so validation does not read (copy) its value;
+        // the title's length rule reads the title.
+        let lesson = try #require(TestModels.school.entity(named: "Lesson"))
+        var patterns = CompiledPatterns()
+        var read: [String] = []
+        let failures = lesson.ruleFailures(patterns: &patterns) { index in
+            read.append(lesson.properties[index].name)
+            return nil
+        }
+        #expect(failures.isEmpty)
+        #expect(read == ["title"])
+    }
 }

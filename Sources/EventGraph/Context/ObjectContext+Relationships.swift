@@ -10,6 +10,12 @@ extension ObjectContext {
         precondition(relationship.isToMany || targets.count <= 1, "a to-one relationship takes at most one object")
         let destination = model.entities[relationship.destinationEntityIndex]
         var newReferences: [ObjectReference] = []
+        newReferences.reserveCapacity(targets.count)
+        // The targets without repeats, in order, kept as objects: the inverses are attached to them directly.
+        var newTargets: [ManagedObject] = []
+        newTargets.reserveCapacity(targets.count)
+        // A few targets (a post's tags) are told apart from the earlier ones by comparing, more by hashing.
+        let isHashed = targets.count > 8
         var seen: Set<ObjectIdentity> = []
         for target in targets {
             if target.contextStorage == nil { insert(target) }
@@ -19,9 +25,24 @@ extension ObjectContext {
                 target.entity.isKindOf(destination),
                 "\(object.entity.name).\(relationship.name) takes \(destination.name) objects, not \(target.entity.name)"
             )
-            if seen.insert(target.identity).inserted { newReferences.append(reference(to: target)) }
+            let identity = target.identity
+            let isNew =
+                isHashed ? seen.insert(identity).inserted : !newTargets.contains { $0.identity == identity }
+            if isNew {
+                newReferences.append(reference(to: target))
+                newTargets.append(target)
+            }
         }
         let oldReferences = object.currentValue(at: index)?.references ?? []
+        if oldReferences.isEmpty {
+            // Nothing to keep or detach (a new object's relationships): every target is added.
+            object.setPendingValue(
+                relationship.isToMany ? .toMany(newReferences) : .toOne(newReferences.first), at: index)
+            guard let inverseIndex = relationship.inverseIndex else { return }
+            for target in newTargets { attach(object, to: target, at: inverseIndex, forwardIndex: index) }
+            return
+        }
+        if !isHashed { seen = Set(newTargets.lazy.map(\.identity)) }
         if relationship.isToMany {
             // Targets in unmounted stores were not among those the app read, so they are not among those it set.
             for kept in oldReferences where unmountedStore(of: kept) != nil && seen.insert(kept.identity).inserted {

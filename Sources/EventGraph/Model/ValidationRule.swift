@@ -110,7 +110,9 @@ extension EntityDescription {
         value: (_ propertyIndex: Int) -> PropertyValue?
     ) -> [RuleFailure] {
         var failures: [RuleFailure] = []
-        for rule in validationRules where checked?(rule.index) ?? true {
+        // A rule nothing breaks (an optional to-one, an unbounded to-many) is not given the value: reading it copies a
+        // to-many list, and a bulk insert validates every new object.
+        for rule in validationRules where rule.canFail && checked?(rule.index) ?? true {
             let current = value(rule.index) ?? defaultValues[rule.index]
             func fail(_ kind: ValidationRuleKind, _ message: String) {
                 failures.append(RuleFailure(propertyIndex: rule.index, rule: kind, message: message))

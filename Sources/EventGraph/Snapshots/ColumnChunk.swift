@@ -168,7 +168,16 @@ struct ColumnChunk: Sendable {
         if columns.count < count {
             columns.append(contentsOf: repeatElement(Column(), count: count - columns.count))
         }
-        for (property, value) in values.enumerated() { columns[property].set(value, at: slot) }
+        // An array's values (a commit's rows, a replayed insert) are read through its buffer and written through the
+        // columns' buffer: no iterator, and no uniqueness check of the column array per value.
+        let isWritten = values.withContiguousStorageIfAvailable { values in
+            columns.withUnsafeMutableBufferPointer { columns in
+                for property in values.indices { columns[property].set(values[property], at: slot) }
+            }
+        }
+        if isWritten == nil {
+            for (property, value) in values.enumerated() { columns[property].set(value, at: slot) }
+        }
         if old > count { for property in count..<old { columns[property].set(nil, at: slot) } }
         if old != count { valueCounts[slot] = UInt16(count) }
         if !isLive(slot) { liveBits[slot >> 6] |= 1 << UInt64(slot & 63) }

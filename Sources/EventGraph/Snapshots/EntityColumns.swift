@@ -206,7 +206,8 @@ struct EntityColumns: Sendable {
     /// Inserts or replaces the row with the same key.
     mutating func put(_ row: Row) {
         precondition(row.entityIndex == entityIndex, "a row of entity #\(row.entityIndex) put in #\(entityIndex)")
-        put(key: row.key, version: row.version, values: row.values)
+        // The row's own array when it holds one (a commit's rows do), written through its buffer.
+        put(key: row.key, version: row.version, values: row.values.array)
     }
 
     /// Inserts or replaces the object with `key`, without a ``Row`` (a replayed insert).

@@ -73,6 +73,13 @@ struct CommitQueue {
     mutating func enqueue(_ entry: Entry, state: StoreState, model: ObjectModel) {
         var entry = entry
         let id = entry.transactionID
+        // Grown once for a large save, not by doubling (each doubling rehashes every entry so far).
+        if entry.staged.order.count > 64 {
+            overlayRows.reserveCapacity(overlayRows.count + entry.staged.order.count)
+            if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+                overlayHolders.reserveCapacity(overlayHolders.count + entry.staged.order.count)
+            }
+        }
         for key in entry.staged.order {
             guard let (entityIndex, newRow) = entry.staged.rows[key] else { continue }
             let constraints = model.entities[entityIndex].uniqueConstraints
