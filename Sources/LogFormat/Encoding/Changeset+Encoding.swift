@@ -47,13 +47,6 @@ extension Changeset {
         self = collector.changeset
     }
 
-    /// Decodes a changeset from a transaction's payload, reading a fragmented one fragment by fragment.
-    init(decoding payload: SpannedPayload) throws(LogFormatError) {
-        var collector = ChangesetCollector()
-        try Self.visit(payload, &collector)
-        self = collector.changeset
-    }
-
     /// The payload version of a changeset of one store that advances no counter.
     static let singleStoreVersion: UInt8 = 1
     /// The payload version of a changeset that is one part of a save across stores.
