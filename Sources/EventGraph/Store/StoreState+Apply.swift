@@ -468,8 +468,18 @@ extension StoreState {
         let largestKey = keyBound ?? targets.reduce(0) { Swift.max($0, $1.key) }
         // Objects inserted since the list was last written have larger keys than any in it, so the usual relate is
         // checked against the largest key instead of hashing a list of, say, 100k posts.
-        var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
         var bound = largestKey
+        if added.count <= 16, added.allSatisfy({ $0.key > largestKey }) {
+            // The usual relate (a post added to a tag's list): none is in the list, and the few added are told apart
+            // from those appended before them by comparison, without building a set (a Hasher per relate).
+            let start = targets.count
+            for target in added where !targets[start...].contains(where: { $0.identity == target.identity }) {
+                targets.append(target)
+                bound = Swift.max(bound, target.key)
+            }
+            return bound
+        }
+        var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
         for target in added where present.insert(target.identity).inserted {
             targets.append(target)
             bound = Swift.max(bound, target.key)
