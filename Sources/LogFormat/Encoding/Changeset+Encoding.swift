@@ -35,7 +35,7 @@ extension Changeset {
         }
     }
 
-    /// Decodes a changeset encoded by ``encoded()`` (through ``visit(_:_:)-([UInt8],_)`` with a collector: the one
+    /// Decodes a changeset encoded by ``encoded()`` (through `Changeset.visit` with a collector: the one
     /// decoder of the payload).
     ///
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem when the bytes are
