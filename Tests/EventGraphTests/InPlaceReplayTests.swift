@@ -229,7 +229,7 @@ struct InPlaceReplayTests {
                 records += checkpoint
                 continue
             } else {
-                record = .transaction(workload.next(), blobHandles: [])
+                record = .transaction(ReplayChangeset(workload.next()), blobHandles: [])
             }
             try! reference.consume(record)
             records.append(record)
@@ -290,7 +290,7 @@ struct InPlaceReplayTests {
             try replayer.consume(.schema(Self.model.schema))
             let name = Self.model.entities[0].name
             #expect {
-                try replayer.consume(.transaction(update, blobHandles: []))
+                try replayer.consume(.transaction(ReplayChangeset(update), blobHandles: []))
             } throws: { error in
                 "\(error)" == "crafted.eglog: transaction 1 updates \(name) 9, which does not exist"
             }

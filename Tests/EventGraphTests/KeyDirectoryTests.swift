@@ -6,6 +6,25 @@ import Testing
 
 @Suite("An entity's key directory finds every slot without Hasher")
 struct KeyDirectoryTests {
+    @Test("a key above every key set is absent without a probe; removals and removeAll keep lookups right")
+    func keysAboveTheLargest() {
+        var directory = KeyDirectory()
+        #expect(directory[0] == nil)
+        for key in 1...5_000 as ClosedRange<UInt64> { directory.set(Int(key) * 2, for: key) }
+        #expect(directory[5_001] == nil)
+        #expect(directory[.max] == nil)
+        #expect(directory[5_000] == 10_000)
+        directory.remove(5_000)
+        #expect(directory[5_000] == nil)
+        #expect(directory[4_999] == 9_998)
+        directory.set(7, for: 9_000)
+        #expect(directory[9_000] == 7)
+        directory.removeAll()
+        #expect(directory[9_000] == nil && directory[1] == nil)
+        directory.set(3, for: 0)
+        #expect(directory[0] == 3)
+    }
+
     @Test("random sets, replacements and removals agree with a dictionary, sequential and scattered keys")
     func agreesWithDictionary() {
         let seed = TestSeed.make()

@@ -132,8 +132,8 @@ struct ReplayEngineTests {
         // LogFormat's writer and scanner never let such a log through, so the engine is fed records directly.
         let empty = Changeset(transactionID: 2, commitTimeMicroseconds: 0, author: "", nextKey: 1, operations: [])
         let records: [ReplayRecord] = [
-            .schema(TestModels.school.schema), .transaction(empty, blobHandles: []),
-            .transaction(empty, blobHandles: []),
+            .schema(TestModels.school.schema), .transaction(ReplayChangeset(empty), blobHandles: []),
+            .transaction(ReplayChangeset(empty), blobHandles: []),
         ]
         var strict = Replayer(model: TestModels.school, untilTransaction: nil, policy: .strict, source: "crafted.eglog")
         #expect {

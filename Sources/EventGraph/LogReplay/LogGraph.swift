@@ -51,7 +51,7 @@ package struct LogGraph: Sendable {
         }
         switch converted {
         case .schema(let schema): catalog = SchemaCatalog(schema)
-        case .transaction(let changeset, _): return changeset
+        case .transaction(let changeset, _): return changeset.changeset
         default: break
         }
         return nil
@@ -60,6 +60,24 @@ package struct LogGraph: Sendable {
     /// Applies a decoded changeset whose blob frames are at `blobs` (callers that decoded the transaction
     /// themselves use this instead of ``apply(_:)-(LogRecord)`` to decode it once).
     package mutating func apply(_ changeset: Changeset, blobs: [BlobLocation]) {
+        apply(ReplayChangeset(changeset), blobs: blobs)
+    }
+
+    /// Applies a transaction record of a log (decoded flat, the values going from its payload into the columns);
+    /// returns the header of its changeset. Callers that need the whole ``Changeset`` decode it with
+    /// ``apply(_:blobs:)-(Changeset,_)``.
+    ///
+    /// - Throws: when the payload does not decode.
+    @discardableResult
+    package mutating func apply(_ transaction: TransactionRecord) throws(LogFormatError) -> ChangesetHeader {
+        let changeset = try ReplayChangeset(transaction)
+        apply(changeset, blobs: transaction.blobs)
+        return changeset.header
+    }
+
+    /// Applies a changeset decoded flat from a transaction whose blob frames are at `blobs` (callers that read the
+    /// header before applying: the values go from the payload's bytes into the columns).
+    package mutating func apply(_ changeset: ReplayChangeset, blobs: [BlobLocation]) {
         do {
             try replayer.consume(
                 .transaction(changeset, blobHandles: blobs.sorted { $0.index < $1.index }.map(\.byteOffset)))

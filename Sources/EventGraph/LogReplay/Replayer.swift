@@ -67,7 +67,7 @@ struct Replayer {
             if checkpointFloor != nil, changeset.transactionID <= state!.lastTransactionID { return }
             // The checkpoint's chunks this transaction changes are loaded first, so that a damaged one stops the
             // replay with its error.
-            try state!.loadChunks(changedBy: changeset.operations)
+            try state!.loadChunks(changedBy: changeset.operations.lazy.map(\.object))
             let gap = try state!.replay(
                 changeset, blobHandles: handles, model: model, insertDefaults: recordedDefaults, policy: policy,
                 anomalies: &anomalies, inPlace: appliesInPlace)

@@ -46,17 +46,39 @@ struct DigestHasher {
     mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
 
     mutating func combine(raw: UnsafeRawBufferPointer) {
-        combine(integer: UInt64(raw.count))
+        Self.forEachWord(of: raw) { word in combine(integer: word) }
+    }
+
+    /// Calls `body` with the words ``combine(raw:)`` adds for `raw`: its length, then its bytes eight to a word
+    /// (little-endian), the last word zero-padded.
+    @inline(__always)
+    static func forEachWord(of raw: UnsafeRawBufferPointer, _ body: (UInt64) -> Void) {
+        body(UInt64(raw.count))
         var offset = 0
         while offset + 8 <= raw.count {
-            combine(integer: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+            body(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
             offset += 8
         }
         if offset < raw.count {
             var word: UInt64 = 0
             for (shift, index) in (offset..<raw.count).enumerated() { word |= UInt64(raw[index]) << (8 * shift) }
-            combine(integer: word)
+            body(word)
         }
+    }
+
+    /// The words ``combine(string:)`` adds for `string`, for a name hashed once per object or per reference (a
+    /// property's, an entity's): ``combine(words:)`` of them is ``combine(string:)`` without reading the string.
+    static func words(of string: String) -> [UInt64] {
+        var words: [UInt64] = []
+        var string = string
+        string.withUTF8 { utf8 in forEachWord(of: UnsafeRawBufferPointer(utf8)) { words.append($0) } }
+        return words
+    }
+
+    /// Combines words computed by ``words(of:)``.
+    @inline(__always)
+    mutating func combine(words: UnsafeBufferPointer<UInt64>) {
+        for word in words { combine(integer: word) }
     }
 
     mutating func combine(bytes: [UInt8]) { bytes.withUnsafeBytes { combine(raw: $0) } }

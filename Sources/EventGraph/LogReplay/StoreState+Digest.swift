@@ -46,11 +46,48 @@ extension StoreState {
             return foreignStores[index - 1]
         }
         func entityName(_ index: UInt32) -> String { Int(index) < names.count ? names[Int(index)] : "#\(index)" }
+        // The words of every name the digest hashes per object or per reference (the entities', then this entity's
+        // properties'), computed once into one buffer: hashing them is hashing the names, without a string read per
+        // value (`combine(string:)` per property of every object and per target of every list was a tenth of
+        // `egctl replay --summary`'s time).
+        var nameWordList: [UInt64] = []
+        var entityNameWords: [Range<Int>] = []
+        for name in names {
+            let start = nameWordList.count
+            nameWordList += DigestHasher.words(of: name)
+            entityNameWords.append(start..<nameWordList.count)
+        }
+        let entity = model.entities[entityIndex]
+        // Once per entity: its persistent properties in name order, with their orderedness.
+        let plan = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
+            .map {
+                (
+                    name: entity.properties[$0].name, index: $0,
+                    isOrdered: entity.properties[$0].relationship?.isOrdered ?? false
+                )
+            }
+            .sorted { $0.name < $1.name }
+            .map { property in
+                let start = nameWordList.count
+                nameWordList += DigestHasher.words(of: property.name)
+                return (nameWords: start..<nameWordList.count, index: property.index, isOrdered: property.isOrdered)
+            }
+        // The words in a buffer of their own, read without an array access (a retain and a release) per name.
+        let nameWordBuffer = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: nameWordList.count)
+        _ = nameWordBuffer.initialize(from: nameWordList)
+        defer { nameWordBuffer.deallocate() }
+        func nameWords(_ range: Range<Int>) -> UnsafeBufferPointer<UInt64> {
+            UnsafeBufferPointer(rebasing: nameWordBuffer[range])
+        }
         func combine(_ reference: ObjectReference, into hasher: inout DigestHasher) {
             let store = storeUUID(of: reference) ?? .zero
             hasher.combine(integer: store.high)
             hasher.combine(integer: store.low)
-            hasher.combine(string: entityName(reference.entityIndex))
+            if Int(reference.entityIndex) < entityNameWords.count {
+                hasher.combine(words: nameWords(entityNameWords[Int(reference.entityIndex)]))
+            } else {
+                hasher.combine(string: entityName(reference.entityIndex))
+            }
             hasher.combine(integer: reference.key)
         }
         // The usual list holds objects of one store and one entity, whose canonical order is key order, and is
@@ -79,16 +116,6 @@ extension StoreState {
                 return a.key < b.key
             }
         }
-        let entity = model.entities[entityIndex]
-        // Once per entity: its persistent properties in name order, with their orderedness.
-        let plan = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
-            .map {
-                (
-                    name: entity.properties[$0].name, index: $0,
-                    isOrdered: entity.properties[$0].relationship?.isOrdered ?? false
-                )
-            }
-            .sorted { $0.name < $1.name }
         // Key order from (key, slot) pairs: each object is read from its chunk when it is hashed, never all of an
         // entity's rows at once (they would be a second copy of the state's largest entity).
         let table = tables[entityIndex]
@@ -116,7 +143,7 @@ extension StoreState {
             chunk.columns.withUnsafeBufferPointer { buffer in
                 let columns = buffer.baseAddress  // nil only without columns, when `valueCount` is 0
                 for property in plan {
-                    hasher.combine(string: property.name)
+                    hasher.combine(words: nameWords(property.nameWords))
                     guard property.index < valueCount, let column = columns.map({ $0 + property.index }) else {
                         hasher.combine(byte: 0xA0)
                         hasher.combine(AttributeValue.null)

@@ -118,7 +118,7 @@ private struct ChangeFeedReader {
         guard case .transaction(let changeset, _) = record, changeset.transactionID > after else {
             return try replayer.consume(record)
         }
-        var transaction = CommittedTransaction(changeset, model: model, storeUUID: storeUUID)
+        var transaction = CommittedTransaction(changeset.changeset, model: model, storeUUID: storeUUID)
         for index in transaction.changes.indices where transaction.changes[index].kind != .inserted {
             fill(&transaction.changes[index], old: true)
         }

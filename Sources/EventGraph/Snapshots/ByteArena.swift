@@ -57,7 +57,11 @@ struct ByteArena: Sendable {
 
     /// Stores the bytes of a slot.
     mutating func set(_ value: UnsafeRawBufferPointer, at slot: Int) {
-        if slot >= starts.count {
+        if slot == starts.count {
+            // The usual case: the slot after the last one.
+            starts.append(0)
+            byteCounts.append(0)
+        } else if slot > starts.count {
             starts.append(contentsOf: repeatElement(0, count: slot + 1 - starts.count))
             byteCounts.append(contentsOf: repeatElement(0, count: slot + 1 - byteCounts.count))
         }

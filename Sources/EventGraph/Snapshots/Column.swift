@@ -318,7 +318,13 @@ struct Column: Sendable {
     }
 
     private static func pad<T>(_ array: inout [T], to slot: Int, with filler: T) {
-        if slot >= array.count { array.append(contentsOf: repeatElement(filler, count: slot + 1 - array.count)) }
+        // The usual case, a new object's slot just after the last one, appends one element (appending a repeated
+        // element took the generic path, a few percent of a replay).
+        if slot == array.count {
+            array.append(filler)
+        } else if slot > array.count {
+            array.append(contentsOf: repeatElement(filler, count: slot + 1 - array.count))
+        }
     }
 }
 

@@ -23,6 +23,13 @@ struct EntityColumns: Sendable {
     private var unloadedObjectCount = 0
     /// The largest key an unloaded chunk may hold: a new key above it needs no chunk loaded to prove it is new.
     private var unloadedMaxKey: UInt64 = 0
+    /// The checkpoint's chunks (their indices into ``unloaded``) in ascending order of their smallest key, so that
+    /// the chunk that may hold a key is found by binary search instead of asking every chunk (``candidates(for:)``).
+    /// Built once when the chunks are adopted: a chunk made resident keeps its place (``unloaded`` is `nil` there).
+    private var chunksByMinKey: [(minKey: UInt64, index: Int)] = []
+    /// Whether the key ranges of the checkpoint's chunks are disjoint (as a checkpoint writes an entity's objects, in
+    /// key order): then at most one chunk may hold a key. Otherwise every chunk whose range includes it is asked.
+    private var chunkRangesAreDisjoint = false
     private var emptiedCount = 0
 
     init(entityIndex: Int) {
@@ -73,8 +80,9 @@ struct EntityColumns: Sendable {
     func slot(forKey key: UInt64) -> Int? {
         if let slot = directory[key] { return slot }
         guard unloadedObjectCount > 0, key <= unloadedMaxKey else { return nil }
-        for (index, lazy) in unloaded.enumerated() {
-            if let lazy, lazy.mayHold(key), let position = lazy.position(of: key) {
+        for candidate in candidates(for: key) {
+            let index = chunksByMinKey[candidate].index
+            if let lazy = unloaded[index], lazy.mayHold(key), let position = lazy.position(of: key) {
                 return index * ColumnChunk.slotCapacity + position
             }
         }
@@ -94,6 +102,20 @@ struct EntityColumns: Sendable {
         let index = slot / ColumnChunk.slotCapacity
         precondition(unloaded[index] == nil, "slot \(slot) of entity #\(entityIndex) is in a chunk on disk")
         return resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+    }
+
+    /// The positions in ``chunksByMinKey`` of the checkpoint chunks whose key ranges may include `key`, in chunk
+    /// order when they overlap: with disjoint ranges, the one chunk whose smallest key is the largest not above
+    /// `key` (a binary search; the caller still checks its largest key and whether it is unloaded), else all.
+    private func candidates(for key: UInt64) -> Range<Int> {
+        guard chunkRangesAreDisjoint else { return chunksByMinKey.indices }
+        var low = 0
+        var high = chunksByMinKey.count
+        while low < high {
+            let middle = (low + high) / 2
+            if chunksByMinKey[middle].minKey <= key { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? 0..<0 : low - 1..<low
     }
 
     func row(forKey key: UInt64) -> Row? {
@@ -159,6 +181,15 @@ struct EntityColumns: Sendable {
         unloaded = chunks
         unloadedObjectCount = chunks.reduce(0) { $0 + $1.objectCount }
         unloadedMaxKey = chunks.map(\.entry.maxKey).max() ?? 0
+        chunksByMinKey = chunks.enumerated().map { (minKey: $0.element.entry.minKey, index: $0.offset) }
+        chunksByMinKey.sort { ($0.minKey, $0.index) < ($1.minKey, $1.index) }
+        chunkRangesAreDisjoint = chunksByMinKey.indices.dropFirst().allSatisfy { position in
+            chunks[chunksByMinKey[position - 1].index].entry.maxKey < chunksByMinKey[position].minKey
+        }
+        if !chunkRangesAreDisjoint {
+            // Asked in chunk order, as before the order existed (the first damaged chunk is the one reported).
+            chunksByMinKey.sort { $0.index < $1.index }
+        }
     }
 
     /// Loads every unloaded chunk that may hold one of `keys` (a commit's or a replayed transaction's objects),
@@ -168,7 +199,9 @@ struct EntityColumns: Sendable {
     func load(keys: some Sequence<UInt64>) throws(EventGraphError) {
         guard unloadedObjectCount > 0 else { return }
         for key in keys where key <= unloadedMaxKey && directory[key] == nil {
-            for case let lazy? in unloaded where lazy.mayHold(key) { _ = try lazy.load() }
+            for candidate in candidates(for: key) {
+                if let lazy = unloaded[chunksByMinKey[candidate].index], lazy.mayHold(key) { _ = try lazy.load() }
+            }
         }
     }
 
@@ -226,7 +259,25 @@ struct EntityColumns: Sendable {
                 at: slot % ColumnChunk.slotCapacity, version: version, values: values)
             return
         }
-        // The last chunk takes the new object unless it is full (a full one on disk stays there).
+        let index = chunkIndexForNewObject()
+        let position = resident[index].append(key: key, version: version, values: values)
+        directory.set(index * ColumnChunk.slotCapacity + position, for: key)
+    }
+
+    /// Adds an object whose key no live object has (``slot(forKey:)`` found none) with `valueCount` properties:
+    /// `write` writes every one of its values into the slot made for it (a replayed insert, writing the decoded
+    /// values straight into the columns, without a row of ``PropertyValue``s).
+    mutating func append(
+        key: UInt64, version: UInt64, valueCount: Int, _ write: (inout ColumnChunk, _ position: Int) -> Void
+    ) {
+        let index = chunkIndexForNewObject()
+        let position = resident[index].appendSlot(key: key, version: version, valueCount: valueCount)
+        write(&resident[index], position)
+        directory.set(index * ColumnChunk.slotCapacity + position, for: key)
+    }
+
+    /// The resident chunk a new object goes into: the last one unless it is full (a full one on disk stays there).
+    private mutating func chunkIndexForNewObject() -> Int {
         if let last = resident.indices.last, let lazy = unloaded[last], lazy.objectCount < ColumnChunk.slotCapacity {
             makeResident(last)
         }
@@ -234,8 +285,7 @@ struct EntityColumns: Sendable {
             resident.append(ColumnChunk())
             unloaded.append(nil)
         }
-        let position = resident[resident.count - 1].append(key: key, version: version, values: values)
-        directory.set((resident.count - 1) * ColumnChunk.slotCapacity + position, for: key)
+        return resident.count - 1
     }
 
     /// Calls `body` with the chunk (made resident in this version) and the position of a live object, to change it
@@ -263,6 +313,8 @@ struct EntityColumns: Sendable {
         let live = liveRowHandles
         resident.removeAll()
         unloaded.removeAll()
+        chunksByMinKey = []
+        chunkRangesAreDisjoint = false
         directory.removeAll()
         unloadedObjectCount = 0
         emptiedCount = 0

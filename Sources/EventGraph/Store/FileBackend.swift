@@ -59,7 +59,7 @@ final class FileBackend: LogBackend {
                     chunkReader = reader
                     return reader
                 }
-                ledger.note(record, changeset: converted?.changeset)
+                ledger.note(record, crossStore: converted?.changesetHeader?.crossStore)
                 if let converted { try replay(converted) }
             }
             do {
@@ -105,7 +105,7 @@ final class FileBackend: LogBackend {
         case .schema(let schema, _): .schema(schema)
         case .transaction(let transaction):
             .transaction(
-                try transaction.changeset(),
+                try ReplayChangeset(transaction),
                 blobHandles: transaction.blobs.sorted { $0.index < $1.index }.map(\.byteOffset))
         case .checkpointBegin(let begin, _): .checkpointBegin(begin)
         case .checkpointChunk(let chunk, _): .checkpointChunk(chunk)
@@ -126,7 +126,7 @@ final class FileBackend: LogBackend {
             // The scan stops at the first error `body` throws and rethrows it unchanged.
             try reader.scan(defersEntityChunkBodies: true) { record in
                 let converted = try Self.convert(record, chunkReader: { reader })
-                ledger.note(record, changeset: converted?.changeset)
+                ledger.note(record, crossStore: converted?.changesetHeader?.crossStore)
                 guard let converted else { return }
                 try body(converted)
             }

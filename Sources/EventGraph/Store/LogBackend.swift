@@ -85,7 +85,8 @@ struct QueuedTransaction: Sendable {
 /// A committed unit delivered by ``LogBackend/replay(_:)``.
 enum ReplayRecord {
     case schema(SchemaPayload)
-    case transaction(Changeset, blobHandles: [UInt64])
+    /// A transaction, its changeset decoded flat (see ``ReplayChangeset``).
+    case transaction(ReplayChangeset, blobHandles: [UInt64])
     case checkpointBegin(CheckpointBegin)
     case checkpointChunk(CheckpointChunk)
     /// An externally stored value that belongs to the current checkpoint, by its logical reference.

@@ -87,16 +87,15 @@ extension StoreState {
         try loadChunks(holding: targets)
     }
 
-    /// Loads every unloaded chunk that holds an object `operations` change: what replaying a transaction writes.
+    /// Loads every unloaded chunk that holds one of `objects` (the objects of a transaction's operations): what replaying a transaction writes.
     /// Unlike a commit (``loadChunks(touchedBy:)``), a replay repairs no inverse relationship — a transaction in
     /// the log carries its inverse changes as operations of their own — so the chunks of the objects its
     /// relationships point to stay on disk, and no row is built to find them.
     ///
     /// - Throws: the error of the first damaged chunk.
-    func loadChunks(changedBy operations: [ChangeOperation]) throws(EventGraphError) {
+    func loadChunks(changedBy objects: some Sequence<ObjectReference>) throws(EventGraphError) {
         guard hasUnloadedChunks else { return }
-        for operation in operations {
-            let object = operation.object
+        for object in objects {
             guard object.storeIndex == 0, Int(object.entityIndex) < tables.count else { continue }
             try tables[Int(object.entityIndex)].load(keys: CollectionOfOne(object.key))
         }

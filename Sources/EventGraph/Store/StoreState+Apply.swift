@@ -129,6 +129,18 @@ extension StoreState {
         _ changeset: Changeset, blobHandles handles: [UInt64], model: ObjectModel, insertDefaults: [[PropertyValue]],
         policy: ReplayPolicy, anomalies: inout [String], inPlace: Bool = true
     ) throws(EventGraphError) -> ClosedRange<UInt64>? {
+        try replay(
+            ReplayChangeset(changeset), blobHandles: handles, model: model, insertDefaults: insertDefaults,
+            policy: policy, anomalies: &anomalies, inPlace: inPlace)
+    }
+
+    /// ``replay(_:blobHandles:model:insertDefaults:policy:anomalies:inPlace:)-(Changeset,_,_,_,_,_,_)`` of a
+    /// changeset decoded flat from the log: its values go from the payload's bytes into the columns.
+    @discardableResult
+    mutating func replay(
+        _ changeset: ReplayChangeset, blobHandles handles: [UInt64], model: ObjectModel,
+        insertDefaults: [[PropertyValue]], policy: ReplayPolicy, anomalies: inout [String], inPlace: Bool = true
+    ) throws(EventGraphError) -> ClosedRange<UInt64>? {
         let id = changeset.transactionID
         var gap: ClosedRange<UInt64>?
         // Both IDs come from the log: compare without adding (the last one may be the largest ID).
@@ -147,15 +159,16 @@ extension StoreState {
         }
         if !applied {
             let staged = try stage(
-                localized, model: model, insertDefaults: insertDefaults, policy: policy, anomalies: &anomalies)
+                localized.changeset, model: model, insertDefaults: insertDefaults, policy: policy,
+                anomalies: &anomalies)
             install(staged, model: model)
         }
         for (index, handle) in handles.enumerated() {
             blobHandles[BlobKey(transactionID: id, index: UInt32(index))] = handle
         }
         lastTransactionID = max(lastTransactionID, id)
-        lastCommitTimeMicroseconds = changeset.commitTimeMicroseconds
-        nextKey = max(nextKey, changeset.nextKey)
+        lastCommitTimeMicroseconds = changeset.header.commitTimeMicroseconds
+        nextKey = max(nextKey, changeset.header.nextKey)
         advanceSequences(changeset.sequenceReservations)
         return gap
     }
@@ -169,61 +182,79 @@ extension StoreState {
     /// operation (or by two of different entities): staging collapses those (an insert then a delete leaves no
     /// slot behind, a delete then an update is refused as such), which in-place application would not.
     private mutating func applyInPlace(
-        _ changeset: Changeset, model: ObjectModel, insertDefaults: [[PropertyValue]], policy: ReplayPolicy,
+        _ changeset: ReplayChangeset, model: ObjectModel, insertDefaults: [[PropertyValue]], policy: ReplayPolicy,
         anomalies: inout [String]
     ) throws(EventGraphError) -> Bool {
         let operations = changeset.operations
-        // Per touched object of this store: its entity and whether an operation deletes it.
-        var touched: [UInt64: (entityIndex: Int, isDeleted: Bool)] = [:]
+        // Per touched object of this store: its entity, whether an operation deletes it, whether one was applied,
+        // and its place in `order` — in a table found by key without `Hasher` (the dictionaries and the set this
+        // took before ran it several times per operation).
+        var touched = ProbingTable<TouchedObject>()
         touched.reserveCapacity(operations.count)
         var order: [UInt64] = []
         // The objects an operation was applied to (not refused), in the order of the first one: staging's order.
-        var applied: Set<UInt64> = []
         var appliedOrder: [UInt64] = []
-        func didApply(_ key: UInt64) { if applied.insert(key).inserted { appliedOrder.append(key) } }
-        var insertCounts: [Int: Int] = [:]
+        func didApply(_ key: UInt64) {
+            guard var entry = touched[key], !entry.isApplied else { return }
+            entry.isApplied = true
+            touched.update(entry)
+            appliedOrder.append(key)
+        }
+        var insertCounts = Array(repeating: 0, count: tables.count)
         for operation in operations {
             let reference = operation.object
             let entityIndex = Int(reference.entityIndex)
             // Operations on other stores' objects or unknown entities are refused below, as staging refuses them.
             guard reference.storeIndex == 0, entityIndex < tables.count else { continue }
             var isDelete = false
-            switch operation {
+            switch operation.kind {
             case .delete: isDelete = true
-            case .insert: insertCounts[entityIndex, default: 0] += 1
+            case .insert: insertCounts[entityIndex] += 1
             case .update, .relate: break
             }
             if let seen = touched[reference.key] {
                 if seen.isDeleted || isDelete || seen.entityIndex != entityIndex { return false }
             } else {
-                touched[reference.key] = (entityIndex, isDelete)
+                touched.update(
+                    TouchedObject(key: reference.key, entityIndex: entityIndex, isDeleted: isDelete, place: order.count)
+                )
                 order.append(reference.key)
             }
         }
         if operations.count > 64 {
             // Grow every table and the uniqueness index once, not by doubling along the way.
-            for (entityIndex, count) in insertCounts { reserveCapacity(ofEntity: entityIndex, adding: count) }
+            for (entityIndex, count) in insertCounts.enumerated() where count > 0 {
+                reserveCapacity(ofEntity: entityIndex, adding: count)
+            }
             if isIndexed, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + order.count)
             }
         }
         // The old values the indexes read, taken before anything changes (only for entities that have indexes).
         var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
-        var oldRows: [UInt64: Row] = [:]
+        // By place in `order`.
+        var oldRows: [Row?] = []
         for key in order {
             let entityIndex = touched[key]!.entityIndex
             if neededProperties[entityIndex] == nil {
                 neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
             }
             let needed = neededProperties[entityIndex]!
-            if !needed.isEmpty, let old = tables[entityIndex].row(forKey: key, decoding: needed) { oldRows[key] = old }
+            if !needed.isEmpty, let old = tables[entityIndex].row(forKey: key, decoding: needed) {
+                if oldRows.isEmpty { oldRows = Array(repeating: nil, count: order.count) }
+                oldRows[touched[key]!.place] = old
+            }
         }
 
         let version = changeset.transactionID
         let check = OperationCheck(version: version, model: model, entityCount: tables.count, policy: policy)
+        // For an insert's properties, the number of the insert that last set each (the others take their default).
+        var setBy: [Int] = []
+        var insertNumber = 0
         for operation in operations {
-            switch operation {
-            case .insert(let reference, let changes):
+            let reference = operation.object
+            switch operation.kind {
+            case .insert:
                 guard let entityIndex = try check.ownEntity(of: reference, "inserts", &anomalies) else { continue }
                 // One lookup: the key's slot is kept for the put (nothing changes the table in between).
                 let existing = tables[entityIndex].slot(forKey: reference.key)
@@ -231,24 +262,50 @@ extension StoreState {
                     // Tolerated, the insert replaces the object: the log's latest word on it.
                     try check.reject("inserts \(check.name(reference)), which exists", &anomalies)
                 }
-                var values = insertDefaults[entityIndex]
-                try check.apply(changes, to: &values, of: reference, &anomalies)
-                put(entityIndex: entityIndex, key: reference.key, version: version, values: values, slot: existing)
+                let defaults = insertDefaults[entityIndex]
+                let values = changeset.values[operation.values]
+                for value in values where value.propertyIndex >= defaults.count {
+                    try check.rejectMissingProperty(value.propertyIndex, of: reference, &anomalies)
+                }
+                if let existing {
+                    // A replacement (rare) is put as a whole row, as staging builds it.
+                    var row = defaults
+                    for value in values where value.propertyIndex < row.count {
+                        row[Int(value.propertyIndex)] = changeset.materialized(value)
+                    }
+                    put(entityIndex: entityIndex, key: reference.key, version: version, values: row, slot: existing)
+                } else {
+                    // The values are written from the payload's bytes into the new slot; the properties the insert
+                    // leaves out take the recorded defaults.
+                    insertNumber += 1
+                    if setBy.count < defaults.count { setBy = Array(repeating: 0, count: defaults.count) }
+                    let number = insertNumber
+                    append(
+                        entityIndex: entityIndex, key: reference.key, version: version, valueCount: defaults.count
+                    ) {
+                        chunk, position in
+                        for value in values where value.propertyIndex < defaults.count {
+                            changeset.write(value, into: &chunk, property: Int(value.propertyIndex), at: position)
+                            setBy[Int(value.propertyIndex)] = number
+                        }
+                        for property in defaults.indices where setBy[property] != number {
+                            chunk.set(defaults[property], property: property, at: position)
+                        }
+                    }
+                }
                 didApply(reference.key)
-            case .update(let reference, let changes):
+            case .update:
                 guard let entityIndex = try check.ownEntity(of: reference, "updates", &anomalies) else { continue }
                 let found = try modify(entityIndex: entityIndex, key: reference.key) {
                     (chunk, position) throws(EventGraphError) in
                     chunk.setVersion(version, at: position)
                     let count = chunk.valueCount(at: position)
-                    for change in changes {
-                        guard change.propertyIndex < count else {
-                            try check.reject(
-                                "sets property #\(change.propertyIndex) of \(check.name(reference)), which its entity "
-                                    + "lacks", &anomalies)
+                    for value in changeset.values[operation.values] {
+                        guard value.propertyIndex < count else {
+                            try check.rejectMissingProperty(value.propertyIndex, of: reference, &anomalies)
                             continue
                         }
-                        chunk.set(change.value, property: Int(change.propertyIndex), at: position)
+                        changeset.write(value, into: &chunk, property: Int(value.propertyIndex), at: position)
                     }
                 }
                 guard found != nil else {
@@ -256,7 +313,9 @@ extension StoreState {
                     continue
                 }
                 didApply(reference.key)
-            case .relate(let reference, let propertyIndex, let added, let removed):
+            case .relate:
+                let propertyIndex = operation.propertyIndex
+                let (added, removed) = changeset.relates[operation.values.lowerBound]
                 guard let entityIndex = try check.ownEntity(of: reference, "relates", &anomalies) else { continue }
                 let found = try modify(entityIndex: entityIndex, key: reference.key) {
                     (chunk, position) throws(EventGraphError) in
@@ -277,7 +336,7 @@ extension StoreState {
                     continue
                 }
                 if found { didApply(reference.key) }
-            case .delete(let reference):
+            case .delete:
                 guard let entityIndex = try check.ownEntity(of: reference, "deletes", &anomalies) else { continue }
                 guard tables[entityIndex].slot(forKey: reference.key) != nil else {
                     try check.reject("deletes \(check.name(reference)), which does not exist", &anomalies)
@@ -291,11 +350,12 @@ extension StoreState {
         var indexChanges = IndexChanges(indexes)
         var deferred: IndexChanges?
         for key in appliedOrder {
-            let entityIndex = touched[key]!.entityIndex
+            let entry = touched[key]!
+            let entityIndex = entry.entityIndex
             let needed = neededProperties[entityIndex]!
             guard !needed.isEmpty else { continue }
             let newRow = tables[entityIndex].row(forKey: key, decoding: needed)
-            let oldRow = oldRows[key]
+            let oldRow = oldRows.isEmpty ? nil : oldRows[entry.place]
             updateIndexes(
                 entityIndex: entityIndex, key: key, old: oldRow, new: newRow, model: model, changes: &indexChanges,
                 deferred: &deferred)
@@ -353,12 +413,16 @@ extension StoreState {
         // An entity whose indexes are pending gets them built from its columns later, changes included.
         let isUniquePending = pendingUniqueEntities.contains(entityIndex)
         let constraints = isIndexed && !isUniquePending ? model.entities[entityIndex].uniqueConstraints : []
-        if let old = oldRow {
-            for constraint in constraints {
-                if let tuple = UniqueKey(constraint, values: old.values), uniqueIndex[tuple] == key {
-                    uniqueIndex[tuple] = nil
-                }
-            }
+        // Per constraint, the tuple to remove and the one to add; an object whose tuple did not change (an update of
+        // other properties: a post's title) keeps its entry, neither removed nor added again. A tuple names its
+        // entity and constraint, so the constraints' entries never collide and are handled one at a time (the
+        // attribute indexes' changes recorded below do not read this index).
+        for constraint in constraints {
+            let oldTuple = oldRow.flatMap { UniqueKey(constraint, values: $0.values) }
+            let newTuple = newRow.flatMap { UniqueKey(constraint, values: $0.values) }
+            if let oldTuple, oldTuple == newTuple, uniqueIndex[oldTuple] == key { continue }
+            if let oldTuple, uniqueIndex[oldTuple] == key { uniqueIndex[oldTuple] = nil }
+            if let newTuple { uniqueIndex[newTuple] = key }
         }
         if !pendingAttributeIndexEntities.contains(entityIndex) {
             indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
@@ -366,11 +430,6 @@ extension StoreState {
             // Built later from the checkpoint's stored entries: the change is replayed on top then.
             if deferred == nil { deferred = IndexChanges(indexes) }
             deferred!.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
-        }
-        if let newRow {
-            for constraint in constraints {
-                if let tuple = UniqueKey(constraint, values: newRow.values) { uniqueIndex[tuple] = key }
-            }
         }
     }
 
@@ -409,14 +468,44 @@ extension StoreState {
         let largestKey = keyBound ?? targets.reduce(0) { Swift.max($0, $1.key) }
         // Objects inserted since the list was last written have larger keys than any in it, so the usual relate is
         // checked against the largest key instead of hashing a list of, say, 100k posts.
-        var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
         var bound = largestKey
+        if added.count <= 16, added.allSatisfy({ $0.key > largestKey }) {
+            // The usual relate (a post added to a tag's list): none is in the list, and the few added are told apart
+            // from those appended before them by comparison, without building a set (a Hasher per relate).
+            let start = targets.count
+            for target in added where !targets[start...].contains(where: { $0.identity == target.identity }) {
+                targets.append(target)
+                bound = Swift.max(bound, target.key)
+            }
+            return bound
+        }
+        var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
         for target in added where present.insert(target.identity).inserted {
             targets.append(target)
             bound = Swift.max(bound, target.key)
         }
         return bound
     }
+}
+
+/// What the in-place applier notes of each object a transaction touches (see `applyInPlace`).
+private struct TouchedObject: ProbingTableEntry {
+    var key: UInt64
+    /// The object's entity; -1 for an empty place of the table.
+    var entityIndex: Int
+    /// Whether an operation of the transaction deletes it.
+    var isDeleted: Bool
+    /// Whether an operation on it was applied (not refused).
+    var isApplied = false
+    /// Its place in the order of first touch.
+    var place: Int
+
+    static var empty: TouchedObject { TouchedObject(key: 0, entityIndex: -1, isDeleted: false, place: 0) }
+
+    var isEmpty: Bool { entityIndex < 0 }
+
+    @inline(__always)
+    static func hash(_ key: UInt64) -> UInt64 { key &* 0x9E37_79B9_7F4A_7C15 }
 }
 
 /// What staging and in-place replay check of each operation, and how they refuse one: an error naming the
@@ -464,11 +553,17 @@ private struct OperationCheck {
     ) throws(EventGraphError) {
         for change in changes {
             guard change.propertyIndex < values.count else {
-                try reject(
-                    "sets property #\(change.propertyIndex) of \(name(reference)), which its entity lacks", &anomalies)
+                try rejectMissingProperty(change.propertyIndex, of: reference, &anomalies)
                 continue
             }
             values[Int(change.propertyIndex)] = change.value
         }
+    }
+
+    /// Refuses a value of a property the object's entity lacks.
+    func rejectMissingProperty(_ propertyIndex: UInt32, of reference: ObjectReference, _ anomalies: inout [String])
+        throws(EventGraphError)
+    {
+        try reject("sets property #\(propertyIndex) of \(name(reference)), which its entity lacks", &anomalies)
     }
 }

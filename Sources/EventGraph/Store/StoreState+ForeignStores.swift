@@ -28,6 +28,14 @@ extension StoreState {
         return localized
     }
 
+    /// ``localize(_:)-(Changeset)`` of a changeset decoded for replay.
+    mutating func localize(_ changeset: ReplayChangeset) -> ReplayChangeset {
+        guard !changeset.header.foreignStores.isEmpty else { return changeset }
+        var localized = changeset
+        localized.localize(storeIndexMap(changeset.header.foreignStores))
+        return localized
+    }
+
     /// The records of a checkpoint chunk with every reference re-expressed in the state's foreign-store table.
     mutating func localizedRecords(of chunk: CheckpointChunk) -> [ObjectRecord] {
         guard !chunk.foreignStores.isEmpty else { return chunk.records }

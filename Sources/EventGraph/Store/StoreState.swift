@@ -112,6 +112,15 @@ struct StoreState: Sendable {
         tables[entityIndex].put(key: key, version: version, values: values, slot: slot)
     }
 
+    /// Adds an object whose key no live object has, its values written by `write` into its new slot (a replayed
+    /// insert; see ``EntityColumns/append(key:version:valueCount:_:)``).
+    mutating func append(
+        entityIndex: Int, key: UInt64, version: UInt64, valueCount: Int,
+        _ write: (inout ColumnChunk, _ position: Int) -> Void
+    ) {
+        tables[entityIndex].append(key: key, version: version, valueCount: valueCount, write)
+    }
+
     /// Changes a live object in its chunk (see ``EntityColumns/modify(key:_:)``); `nil` when it does not exist.
     mutating func modify<R>(
         entityIndex: Int, key: UInt64, _ body: (inout ColumnChunk, _ position: Int) throws(EventGraphError) -> R

@@ -32,14 +32,20 @@ package struct CrossStoreLedger: Sendable {
 
     /// Takes one committed record of the log, in order (`changeset` is the decoded changeset of a transaction).
     package mutating func note(_ record: LogRecord, changeset: Changeset?) {
+        note(record, crossStore: changeset?.crossStore)
+    }
+
+    /// Takes one committed record of the log, in order (`crossStore` is a transaction's save across stores, if
+    /// its changeset is one part of one).
+    package mutating func note(_ record: LogRecord, crossStore: CrossStoreTransaction?) {
         switch record {
         case .transaction(let transaction):
             let previous = lastTransaction?.transactionID ?? checkpointFloor
             lastTransaction = LastTransaction(
                 transactionID: transaction.transactionID, byteOffset: transaction.byteOffset,
-                previousTransactionID: previous, crossStore: changeset?.crossStore)
+                previousTransactionID: previous, crossStore: crossStore)
             isSealedAfterLastTransaction = false
-            if let crossStore = changeset?.crossStore {
+            if let crossStore {
                 lastCrossStore = (transaction.transactionID, crossStore.id)
                 for participant in crossStore.participants { lastShared[participant.storeUUID] = crossStore }
             }

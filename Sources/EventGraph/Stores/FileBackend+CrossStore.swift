@@ -27,8 +27,8 @@ extension FileBackend {
 }
 
 extension ReplayRecord {
-    /// The changeset of a transaction record.
-    var changeset: Changeset? {
-        if case .transaction(let changeset, _) = self { changeset } else { nil }
+    /// The changeset header of a transaction record.
+    var changesetHeader: ChangesetHeader? {
+        if case .transaction(let changeset, _) = self { changeset.header } else { nil }
     }
 }

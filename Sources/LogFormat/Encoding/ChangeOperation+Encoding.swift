@@ -46,30 +46,4 @@ extension ChangeOperation {
             try object.encode(to: &writer, foreignStoreCount: foreignStoreCount)
         }
     }
-
-    /// Reads a tag byte and the operation it introduces.
-    init(from reader: inout ByteReader, foreignStoreCount: Int) throws(LogFormatError) {
-        let tagOffset = reader.offset
-        let tag = try reader.readUInt8("an operation's tag")
-        guard let known = EncodingTag(rawValue: tag) else {
-            throw reader.malformed("unknown operation tag 0x\(String(tag, radix: 16))", at: tagOffset)
-        }
-        let object = try ObjectReference(from: &reader, foreignStoreCount: foreignStoreCount)
-        switch known {
-        case .insert:
-            self = .insert(object, try PropertyChange.decodeList(from: &reader, foreignStoreCount: foreignStoreCount))
-        case .update:
-            self = .update(object, try PropertyChange.decodeList(from: &reader, foreignStoreCount: foreignStoreCount))
-        case .relate:
-            let propertyIndex = try reader.readIndex(
-                "a relate operation's property index", below: LogLimits.maxPropertyCount)
-            let added = try ObjectReference.decodeList(
-                from: &reader, foreignStoreCount: foreignStoreCount, "the number of added targets")
-            let removed = try ObjectReference.decodeList(
-                from: &reader, foreignStoreCount: foreignStoreCount, "the number of removed targets")
-            self = .relate(object, propertyIndex: propertyIndex, added: added, removed: removed)
-        case .delete:
-            self = .delete(object)
-        }
-    }
 }

@@ -35,27 +35,16 @@ extension Changeset {
         }
     }
 
-    /// Decodes a changeset encoded by ``encoded()``.
+    /// Decodes a changeset encoded by ``encoded()`` (through `Changeset.visit` with a collector: the one
+    /// decoder of the payload).
     ///
     /// - Throws: ``LogFormatError/Code/malformedPayload`` with the byte offset of the problem when the bytes are
     ///   truncated, corrupt, over a limit, or followed by extra bytes; ``LogFormatError/Code/unsupportedVersion``
     ///   when the payload was written by a newer format version.
     public init(decoding bytes: [UInt8]) throws(LogFormatError) {
-        self = try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> Changeset in
-            try Changeset(payloadFrom: &reader)
-        }
-    }
-
-    /// Decodes a changeset from a transaction's payload, reading a fragmented one fragment by fragment.
-    init(decoding payload: SpannedPayload) throws(LogFormatError) {
-        switch payload {
-        case .whole(let bytes):
-            try self.init(decoding: bytes)
-        case .fragmented(let fragments):
-            self = try fragments.withReader { (reader) throws(LogFormatError) -> Changeset in
-                try Changeset(payloadFrom: &reader)
-            }
-        }
+        var collector = ChangesetCollector()
+        try Self.visit(bytes, &collector)
+        self = collector.changeset
     }
 
     /// The payload version of a changeset of one store that advances no counter.
@@ -77,37 +66,5 @@ extension Changeset {
                 .invalidArgument,
                 "transaction \(transactionID): a part of a save across stores cannot also advance named counters")
         }
-    }
-
-    /// Reads a whole changeset payload: the envelope, then the fields of its version.
-    private init(payloadFrom reader: inout ByteReader) throws(LogFormatError) {
-        self = try PayloadEnvelope.decode(
-            "changeset", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount,
-            newestVersion: Self.sequencesVersion
-        ) { (reader, version) throws(LogFormatError) -> Changeset in
-            try Changeset(fieldsFrom: &reader, version: version)
-        }
-    }
-
-    /// Reads the fields that follow the version byte.
-    private init(fieldsFrom reader: inout ByteReader, version: UInt8) throws(LogFormatError) {
-        let transactionID = try reader.readVarUInt("the transaction ID")
-        let commitTime = try reader.readVarInt("the commit time")
-        let author = try reader.readString("the author")
-        let nextKey = try reader.readVarUInt("the next key")
-        let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
-        let crossStore = version == Self.crossStoreVersion ? try CrossStoreTransaction(from: &reader) : nil
-        let operationCount = try reader.readCount(
-            "the number of operations", minimumElementByteCount: ChangeOperation.minimumEncodedByteCount)
-        var operations: [ChangeOperation] = []
-        operations.reserveCapacity(operationCount)
-        for _ in 0..<operationCount {
-            operations.append(try ChangeOperation(from: &reader, foreignStoreCount: foreignStores.count))
-        }
-        let reservations = version == Self.sequencesVersion ? try SequenceReservation.decodeList(from: &reader) : []
-        self.init(
-            transactionID: transactionID, commitTimeMicroseconds: commitTime, author: author, nextKey: nextKey,
-            foreignStores: foreignStores, operations: operations, sequenceReservations: reservations,
-            crossStore: crossStore)
     }
 }

@@ -18,13 +18,6 @@ extension PropertyChange {
         try value.encode(to: &writer, foreignStoreCount: foreignStoreCount)
     }
 
-    /// Reads the property index and the value.
-    init(from reader: inout ByteReader, foreignStoreCount: Int) throws(LogFormatError) {
-        let propertyIndex = try reader.readIndex("a property index", below: LogLimits.maxPropertyCount)
-        let value = try PropertyValue(from: &reader, foreignStoreCount: foreignStoreCount)
-        self.init(propertyIndex: propertyIndex, value: value)
-    }
-
     /// Appends a count and the changes.
     static func encodeList(
         _ changes: [PropertyChange], to writer: inout ByteWriter, foreignStoreCount: Int
@@ -33,20 +26,5 @@ extension PropertyChange {
         for change in changes {
             try change.encode(to: &writer, foreignStoreCount: foreignStoreCount)
         }
-    }
-
-    /// Reads a count and that many changes.
-    static func decodeList(from reader: inout ByteReader, foreignStoreCount: Int) throws(LogFormatError)
-        -> [PropertyChange]
-    {
-        let count = try reader.readCount(
-            "the number of property values", limit: LogLimits.maxPropertyCount,
-            minimumElementByteCount: minimumEncodedByteCount)
-        var changes: [PropertyChange] = []
-        changes.reserveCapacity(count)
-        for _ in 0..<count {
-            changes.append(try PropertyChange(from: &reader, foreignStoreCount: foreignStoreCount))
-        }
-        return changes
     }
 }

@@ -63,21 +63,30 @@ public struct TransactionRecord: Sendable {
 
     /// Decodes the changeset, checking that its transaction ID matches the frames'.
     public func changeset() throws(LogFormatError) -> Changeset {
-        let changeset: Changeset
+        var collector = ChangesetCollector()
+        try visitChangeset(&collector)
+        return collector.changeset
+    }
+
+    /// Decodes the changeset into `visitor` (see ``ChangesetVisitor``), with the checks of ``changeset()``: the
+    /// payload's, then that its transaction ID matches the frames'. Returns its header.
+    @discardableResult
+    package func visitChangeset(_ visitor: inout some ChangesetVisitor) throws(LogFormatError) -> ChangesetHeader {
+        let header: ChangesetHeader
         do {
-            changeset = try Changeset(decoding: body)
+            header = try Changeset.visit(body, &visitor)
         } catch  where error.code != .damaged && error.code != .io {
             // A fragment that fails when read again (damaged, io) keeps its own error and byte offset.
             throw LogFormatError(
                 .malformedPayload, "transaction \(transactionID): \(error.message)", byteOffset: byteOffset)
         }
-        guard changeset.transactionID == transactionID else {
+        guard header.transactionID == transactionID else {
             throw LogFormatError(
                 .malformedPayload,
-                "transaction \(transactionID) carries a changeset for transaction \(changeset.transactionID)",
+                "transaction \(transactionID) carries a changeset for transaction \(header.transactionID)",
                 byteOffset: byteOffset)
         }
-        return changeset
+        return header
     }
 }
 

@@ -73,10 +73,15 @@ struct Replay: ParsableCommand {
             let printer = ChangesetPrinter(
                 json: output.json, storeUUID: try LogReader(path: store.store).header.storeUUID)
             let from = self.from ?? 0
-            let loaded = try StoreLoader.load(store.store, limit: limit) { changeset, _, graph in
-                guard changesets, changeset.transactionID >= from else { return }
-                printer.print(changeset, graph: graph)
-            }
+            // Only --changesets reads the changesets: a summary's replay builds none (their values go from the
+            // payloads into the state's columns).
+            let each: ((Changeset, TransactionRecord, LogGraph) throws -> Void)? =
+                changesets
+                ? { changeset, _, graph in
+                    guard changeset.transactionID >= from else { return }
+                    printer.print(changeset, graph: graph)
+                } : nil
+            let loaded = try StoreLoader.load(store.store, limit: limit, each: each)
             if let until, loaded.graph.lastTransactionID < until, loaded.report.lastTransactionID < until {
                 Terminal.warn("egctl: note: the log ends at transaction \(loaded.report.lastTransactionID)")
             }

@@ -71,30 +71,32 @@ struct StoreLoader {
     /// to `each`, but returned as ``Loaded/undecidedPart``, as the store's own read-only view leaves it out.
     static func load(
         _ path: String, label: String = "replay", limit: Limit = .none, checksStoredIndexes: Bool = false,
-        each: (Changeset, TransactionRecord, LogGraph) throws -> Void = { _, _, _ in }
+        each: ((Changeset, TransactionRecord, LogGraph) throws -> Void)? = nil
     ) throws -> Loaded {
         let reader = try LogReader(path: path)
         var graph = LogGraph(source: path)
         graph.checksStoredIndexes = checksStoredIndexes
         var ledger = CrossStoreLedger()
-        var held: (changeset: Changeset, transaction: TransactionRecord)?
+        var held: (changeset: ReplayChangeset, transaction: TransactionRecord)?
         var first: Int64?
         var checkpoint: (UInt64, UInt64)?
         var applied = 0
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
         let progress = Progress(label, totalByteCount: size)
         defer { progress.finish() }
-        func apply(_ changeset: Changeset, _ transaction: TransactionRecord) throws {
+        // Changesets are decoded flat, their values going from the payload into the state's columns; a whole
+        // `Changeset` is built only for a caller that reads them (`each`).
+        func apply(_ changeset: ReplayChangeset, _ transaction: TransactionRecord) throws {
             graph.apply(changeset, blobs: transaction.blobs)
             applied += 1
-            if first == nil { first = changeset.commitTimeMicroseconds }
-            try each(changeset, transaction, graph)
+            if first == nil { first = changeset.header.commitTimeMicroseconds }
+            try each?(changeset.changeset, transaction, graph)
         }
         var report: ScanReport?
         do {
             report = try reader.scan { record in
-                let changeset = try record.transaction?.changeset()
-                ledger.note(record, changeset: changeset)
+                let changeset = try record.transaction.map(ReplayChangeset.init)
+                ledger.note(record, crossStore: changeset?.header.crossStore)
                 // A part held back is decided as committed by whatever the ledger takes as deciding it.
                 if let part = held, ledger.undecided?.transactionID != part.transaction.transactionID {
                     held = nil
@@ -106,7 +108,7 @@ struct StoreLoader {
                     let changeset = changeset!
                     switch limit {
                     case .transaction(let last) where changeset.transactionID > last: throw StopScan()
-                    case .time(let micros) where changeset.commitTimeMicroseconds > micros: throw StopScan()
+                    case .time(let micros) where changeset.header.commitTimeMicroseconds > micros: throw StopScan()
                     default: break
                     }
                     if ledger.undecided?.transactionID == transaction.transactionID {
@@ -141,7 +143,8 @@ struct StoreLoader {
             reader: reader, graph: graph, report: finalReport, firstCommitMicroseconds: first,
             lastCheckpoint: checkpoint, appliedTransactionCount: applied, ledger: ledger,
             undecidedPart: held.map {
-                UndecidedPart(changeset: $0.changeset, transaction: $0.transaction, storeUUID: reader.header.storeUUID)
+                UndecidedPart(
+                    changeset: $0.changeset.changeset, transaction: $0.transaction, storeUUID: reader.header.storeUUID)
             })
     }
 }
