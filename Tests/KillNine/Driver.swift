@@ -110,11 +110,12 @@ struct Driver {
             // While the store opens: replay, recovery of the torn tail the last kill left, the schema append.
             delay = .microseconds(Int64.random(in: 0...max(1, open.microseconds * 5 / 4), using: &random))
         case 4..<7:
-            _ = saver.wait(upTo: .seconds(3)) { $0.compactionsBegun > 0 }
+            // While an explicit compaction runs (not while it waits for an automatic checkpoint to finish).
+            _ = saver.wait(upTo: .seconds(3)) { $0.phase == .compaction }
             delay = .microseconds(Int64.random(in: 0...max(1, compaction.microseconds), using: &random))
         case 7..<11:
             // While an automatic checkpoint runs beside the saves (each saver's threshold is a few dozen saves).
-            _ = saver.wait(upTo: .seconds(3)) { $0.checkpointsBegun > $0.checkpointsEnded }
+            _ = saver.wait(upTo: .seconds(3)) { $0.phase == .checkpoint }
             delay = .microseconds(Int64.random(in: 0...max(1, checkpoint.microseconds), using: &random))
         default:
             delay = .microseconds(Int64.random(in: 0...1_000_000, using: &random))

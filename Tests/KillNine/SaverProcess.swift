@@ -27,11 +27,20 @@ struct SaverEvents: Sendable {
     var isClosed = false
 
     /// Where the saver was when it died: still opening, inside an automatic checkpoint, inside an explicit
-    /// compaction, or saving (the two kinds of compaction take turns, so at most one is inside its rewrite).
+    /// compaction, or saving. The two kinds of compaction take turns (one lock), and each prints its begin before it
+    /// waits for the lock: when both have begun and neither ended, the one that began first is the one running (with
+    /// a threshold of a few dozen saves a checkpoint has nearly always begun, so counting every such kill as the
+    /// checkpoint's left the explicit compactions' kills at 0).
     var phase: KillPhase {
         if readyAt == nil { return .open }
-        if checkpointsBegun > checkpointsEnded { return .checkpoint }
-        return compactionsBegun > compactionsEnded ? .compaction : .saving
+        switch (checkpointsBegun > checkpointsEnded, compactionsBegun > compactionsEnded) {
+        case (true, true):
+            guard let checkpointBegunAt, let compactionBegunAt else { return .checkpoint }
+            return compactionBegunAt < checkpointBegunAt ? .compaction : .checkpoint
+        case (true, false): return .checkpoint
+        case (false, true): return .compaction
+        case (false, false): return .saving
+        }
     }
 
     mutating func parse(_ line: Substring) {
