@@ -27,12 +27,7 @@ struct OpenFirstChunkTests {
         let listed = try #require(try CheckpointChunkLayoutTests.directory(of: path))
         let first = try #require(listed.entities.first)
         let target = first.chunks[0]
-        let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: target.byteOffset + 48 + 40)
-        let byte = try #require(try handle.read(upToCount: 1))
-        try handle.seek(toOffset: target.byteOffset + 48 + 40)
-        try handle.write(contentsOf: [byte[0] ^ 0x04])
-        try handle.close()
+        try CheckpointChunkLayoutTests.flipBit(0x04, inBodyOf: target, at: 40, path: path)
 
         let name = TestModels.school.entities[Int(first.entityIndex)].name
         let error = #expect(throws: EventGraphError.self) {
