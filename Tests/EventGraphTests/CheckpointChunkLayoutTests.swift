@@ -83,13 +83,18 @@ struct CheckpointChunkLayoutTests {
         let listed = try #require(try Self.directory(of: path))
         let students = try #require(listed.entities.first { $0.chunks.count == 3 })
         let target = students.chunks[1]
-        let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: target.byteOffset + 48 + 100)
-        let byte = try #require(try handle.read(upToCount: 1))
-        try handle.seek(toOffset: target.byteOffset + 48 + 100)
-        try handle.write(contentsOf: [byte[0] ^ 0x10])
-        try handle.close()
+        try flipBit(0x10, inBodyOf: target, at: 100, path: path)
         return target
+    }
+
+    /// Flips bits of one byte of a chunk's frame body, `offset` bytes after its 48-byte frame header.
+    static func flipBit(_ mask: UInt8, inBodyOf chunk: EntityChunkEntry, at offset: UInt64, path: String) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: chunk.byteOffset + 48 + offset)
+        let byte = try #require(try handle.read(upToCount: 1))
+        try handle.seek(toOffset: chunk.byteOffset + 48 + offset)
+        try handle.write(contentsOf: [byte[0] ^ mask])
+        try handle.close()
     }
 
     @Test func damageInsideAChunkNamesTheChunkAndTheEntityAndAFullScanFindsIt() throws {

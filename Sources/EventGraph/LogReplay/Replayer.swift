@@ -115,10 +115,12 @@ struct Replayer {
     ) throws(EventGraphError) {
         let source = CheckpointChunkSource(reader: reader, checkpointTransactionID: checkpointTransactionID)
         if let first = directory.entities.first, Int(first.entityIndex) < model.entities.count {
-            let chunk = try source.load(
+            // Only its table of foreign stores is kept: the chunk is read, verified and decoded (the same checks and
+            // refusals) without building its records, which its first touch decodes into columns later.
+            let table = try source.visit(
                 first.chunks[0], chunkIndex: 0, entityIndex: Int(first.entityIndex),
-                entityName: model.entities[Int(first.entityIndex)].name)
-            for uuid in chunk.foreignStores { _ = checkpoint!.state.storeIndex(of: uuid) }
+                entityName: model.entities[Int(first.entityIndex)].name, visitor: ForeignStoreTable())
+            for uuid in table.stores { _ = checkpoint!.state.storeIndex(of: uuid) }
         }
         let stored =
             buildsIndexes
@@ -239,4 +241,16 @@ extension Replayer {
     mutating func replace(state: StoreState) {
         self.state = state
     }
+}
+
+/// A chunk visitor that keeps the chunk's table of foreign stores and nothing else (the table a checkpoint's first
+/// chunk gives the state at open).
+private struct ForeignStoreTable: CheckpointChunkVisitor {
+    private(set) var stores: [LogUUID] = []
+
+    mutating func visitForeignStores(_ stores: [LogUUID]) { self.stores = stores }
+    mutating func visitRecordCount(_ count: Int) {}
+    mutating func visitRecord(_ object: ObjectReference) {}
+    mutating func visitProperty(_ propertyIndex: UInt32, _ value: BorrowedPropertyValue) {}
+    mutating func endRecord() {}
 }

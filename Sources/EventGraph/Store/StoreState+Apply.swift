@@ -200,7 +200,15 @@ extension StoreState {
             touched.update(entry)
             appliedOrder.append(key)
         }
-        var insertCounts = Array(repeating: 0, count: tables.count)
+        // Notes that an operation may change a value the indexes read of `key` (before or after `didApply`).
+        func changesIndexed(_ key: UInt64) {
+            guard var entry = touched[key], !entry.changesIndexedValues else { return }
+            entry.changesIndexedValues = true
+            touched.update(entry)
+        }
+        // Counted only for a transaction large enough to grow the tables once (below).
+        let countsInserts = operations.count > 64
+        var insertCounts = countsInserts ? Array(repeating: 0, count: tables.count) : []
         for operation in operations {
             let reference = operation.object
             let entityIndex = Int(reference.entityIndex)
@@ -209,7 +217,7 @@ extension StoreState {
             var isDelete = false
             switch operation.kind {
             case .delete: isDelete = true
-            case .insert: insertCounts[entityIndex] += 1
+            case .insert: if countsInserts { insertCounts[entityIndex] += 1 }
             case .update, .relate: break
             }
             if let seen = touched[reference.key] {
@@ -221,7 +229,7 @@ extension StoreState {
                 order.append(reference.key)
             }
         }
-        if operations.count > 64 {
+        if countsInserts {
             // Grow every table and the uniqueness index once, not by doubling along the way.
             for (entityIndex, count) in insertCounts.enumerated() where count > 0 {
                 reserveCapacity(ofEntity: entityIndex, adding: count)
@@ -293,6 +301,7 @@ extension StoreState {
                         }
                     }
                 }
+                changesIndexed(reference.key)
                 didApply(reference.key)
             case .update:
                 guard let entityIndex = try check.ownEntity(of: reference, "updates", &anomalies) else { continue }
@@ -311,6 +320,11 @@ extension StoreState {
                 guard found != nil else {
                     try check.reject("updates \(check.name(reference)), which does not exist", &anomalies)
                     continue
+                }
+                if let needed = neededProperties[entityIndex], !needed.isEmpty,
+                    changeset.values[operation.values].contains(where: { needed.contains(Int($0.propertyIndex)) })
+                {
+                    changesIndexed(reference.key)
                 }
                 didApply(reference.key)
             case .relate:
@@ -335,7 +349,12 @@ extension StoreState {
                     try check.reject("relates \(check.name(reference)), which does not exist", &anomalies)
                     continue
                 }
-                if found { didApply(reference.key) }
+                if found {
+                    if let needed = neededProperties[entityIndex], needed.contains(Int(propertyIndex)) {
+                        changesIndexed(reference.key)
+                    }
+                    didApply(reference.key)
+                }
             case .delete:
                 guard let entityIndex = try check.ownEntity(of: reference, "deletes", &anomalies) else { continue }
                 guard tables[entityIndex].slot(forKey: reference.key) != nil else {
@@ -343,6 +362,7 @@ extension StoreState {
                     continue
                 }
                 removeRow(entityIndex: entityIndex, key: reference.key)
+                changesIndexed(reference.key)
                 didApply(reference.key)
             }
         }
@@ -354,8 +374,13 @@ extension StoreState {
             let entityIndex = entry.entityIndex
             let needed = neededProperties[entityIndex]!
             guard !needed.isEmpty else { continue }
-            let newRow = tables[entityIndex].row(forKey: key, decoding: needed)
             let oldRow = oldRows.isEmpty ? nil : oldRows[entry.place]
+            // An object whose indexed values no operation wrote keeps them: its old row serves as the new one (not
+            // decoded again; the indexes see the same row on both sides and change nothing).
+            let newRow =
+                if !entry.changesIndexedValues, let oldRow { oldRow } else {
+                    tables[entityIndex].row(forKey: key, decoding: needed)
+                }
             updateIndexes(
                 entityIndex: entityIndex, key: key, old: oldRow, new: newRow, model: model, changes: &indexChanges,
                 deferred: &deferred)
@@ -417,7 +442,16 @@ extension StoreState {
         // other properties: a post's title) keeps its entry, neither removed nor added again. A tuple names its
         // entity and constraint, so the constraints' entries never collide and are handled one at a time (the
         // attribute indexes' changes recorded below do not read this index).
+        let isSameRow = oldRow != nil && oldRow === newRow
         for constraint in constraints {
+            if isSameRow {
+                // One tuple on both sides: kept when this object holds it, given to it otherwise (as below).
+                guard let tuple = UniqueKey(constraint, values: oldRow!.values), uniqueIndex[tuple] != key else {
+                    continue
+                }
+                uniqueIndex[tuple] = key
+                continue
+            }
             let oldTuple = oldRow.flatMap { UniqueKey(constraint, values: $0.values) }
             let newTuple = newRow.flatMap { UniqueKey(constraint, values: $0.values) }
             if let oldTuple, oldTuple == newTuple, uniqueIndex[oldTuple] == key { continue }
@@ -437,9 +471,16 @@ extension StoreState {
     /// constraints and of its attribute indexes, when the state keeps them (empty for a tool's state).
     private func oldValuesNeeded(ofEntity entityIndex: Int, model: ObjectModel) -> [Int] {
         guard isIndexed else { return [] }
-        var properties = model.entities[entityIndex].uniqueConstraints.flatMap(\.propertyIndices)
-        properties += indexes[entityIndex].map(\.propertyIndex)
-        return Array(Set(properties)).sorted()
+        let constraints = model.entities[entityIndex].uniqueConstraints
+        let attributeIndexes = indexes[entityIndex]
+        guard !constraints.isEmpty || !attributeIndexes.isEmpty else { return [] }
+        // Sorted and without repeats; a few properties, so no set (this runs once per replayed transaction).
+        var properties: [Int] = []
+        func add(_ property: Int) { if !properties.contains(property) { properties.append(property) } }
+        for constraint in constraints { for property in constraint.propertyIndices { add(property) } }
+        for index in attributeIndexes { add(index.propertyIndex) }
+        properties.sort()
+        return properties
     }
 
     /// Edits a to-many list as a relate says: the removed targets go, then the added ones that are not in it yet
@@ -497,6 +538,9 @@ private struct TouchedObject: ProbingTableEntry {
     var isDeleted: Bool
     /// Whether an operation on it was applied (not refused).
     var isApplied = false
+    /// Whether an applied operation may have changed a value the indexes read (an insert, a delete, or a write of
+    /// such a property); when not, its new values for the indexes are its old ones.
+    var changesIndexedValues = false
     /// Its place in the order of first touch.
     var place: Int
 

@@ -132,17 +132,19 @@ extension StoreState {
 
 /// The index entries one commit removes and inserts, collected so each index applies them as one batch.
 struct IndexChanges: Sendable {
-    /// Per entity, per index: removals and insertions.
-    private var changes: [[(removals: [AttributeIndex.Entry], insertions: [AttributeIndex.Entry])]]
+    /// Per entity, per index: removals and insertions. Empty until the first change is recorded: most replayed
+    /// transactions change no indexed value (a post's title), and this is made once per transaction.
+    private var changes: [[(removals: [AttributeIndex.Entry], insertions: [AttributeIndex.Entry])]] = []
     private var isEmpty = true
 
-    init(_ indexes: [[AttributeIndex]]) {
-        changes = indexes.map { Array(repeating: ([], []), count: $0.count) }
-    }
+    /// Changes for `indexes` (laid out by them when the first change is recorded, from the same indexes).
+    init(_ indexes: [[AttributeIndex]]) {}
 
     mutating func record(entityIndex: Int, key: UInt64, old: Row?, new: Row?, indexes: [[AttributeIndex]]) {
         let entityIndexes = indexes[entityIndex]
         guard !entityIndexes.isEmpty else { return }
+        // The same row on both sides (an update that wrote no indexed property) changes nothing.
+        if let old, let new, old === new { return }
         for (position, index) in entityIndexes.enumerated() {
             let property = index.propertyIndex
             let oldValue = old.flatMap { row -> AttributeValue? in
@@ -152,7 +154,10 @@ struct IndexChanges: Sendable {
                 if case .attribute(let value) = row.values[property] { value } else { nil }
             }
             if oldValue == newValue { continue }
-            isEmpty = false
+            if isEmpty {
+                isEmpty = false
+                if changes.isEmpty { changes = indexes.map { Array(repeating: ([], []), count: $0.count) } }
+            }
             if let oldValue { changes[entityIndex][position].removals.append(.init(value: oldValue, key: key)) }
             if let newValue { changes[entityIndex][position].insertions.append(.init(value: newValue, key: key)) }
         }

@@ -34,18 +34,22 @@ enum LZ4 {
         _ source: UnsafeRawBufferPointer, rawByteCount: Int, dictionary: [UInt8]? = nil
     ) -> [UInt8]? {
         guard rawByteCount > 0, source.count > 0, source.count <= Int(Int32.max) else { return nil }
-        var output = [UInt8](repeating: 0, count: rawByteCount)
-        let produced: Int32 = output.withUnsafeMutableBytes { destination in
+        // Not zeroed first (a checkpoint chunk is megabytes): only the bytes the decoder wrote are kept, and the
+        // result is used only when it wrote all of them.
+        var produced: Int32 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: rawByteCount) { destination, initializedCount in
             let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
-            let dst = destination.baseAddress!.assumingMemoryBound(to: CChar.self)
-            guard let dictionary, !dictionary.isEmpty else {
-                return LZ4_decompress_safe(src, dst, Int32(source.count), Int32(rawByteCount))
+            let dst = UnsafeMutableRawPointer(destination.baseAddress!).assumingMemoryBound(to: CChar.self)
+            if let dictionary, !dictionary.isEmpty {
+                produced = dictionary.withUnsafeBytes { dict in
+                    LZ4_decompress_safe_usingDict(
+                        src, dst, Int32(source.count), Int32(rawByteCount),
+                        dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
+                }
+            } else {
+                produced = LZ4_decompress_safe(src, dst, Int32(source.count), Int32(rawByteCount))
             }
-            return dictionary.withUnsafeBytes { dict in
-                LZ4_decompress_safe_usingDict(
-                    src, dst, Int32(source.count), Int32(rawByteCount),
-                    dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
-            }
+            initializedCount = produced > 0 ? Int(produced) : 0
         }
         guard produced == Int32(rawByteCount) else { return nil }
         return output

@@ -45,13 +45,20 @@ struct LogFile: ~Copyable {
 
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
     func read(count: Int, at offset: UInt64) throws(LogFormatError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
         let descriptor = self.descriptor
         let path = self.path
-        let n = try bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(LogFormatError) in try SystemCalls.pread(descriptor, buffer, at: offset, path: path) }
-        }.get()
-        if n < count { bytes.removeSubrange(n...) }
+        // Not zeroed first: only the bytes `pread` filled are kept (a short read at the end of the file keeps fewer).
+        var failure: LogFormatError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+            do throws(LogFormatError) {
+                initializedCount = try SystemCalls.pread(
+                    descriptor, UnsafeMutableRawBufferPointer(buffer), at: offset, path: path)
+            } catch {
+                failure = error
+                initializedCount = 0
+            }
+        }
+        if let failure { throw failure }
         return bytes
     }
 
