@@ -1,5 +1,6 @@
 import Foundation
 import LogFormat
+import TestSupport
 import Testing
 
 @testable import EventGraph
@@ -131,5 +132,36 @@ struct LightObjectTests {
             }
             for await isRight in group { #expect(isRight) }
         }
+    }
+}
+
+@Suite("Chunks decoded from a checkpoint hold their arrays at their size")
+struct DecodedChunkSizeTests {
+    @Test("the arena, offset, key and version arrays of a decoded chunk have at most an eighth spare")
+    func decodedArraysAreExact() throws {
+        let directory = TemporaryDirectory()
+        // 4,096 objects fill the first chunk, 904 make a partial last one (which reserved room for 4,096 slots).
+        try StoredCheckpointIndexTests.compactedStore(at: directory.file(), count: 5_000)
+        let container = try ModelContainer(path: directory.file(), model: StoredCheckpointIndexTests.model)
+        defer { try? container.close() }
+        let table = StoredCheckpointIndexTests.state(of: container).tables[StoredCheckpointIndexTests.itemEntity]
+        func isExact<Element>(_ array: [Element]) -> Bool { array.capacity - array.count <= array.count / 8 }
+        for index in 0..<2 {
+            let chunk = try table.loadedChunk(at: index)
+            #expect(chunk.slotCount == (index == 0 ? 4_096 : 904))
+            #expect(isExact(chunk.keys) && isExact(chunk.versions) && isExact(chunk.valueCounts), "chunk \(index)")
+            for (property, column) in chunk.columns.enumerated() {
+                let arena = column.arena
+                let exact = [
+                    isExact(column.tags), isExact(column.words), isExact(arena.bytes), isExact(arena.starts),
+                    isExact(arena.byteCounts),
+                ]
+                #expect(exact.allSatisfy { $0 }, "chunk \(index) property \(property): tags, words, arena \(exact)")
+            }
+        }
+        // The values read back as they were written.
+        let context = container.newBackgroundContext()
+        let items = try context.fetch(FetchDescriptor<IndexedItem>(sortBy: [SortDescriptor(\.handle)]))
+        #expect(items.count == 5_000 && items.first?.handle == StoredCheckpointIndexTests.identity(0))
     }
 }
