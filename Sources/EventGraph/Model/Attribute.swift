@@ -44,7 +44,8 @@ public struct Attribute<Value: PersistentValue> {
     /// Declares an optional attribute whose default is `nil`.
     @inlinable
     public init() where Value: ExpressibleByNilLiteral {
-        declarationTag = PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: []) : 0
+        declarationTag =
+            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: []) : 0
     }
 
     /// Declares an optional attribute with one option whose default is `nil`.

@@ -90,7 +90,8 @@ enum PrototypeCapture {
     /// For ``Relationship``'s initializers while ``isActive``: as ``attributeTag(defaultValue:options:)``.
     @usableFromInline @inline(never)
     static func relationshipTag(
-        initialTargetCount: Int = 0, inverse: String?, deleteRule: RelationshipDeleteRule, minimumCount: Int, maximumCount: Int, isOptional: Bool,
+        initialTargetCount: Int = 0, inverse: String?, deleteRule: RelationshipDeleteRule, minimumCount: Int,
+        maximumCount: Int, isOptional: Bool,
         originalName: String?
     ) -> UInt16 {
         guard let session = current else { return 0 }
