@@ -3,7 +3,10 @@ import LogFormat
 /// Declares a persistent attribute of a ``ManagedObject`` subclass.
 ///
 /// Reading and writing the property is plain Swift; the value lives in the object's context and store, not in
-/// the wrapper. The initial value is the attribute's default.
+/// the wrapper. The initial value is the attribute's default, which the model records once for the entity (the
+/// wrapper keeps neither it nor the options, so an object costs nothing per attribute). A default computed anew for
+/// each object (`Date()`, `UUID()`) is computed for an object when it is inserted, or when it is read before that,
+/// and kept from then on.
 ///
 /// ```swift
 /// final class Post: ManagedObject {
