@@ -100,10 +100,9 @@ public final class ObjectContext {
         object.identity = parentStore.reserveIdentity(for: entity)
         object.flags = [.isInserted]
         if entity.hasInstanceDefaults {
-            for (index, value) in ClassInfo.instanceDefaults(of: object).enumerated() {
-                if let value, object.pendingValue(at: index) == nil {
-                    object.setPendingValue(.attribute(value), at: index)
-                }
+            for (index, value) in ClassRegistry.info(for: type(of: object)).freshDynamicDefaults()
+            where object.pendingValue(at: index) == nil {
+                object.setPendingValue(.attribute(value), at: index)
             }
         }
         registered[object.identity] = object

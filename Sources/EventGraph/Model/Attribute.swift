@@ -3,7 +3,10 @@ import LogFormat
 /// Declares a persistent attribute of a ``ManagedObject`` subclass.
 ///
 /// Reading and writing the property is plain Swift; the value lives in the object's context and store, not in
-/// the wrapper. The initial value is the attribute's default.
+/// the wrapper. The initial value is the attribute's default, which the model records once for the entity (the
+/// wrapper keeps neither it nor the options, so an object costs nothing per attribute). A default computed anew for
+/// each object (`Date()`, `UUID()`) is computed for an object when it is inserted, or when it is read before that,
+/// and kept from then on.
 ///
 /// ```swift
 /// final class Post: ManagedObject {
@@ -14,54 +17,52 @@ import LogFormat
 /// ```
 @propertyWrapper
 public struct Attribute<Value: PersistentValue> {
-    /// The value the property has before anything is assigned.
-    @usableFromInline let defaultValue: Value
-    /// The options, kept without an array when there is at most one: every instance of a model class runs its
-    /// wrappers' initializers (inlinable, so a model class's initializer stores the values without a call per
-    /// wrapper), so a fetch would otherwise allocate (and free) an array per option-bearing attribute of every object
-    /// it makes.
-    @usableFromInline let options: AttributeOptionList
+    /// 0 in every instance but a prototype: the default value and the options live once per entity, in the model
+    /// (see `PrototypeCapture`), so a fetched object initializes and releases nothing per attribute. In a prototype
+    /// that ``ObjectModel`` builds, the number of this declaration in the prototype's record.
+    @usableFromInline let declarationTag: UInt16
 
     /// Declares an attribute whose default is the initial value.
     @inlinable
     public init(wrappedValue: Value) {
-        self.defaultValue = wrappedValue
-        self.options = .none
+        declarationTag =
+            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: wrappedValue, options: []) : 0
     }
 
     /// Declares an attribute with one option whose default is the initial value.
     @inlinable
     public init(wrappedValue: Value, _ option: AttributeOption) {
-        self.defaultValue = wrappedValue
-        self.options = .one(option)
+        declarationTag =
+            PrototypeCapture.isActive
+            ? PrototypeCapture.attributeTag(defaultValue: wrappedValue, options: [option]) : 0
     }
 
     /// Declares an attribute whose default is the initial value.
     @inlinable
     public init(wrappedValue: Value, _ options: AttributeOption...) {
-        self.defaultValue = wrappedValue
-        self.options = .many(options)
+        declarationTag =
+            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: wrappedValue, options: options) : 0
     }
 
     /// Declares an optional attribute whose default is `nil`.
     @inlinable
     public init() where Value: ExpressibleByNilLiteral {
-        self.defaultValue = nil
-        self.options = .none
+        declarationTag =
+            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: []) : 0
     }
 
     /// Declares an optional attribute with one option whose default is `nil`.
     @inlinable
     public init(_ option: AttributeOption) where Value: ExpressibleByNilLiteral {
-        self.defaultValue = nil
-        self.options = .one(option)
+        declarationTag =
+            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: [option]) : 0
     }
 
     /// Declares an optional attribute whose default is `nil`.
     @inlinable
     public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
-        self.defaultValue = nil
-        self.options = .many(options)
+        declarationTag =
+            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: options) : 0
     }
 
     @available(*, unavailable, message: "@Attribute is only available on ManagedObject subclasses")
@@ -86,7 +87,8 @@ public struct Attribute<Value: PersistentValue> {
                 return value
             }
             object.recordProbedRead(wrappedKeyPath)
-            return object[keyPath: storageKeyPath].defaultValue
+            if let value = Value(storedValue: object.defaultStoredValue(at: index)) { return value }
+            preconditionFailure("the default of \(Object.self)'s property #\(index) is no \(Value.self)")
         }
         set {
             let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
@@ -96,26 +98,12 @@ public struct Attribute<Value: PersistentValue> {
 }
 
 extension Attribute: PropertyIntrospection {
-    func propertySeed(name: String) -> PropertySeed {
-        .attribute(
+    func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed {
+        guard case .attribute(let defaultValue, let options) = session.declaration(declarationTag, property: name)
+        else { preconditionFailure("the wrapper of '\(name)' recorded a relationship, not an attribute") }
+        return .attribute(
             AttributeSeed(
-                name: name, type: Value.attributeType, isOptional: Value.isOptionalType,
-                defaultValue: defaultValue.attributeValue, options: options.array, transformerName: nil))
-    }
-}
-
-/// The options of an ``Attribute``: none, one, or an array of several.
-@usableFromInline
-enum AttributeOptionList {
-    case none
-    case one(AttributeOption)
-    case many([AttributeOption])
-
-    var array: [AttributeOption] {
-        switch self {
-        case .none: []
-        case .one(let option): [option]
-        case .many(let options): options
-        }
+                name: name, type: Value.attributeType, isOptional: Value.isOptionalType, defaultValue: defaultValue,
+                options: options, transformerName: nil))
     }
 }

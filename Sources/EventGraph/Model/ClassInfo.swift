@@ -17,13 +17,15 @@ final class ClassInfo: @unchecked Sendable {
     /// another one), so the model records none for them and every object records its own value.
     let dynamicDefaultIndices: Set<Int>
 
+    /// Each property's default as ``Attribute``'s accessor reads it when an object holds no value (`.null` for a
+    /// relationship; for a dynamic default, the first prototype's value, which only a probe reads).
+    let defaultValues: [StoredValue]
+
     init(objectClass: ManagedObject.Type, superclassInfo: ClassInfo?) {
         self.objectClass = objectClass
         self.superclassInfo = superclassInfo
-        let first = objectClass.init()
-        let second = objectClass.init()
-        let seeds = ClassInfo.seeds(of: first)
-        let secondSeeds = ClassInfo.seeds(of: second)
+        let seeds = ClassInfo.prototypeSeeds(of: objectClass)
+        let secondSeeds = ClassInfo.prototypeSeeds(of: objectClass)
         var dynamicDefaultIndices: Set<Int> = []
         for (index, (a, b)) in zip(seeds, secondSeeds).enumerated() {
             if case .attribute(let x) = a, case .attribute(let y) = b, x.defaultValue != y.defaultValue {
@@ -40,10 +42,20 @@ final class ClassInfo: @unchecked Sendable {
         self.indexByName = indexByName
         self.hasInstanceDefaults = !dynamicDefaultIndices.isEmpty
         self.dynamicDefaultIndices = dynamicDefaultIndices
+        self.defaultValues = seeds.map { seed in
+            if case .attribute(let attribute) = seed { StoredValue(attribute.defaultValue) } else { .null }
+        }
     }
 
-    /// The property seeds of an instance, root class first.
-    static func seeds(of instance: ManagedObject) -> [PropertySeed] {
+    /// The property seeds of a new prototype of a class, root class first: the instance is made while
+    /// `PrototypeCapture` records what its wrappers declare (ordinary instances' wrappers hold nothing).
+    static func prototypeSeeds(of objectClass: ManagedObject.Type) -> [PropertySeed] {
+        let (prototype, session) = PrototypeCapture.capture { objectClass.init() }
+        return seeds(of: prototype, in: session)
+    }
+
+    /// The property seeds of a prototype made in `session`, root class first.
+    private static func seeds(of instance: ManagedObject, in session: PrototypeCapture.Session) -> [PropertySeed] {
         var levels: [[PropertySeed]] = []
         var mirror: Mirror? = Mirror(reflecting: instance)
         while let current = mirror, current.subjectType != ManagedObject.self {
@@ -51,7 +63,7 @@ final class ClassInfo: @unchecked Sendable {
             for child in current.children {
                 guard let label = child.label, let wrapper = child.value as? any PropertyIntrospection else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
-                level.append(wrapper.propertySeed(name: name))
+                level.append(wrapper.propertySeed(name: name, in: session))
             }
             levels.append(level)
             mirror = current.superclassMirror
@@ -59,11 +71,16 @@ final class ClassInfo: @unchecked Sendable {
         return levels.reversed().flatMap { $0 }
     }
 
-    /// Values of every attribute of an instance as its wrappers hold them (the per-instance defaults).
-    static func instanceDefaults(of instance: ManagedObject) -> [AttributeValue?] {
-        seeds(of: instance).map { seed in
-            if case .attribute(let attribute) = seed { attribute.defaultValue } else { nil }
+    /// Defaults computed anew (`Date()`, `UUID()`), by property index, from a new prototype: what a new object of a
+    /// class with ``hasInstanceDefaults`` records as its own values. (Its wrappers keep nothing of the values its
+    /// initializer computed, so they are computed again here, when the object is inserted or first read.)
+    func freshDynamicDefaults() -> [Int: AttributeValue] {
+        let seeds = ClassInfo.prototypeSeeds(of: objectClass)
+        var values: [Int: AttributeValue] = [:]
+        for index in dynamicDefaultIndices {
+            if case .attribute(let attribute) = seeds[index] { values[index] = attribute.defaultValue }
         }
+        return values
     }
 }
 

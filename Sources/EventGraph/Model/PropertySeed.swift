@@ -2,7 +2,9 @@ import LogFormat
 
 /// Implemented by the property wrappers so that model registration can describe a property from a prototype.
 protocol PropertyIntrospection {
-    func propertySeed(name: String) -> PropertySeed
+    /// The property's description, from what its wrapper recorded in `session` when the prototype was made (see
+    /// `PrototypeCapture`).
+    func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed
 }
 
 /// What a property wrapper in a prototype instance says about its property.

@@ -15,12 +15,10 @@ import LogFormat
 /// ```
 @propertyWrapper
 public struct Relationship<Value: RelationshipValue> {
-    let inverseName: String?
-    let deleteRule: RelationshipDeleteRule
-    let minimumCount: Int
-    let maximumCount: Int
-    let isOptional: Bool
-    let originalName: String?
+    /// 0 in every instance but a prototype: the inverse, the delete rule, the counts and the original name live once
+    /// per entity, in the model (see `PrototypeCapture`), so a fetched object initializes and releases nothing per
+    /// relationship. In a prototype that ``ObjectModel`` builds, the number of this declaration in its record.
+    @usableFromInline let declarationTag: UInt16
 
     /// Declares a relationship.
     ///
@@ -32,28 +30,31 @@ public struct Relationship<Value: RelationshipValue> {
     ///   - isOptional: whether a to-one relationship may be empty when saved.
     ///   - originalName: the relationship's name in the previous model version, when it was renamed (migration
     ///     carries its targets over).
+    @inlinable
     public init(
         inverse: String? = nil, deleteRule: RelationshipDeleteRule = .nullify, minimumCount: Int = 0,
         maximumCount: Int = 0, isOptional: Bool = true, originalName: String? = nil
     ) {
-        precondition(minimumCount >= 0 && maximumCount >= 0, "relationship counts cannot be negative")
-        self.inverseName = inverse
-        self.deleteRule = deleteRule
-        self.minimumCount = minimumCount
-        self.maximumCount = maximumCount
-        self.isOptional = isOptional
-        self.originalName = originalName
+        declarationTag =
+            PrototypeCapture.isActive
+            ? PrototypeCapture.relationshipTag(
+                inverse: inverse, deleteRule: deleteRule, minimumCount: minimumCount, maximumCount: maximumCount,
+                isOptional: isOptional, originalName: originalName) : 0
     }
 
-    /// Declares a relationship; the initial value must be empty (`nil` or `[]`).
+    /// Declares a relationship; the initial value must be empty (`nil` or `[]`), which the model checks when it
+    /// builds the class's prototype.
+    @inlinable
     public init(
         wrappedValue: Value, inverse: String? = nil, deleteRule: RelationshipDeleteRule = .nullify,
         minimumCount: Int = 0, maximumCount: Int = 0, isOptional: Bool = true, originalName: String? = nil
     ) {
-        precondition(wrappedValue.relationshipTargets.isEmpty, "a relationship's initial value must be empty")
-        self.init(
-            inverse: inverse, deleteRule: deleteRule, minimumCount: minimumCount, maximumCount: maximumCount,
-            isOptional: isOptional, originalName: originalName)
+        declarationTag =
+            PrototypeCapture.isActive
+            ? PrototypeCapture.relationshipTag(
+                initialTargetCount: wrappedValue.relationshipTargets.count, inverse: inverse, deleteRule: deleteRule,
+                minimumCount: minimumCount, maximumCount: maximumCount, isOptional: isOptional,
+                originalName: originalName) : 0
     }
 
     @available(*, unavailable, message: "@Relationship is only available on ManagedObject subclasses")
@@ -80,11 +81,15 @@ public struct Relationship<Value: RelationshipValue> {
 }
 
 extension Relationship: PropertyIntrospection {
-    func propertySeed(name: String) -> PropertySeed {
-        .relationship(
+    func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed {
+        guard case .relationship(let options) = session.declaration(declarationTag, property: name) else {
+            preconditionFailure("the wrapper of '\(name)' recorded an attribute, not a relationship")
+        }
+        return .relationship(
             RelationshipSeed(
                 name: name, destination: Value.destinationType, isToMany: Value.isToMany, isOrdered: Value.isOrdered,
-                inverseName: inverseName, deleteRule: deleteRule.deleteRule, minimumCount: minimumCount,
-                maximumCount: maximumCount, isOptional: isOptional, originalName: originalName))
+                inverseName: options.inverseName, deleteRule: options.deleteRule.deleteRule,
+                minimumCount: options.minimumCount, maximumCount: options.maximumCount, isOptional: options.isOptional,
+                originalName: options.originalName))
     }
 }

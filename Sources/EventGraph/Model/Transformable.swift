@@ -62,7 +62,7 @@ public struct Transformable<Transformer: AttributeTransformer> {
 }
 
 extension Transformable: PropertyIntrospection {
-    func propertySeed(name: String) -> PropertySeed {
+    func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed {
         .attribute(
             AttributeSeed(
                 name: name, type: .transformable, isOptional: true, defaultValue: .null, options: options,

@@ -24,6 +24,29 @@ extension ManagedObject {
         storedAttributeValue(at: index).map(StoredValue.init)
     }
 
+    /// The default of an attribute, for ``Attribute``'s inlined accessor when the object holds no value for it.
+    ///
+    /// The wrappers keep no default (see `PrototypeCapture`): it is the entity's, or the class's before the object
+    /// is inserted. A default computed per object (`Date()`) is this object's own: made on the first read of a new
+    /// object (and kept as its unsaved value, so every read and the insert see the same one) or when it is inserted.
+    @usableFromInline @inline(never)
+    final func defaultStoredValue(at index: Int) -> StoredValue {
+        if let entityStorage, !entityStorage.hasInstanceDefaults, entityStorage.objectClass == type(of: self),
+            let attribute = entityStorage.properties[index].attribute
+        {
+            return attribute.defaultValue
+        }
+        let info = ClassRegistry.info(for: type(of: self))
+        guard info.dynamicDefaultIndices.contains(index), !flags.contains(.isProbe) else {
+            return info.defaultValues[index]
+        }
+        guard let fresh = info.freshDynamicDefaults()[index] else { return info.defaultValues[index] }
+        if contextStorage == nil, detachment == nil, !flags.contains(.isDead), pendingValue(at: index) == nil {
+            setPendingValue(.attribute(fresh), at: index)
+        }
+        return StoredValue(fresh)
+    }
+
     /// Sets an attribute value given in its public form as an unsaved change, for ``Attribute``'s inlined accessor.
     @usableFromInline
     final func setStoredValue(_ value: StoredValue, at index: Int) {

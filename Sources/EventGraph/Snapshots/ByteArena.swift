@@ -55,6 +55,27 @@ struct ByteArena: Sendable {
         byteCounts.reserveCapacity(slotCount)
     }
 
+    /// Drops the growth slack of the buffer and the offset arrays (each reallocated at its count when it has more
+    /// than an eighth spare): a chunk decoded from a checkpoint appends every value, so its arrays end with up to
+    /// twice the capacity they use, and a decoded chunk is not written again until a commit changes it.
+    mutating func shrinkToFit() {
+        ByteArena.shrinkToFit(&bytes)
+        ByteArena.shrinkToFit(&starts)
+        ByteArena.shrinkToFit(&byteCounts)
+    }
+
+    /// Reallocates an array at its count when more than an eighth of its capacity is spare.
+    static func shrinkToFit<Element>(_ array: inout [Element]) {
+        let count = array.count
+        guard array.capacity - count > count / 8 else { return }
+        array = array.withUnsafeBufferPointer { elements in
+            [Element](unsafeUninitializedCapacity: count) { fresh, initialized in
+                _ = fresh.initialize(fromContentsOf: elements)
+                initialized = count
+            }
+        }
+    }
+
     /// Stores the bytes of a slot.
     mutating func set(_ value: UnsafeRawBufferPointer, at slot: Int) {
         if slot == starts.count {

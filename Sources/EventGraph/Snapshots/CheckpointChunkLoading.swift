@@ -70,7 +70,12 @@ struct CheckpointChunkDecoder: Sendable {
         if let problem = builder.storeProblem ?? builder.propertyProblem {
             throw source.damage(entry, chunkIndex: chunkIndex, entityName: entityName, problem)
         }
-        return builder.chunk
+        // The arrays grew by appending (a frame gives no column's byte count); at their size, a decoded chunk holds
+        // its values once, not up to twice (h47's heap profile: 56.5 MB of arenas for 51 MB of attribute bytes).
+        var chunk = builder.chunk
+        _ = consume builder  // so that the chunk's arrays are the only references to their storage
+        chunk.shrinkToFit()
+        return chunk
     }
 }
 

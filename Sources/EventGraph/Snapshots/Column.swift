@@ -166,6 +166,18 @@ struct Column: Sendable {
         if arenaByteCount > 0 { arena.reserveCapacity(byteCount: arenaByteCount, slotCount: slotCount) }
     }
 
+    /// Drops the growth slack of every storage (see ``ByteArena/shrinkToFit()``): for a column just decoded from a
+    /// checkpoint chunk, which no commit has written yet.
+    mutating func shrinkToFit() {
+        ByteArena.shrinkToFit(&tags)
+        ByteArena.shrinkToFit(&words)
+        arena.shrinkToFit()
+        ByteArena.shrinkToFit(&targets)
+        ByteArena.shrinkToFit(&manyStarts)
+        ByteArena.shrinkToFit(&manyCounts)
+        ByteArena.shrinkToFit(&manyTargets)
+    }
+
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
     /// storages a commit did not change.
     mutating func set(_ value: PropertyValue?, at slot: Int) {

@@ -73,6 +73,15 @@ struct ColumnChunk: Sendable {
         }
     }
 
+    /// Drops the growth slack of the per-slot arrays and of every column (a chunk just decoded from a checkpoint:
+    /// its arrays grew by appending, and the last chunk of an entity reserved room for ``slotCapacity`` slots).
+    mutating func shrinkToFit() {
+        ByteArena.shrinkToFit(&keys)
+        ByteArena.shrinkToFit(&versions)
+        ByteArena.shrinkToFit(&valueCounts)
+        for property in columns.indices { columns[property].shrinkToFit() }
+    }
+
     /// Adds a row after the used slots; returns its slot.
     mutating func append(_ row: Row) -> Int {
         append(key: row.key, version: row.version, values: row.values)
