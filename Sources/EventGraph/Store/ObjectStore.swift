@@ -100,6 +100,9 @@ struct StoreRows: Sendable {
     /// The store's index in the object store's table (``ObjectStore/storeUUIDs``).
     var storeIndex: UInt32
     var content: Content
+    /// For slots of a store read through a coordinator whose numbering differs from the store's: each chunk's
+    /// references renumbered once (see ``RenumberedChunks``), so that the slots read the coordinator's numbering.
+    private(set) var renumbering: ChunkRenumbering?
 
     init(storeIndex: UInt32, rows: [Row?]) {
         self.storeIndex = storeIndex
@@ -107,9 +110,10 @@ struct StoreRows: Sendable {
     }
 
     /// A batch of the live slots of an entity version: all of them (`slots == nil`), or those listed (in any order;
-    /// each is taken once, in commit order).
-    init(storeIndex: UInt32, version: EntityColumns, slots: [Int]? = nil) {
+    /// each is taken once, in commit order); `renumbering` puts a store's references in a coordinator's numbering.
+    init(storeIndex: UInt32, version: EntityColumns, slots: [Int]? = nil, renumbering: ChunkRenumbering? = nil) {
         self.storeIndex = storeIndex
+        self.renumbering = renumbering
         guard var slots else {
             content = .slots(version, nil)
             return
@@ -131,14 +135,17 @@ struct StoreRows: Sendable {
             case .slots(let version, let slots):
                 var rows: [Row?] = []
                 rows.reserveCapacity(slots?.count ?? version.count)
-                version.forEachCommittedRow(atSlots: slots) { (row: CommittedRow) -> Bool in
+                forEachCommittedRow { (row: CommittedRow) -> Bool in
                     rows.append(row.row)
                     return true
                 }
                 return rows
             }
         }
-        set { content = .rows(newValue) }
+        set {
+            content = .rows(newValue)
+            renumbering = nil
+        }
     }
 
     /// An upper bound of the number of rows (holes included).
@@ -157,7 +164,12 @@ struct StoreRows: Sendable {
         case .rows(let rows):
             for case let row? in rows { guard try body(CommittedRow(row)) else { return } }
         case .slots(let version, let slots):
-            try version.forEachCommittedRow(atSlots: slots, body)
+            guard let renumbering else { return try version.forEachCommittedRow(atSlots: slots, body) }
+            try version.forEachCommittedRow(
+                atSlots: slots,
+                chunkView: { chunkIndex, chunk in
+                    renumbering.chunk(chunk, entityIndex: version.entityIndex, chunkIndex: chunkIndex)
+                }, body)
         }
     }
 }
