@@ -21,14 +21,44 @@ final class RenumberedChunks: Sendable {
         let renumbered: [Column]
     }
 
+    private struct State: Sendable {
+        /// The store's numbering as last made (see ``numbering(covering:make:)``).
+        var numbering: StoreNumbering?
+        /// By entity, then by chunk index.
+        var entries: [[Entry?]]
+    }
+
     /// For each entity, the indices of its relationship properties (the only columns renumbered).
     private let relationshipProperties: [[Int]]
-    /// By entity, then by chunk index.
-    private let entries: LockedValue<[[Entry?]]>
+    private let state: LockedValue<State>
 
     init(relationshipProperties: [[Int]]) {
         self.relationshipProperties = relationshipProperties
-        entries = LockedValue(Array(repeating: [], count: relationshipProperties.count))
+        state = LockedValue(State(entries: Array(repeating: [], count: relationshipProperties.count)))
+    }
+
+    /// Runs `body` with the store's numbering, covering a table of at least `tableCount` stores (as read under the
+    /// store's lock with the rows it numbers), and the state, under the lock. The numbering is kept, and remade by
+    /// `make` (the store's current table, which only grows) only when the store's table grew: a lookup builds no
+    /// array and hashes no store UUID. `make` runs outside the lock.
+    private func withNumbering<R>(
+        covering tableCount: Int, make: () -> StoreNumbering, _ body: (StoreNumbering, inout State) -> R
+    ) -> R {
+        var made: StoreNumbering?
+        while true {
+            let result: R? = state.withLock { state in
+                if let made, (state.numbering?.tableCount ?? 0) < made.tableCount { state.numbering = made }
+                guard let numbering = state.numbering, numbering.tableCount >= tableCount else { return nil }
+                return body(numbering, &state)
+            }
+            if let result { return result }
+            made = make()
+        }
+    }
+
+    /// The store's numbering, covering a table of at least `tableCount` stores (see ``withNumbering``).
+    func numbering(covering tableCount: Int, make: () -> StoreNumbering) -> StoreNumbering {
+        withNumbering(covering: tableCount, make: make) { numbering, _ in numbering }
     }
 
     /// The columns of a chunk version of an entity with its references in the coordinator's numbering: the columns
@@ -38,24 +68,33 @@ final class RenumberedChunks: Sendable {
         _ source: [Column], entityIndex: Int, chunkIndex: Int, numbering: StoreNumbering, keeping: Bool = true
     ) -> [Column] {
         if numbering.isIdentity || relationshipProperties[entityIndex].isEmpty { return source }
-        return entries.withLock { entries in
-            if chunkIndex < entries[entityIndex].count, let entry = entries[entityIndex][chunkIndex],
-                Self.sameStorage(entry.source, source)
-            {
-                return entry.renumbered
-            }
-            var renumbered = source
-            for property in relationshipProperties[entityIndex] where property < source.count {
-                renumbered[property] = source[property].renumberingStores(numbering.coordinatorIndices)
-            }
-            guard keeping else { return renumbered }
-            if chunkIndex >= entries[entityIndex].count {
-                entries[entityIndex].append(
-                    contentsOf: repeatElement(nil, count: chunkIndex + 1 - entries[entityIndex].count))
-            }
-            entries[entityIndex][chunkIndex] = Entry(source: source, renumbered: renumbered)
-            return renumbered
+        return state.withLock { state in
+            renumbered(
+                source, entityIndex: entityIndex, chunkIndex: chunkIndex, numbering: numbering, keeping: keeping,
+                in: &state)
         }
+    }
+
+    private func renumbered(
+        _ source: [Column], entityIndex: Int, chunkIndex: Int, numbering: StoreNumbering, keeping: Bool,
+        in state: inout State
+    ) -> [Column] {
+        if chunkIndex < state.entries[entityIndex].count, let entry = state.entries[entityIndex][chunkIndex],
+            Self.sameStorage(entry.source, source)
+        {
+            return entry.renumbered
+        }
+        var renumbered = source
+        for property in relationshipProperties[entityIndex] where property < source.count {
+            renumbered[property] = source[property].renumberingStores(numbering.coordinatorIndices)
+        }
+        guard keeping else { return renumbered }
+        if chunkIndex >= state.entries[entityIndex].count {
+            state.entries[entityIndex].append(
+                contentsOf: repeatElement(nil, count: chunkIndex + 1 - state.entries[entityIndex].count))
+        }
+        state.entries[entityIndex][chunkIndex] = Entry(source: source, renumbered: renumbered)
+        return renumbered
     }
 
     /// A chunk version of an entity with its references in the coordinator's numbering.
@@ -67,24 +106,35 @@ final class RenumberedChunks: Sendable {
         return Self.sameStorage(renumbered, chunk.columns) ? chunk : chunk.replacingColumns(renumbered)
     }
 
-    /// A committed row of the store (a slot of the chunk at `chunkIndex`, or a row) in the coordinator's numbering.
-    func committedRow(_ row: CommittedRow, chunkIndex: Int, numbering: StoreNumbering) -> CommittedRow {
+    /// A committed row of the store (a slot of the chunk at `chunkIndex`, or a row) in the coordinator's numbering,
+    /// which covers a table of `tableCount` stores (made by `numbering` when the kept one does not): one lock for
+    /// the numbering and the chunk.
+    func committedRow(
+        _ row: CommittedRow, chunkIndex: Int, tableCount: Int, numbering make: () -> StoreNumbering
+    ) -> CommittedRow {
+        let hasRelationships = !relationshipProperties[row.entityIndex].isEmpty
         switch row.values {
         case .slot(let slot, let version):
+            guard hasRelationships else { return row }
             let source = slot.chunkColumns
-            let renumbered = columns(source, entityIndex: row.entityIndex, chunkIndex: chunkIndex, numbering: numbering)
-            if Self.sameStorage(renumbered, source) { return row }
+            let columns = withNumbering(covering: tableCount, make: make) { numbering, state in
+                numbering.isIdentity
+                    ? source
+                    : renumbered(
+                        source, entityIndex: row.entityIndex, chunkIndex: chunkIndex, numbering: numbering,
+                        keeping: true, in: &state)
+            }
+            if Self.sameStorage(columns, source) { return row }
             return CommittedRow(
-                entityIndex: row.entityIndex, key: row.key,
-                values: .slot(slot.replacingColumns(renumbered), version: version))
+                entityIndex: row.entityIndex, key: row.key, values: .slot(slot.replacingColumns(columns), version: version))
         case .row(let stored):
-            let hasRelationships = !relationshipProperties[row.entityIndex].isEmpty
+            let numbering = numbering(covering: tableCount, make: make)
             return CommittedRow(numbering.toCoordinator(stored, hasRelationships: hasRelationships))
         }
     }
 
     /// How many chunk versions are held renumbered (for tests).
-    var entryCount: Int { entries.withLock { $0.reduce(0) { $0 + $1.count { $0 != nil } } } }
+    var entryCount: Int { state.withLock { $0.entries.reduce(0) { $0 + $1.count { $0 != nil } } } }
 
     /// Whether two column arrays are the same storage (not merely equal).
     private static func sameStorage(_ lhs: [Column], _ rhs: [Column]) -> Bool {

@@ -21,8 +21,6 @@ final class StoreCoordinator: ObjectStore {
     let placement: [UInt32]
     /// For each entity, whether its rows can hold references (rows of others are never translated).
     private let relationshipFlags: [Bool]
-    /// For each mounted store, its numbering as last made (``numbering(ofStoreAt:covering:)``).
-    private let numberings: [LockedValue<StoreNumbering?>]
     /// For each mounted store, its chunk versions with their references in this coordinator's numbering.
     let renumberedChunks: [RenumberedChunks]
     /// Told each step of a save across stores (tests that kill the process there).
@@ -63,7 +61,6 @@ final class StoreCoordinator: ObjectStore {
         storeUUIDs = uuids.map { UUID(logUUID: $0) }
         indexByLogUUID = Dictionary(uniqueKeysWithValues: uuids.enumerated().map { ($1, UInt32($0)) })
         relationshipFlags = model.entities.map { entity in entity.properties.contains { $0.relationship != nil } }
-        numberings = stores.map { _ in LockedValue(nil) }
         let relationshipProperties = model.entities.map { entity in
             entity.properties.indices.filter { entity.properties[$0].relationship != nil }
         }
@@ -99,17 +96,9 @@ final class StoreCoordinator: ObjectStore {
     // MARK: Reading
 
     /// The numbering of the mounted store at `storeIndex`, covering a table of at least `tableCount` stores (as read
-    /// under the store's lock with the rows it numbers). Kept per store and remade only when the store's table grew:
-    /// a lookup makes no array and hashes no store UUID.
+    /// under the store's lock with the rows it numbers): kept per store, remade only when the store's table grew.
     func numbering(ofStoreAt storeIndex: UInt32, covering tableCount: Int) -> StoreNumbering {
-        let cached = numberings[Int(storeIndex)].withLock { $0 }
-        if let cached, cached.tableCount >= tableCount { return cached }
-        // Read after the rows: the store's table now holds at least what it held then (it only grows).
-        let fresh = numbering(ofStoreAt: storeIndex)
-        numberings[Int(storeIndex)].withLock { cached in
-            if (cached?.tableCount ?? 0) < fresh.tableCount { cached = fresh }
-        }
-        return fresh
+        renumberedChunks[Int(storeIndex)].numbering(covering: tableCount) { numbering(ofStoreAt: storeIndex) }
     }
 
     func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow? {
@@ -120,8 +109,9 @@ final class StoreCoordinator: ObjectStore {
         }
         guard let (row, chunkIndex, tableCount) = store.committedRowAndChunk(entityIndex: entityIndex, key: identity.key)
         else { return nil }
-        return renumberedChunks[Int(identity.storeIndex)].committedRow(
-            row, chunkIndex: chunkIndex, numbering: numbering(ofStoreAt: identity.storeIndex, covering: tableCount))
+        return renumberedChunks[Int(identity.storeIndex)].committedRow(row, chunkIndex: chunkIndex, tableCount: tableCount) {
+            numbering(ofStoreAt: identity.storeIndex)
+        }
     }
 
     func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
