@@ -126,7 +126,8 @@ final class RenumberedChunks: Sendable {
             }
             if Self.sameStorage(columns, source) { return row }
             return CommittedRow(
-                entityIndex: row.entityIndex, key: row.key, values: .slot(slot.replacingColumns(columns), version: version))
+                entityIndex: row.entityIndex, key: row.key,
+                values: .slot(slot.replacingColumns(columns), version: version))
         case .row(let stored):
             let numbering = numbering(covering: tableCount, make: make)
             return CommittedRow(numbering.toCoordinator(stored, hasRelationships: hasRelationships))
@@ -151,6 +152,7 @@ struct ChunkRenumbering: Sendable {
 
     /// A chunk of the batch's version in the coordinator's numbering.
     func chunk(_ chunk: ColumnChunk, entityIndex: Int, chunkIndex: Int) -> ColumnChunk {
-        chunks.chunk(chunk, entityIndex: entityIndex, chunkIndex: chunkIndex, numbering: numbering, keeping: keepsChunks)
+        chunks.chunk(
+            chunk, entityIndex: entityIndex, chunkIndex: chunkIndex, numbering: numbering, keeping: keepsChunks)
     }
 }

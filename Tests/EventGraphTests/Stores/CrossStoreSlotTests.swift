@@ -89,12 +89,14 @@ struct CrossStoreSlotTests {
         try enrol(pupilCount: 9, lectureCount: 3, in: container)
         let reader = container.newBackgroundContext()
         reader.automaticallyMergesChangesFromParent = true
-        let lecture = try #require(try reader.fetch(FetchDescriptor<Lecture>(filter: .equal("code", .string("L1")))).first)
+        let lecture = try #require(
+            try reader.fetch(FetchDescriptor<Lecture>(filter: .equal("code", .string("L1")))).first)
         #expect(holdsSlot(lecture) && lecture.pupils.count == 3)
 
         // Merged: another context adds a pupil of the private store to the lecture.
         let writer = container.newBackgroundContext()
-        let theirs = try #require(try writer.fetch(FetchDescriptor<Lecture>(filter: .equal("code", .string("L1")))).first)
+        let theirs = try #require(
+            try writer.fetch(FetchDescriptor<Lecture>(filter: .equal("code", .string("L1")))).first)
         let newcomer = Pupil()
         writer.insert(newcomer)
         newcomer.name = "newcomer"
@@ -104,7 +106,8 @@ struct CrossStoreSlotTests {
         #expect(Set(lecture.pupils.map(\.name)) == ["pupil 1", "pupil 4", "pupil 7", "newcomer"])
 
         // Changed and saved across stores: a pupil of the private store related to the fetched lecture.
-        let pupil = try #require(try reader.fetch(FetchDescriptor<Pupil>(filter: .equal("name", .string("pupil 0")))).first)
+        let pupil = try #require(
+            try reader.fetch(FetchDescriptor<Pupil>(filter: .equal("name", .string("pupil 0")))).first)
         lecture.pupils.insert(pupil)
         try reader.save()
         let check = container.newBackgroundContext()
@@ -189,7 +192,8 @@ struct CrossStoreSlotTests {
         let latest = try fresh.fetch(FetchDescriptor<Lecture>(filter: .equal("code", .string("L4190"))))
         #expect(latest.count == 1 && holdsSlot(latest[0]))
         #expect(latest[0].guests.map(\.name) == ["tutor"] && latest[0].pupils.isEmpty)
-        let untouched = try #require(try fresh.fetch(FetchDescriptor<Lecture>(filter: .equal("code", .string("L4191")))).first)
+        let untouched = try #require(
+            try fresh.fetch(FetchDescriptor<Lecture>(filter: .equal("code", .string("L4191")))).first)
         #expect(untouched.pupils.map(\.name).count == 1 && untouched.guests.isEmpty)
         let refetched = try reader.fetch(FetchDescriptor<Lecture>())
         #expect(refetched.count == 4_200)
