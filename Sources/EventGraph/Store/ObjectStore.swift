@@ -84,9 +84,10 @@ protocol ObjectStore: AnyObject, Sendable {
 /// The committed rows of one entity in one store, as a scan sees them.
 ///
 /// A store hands out the slots of an entity version (``Content/slots(_:_:)``): a fetch reads them as
-/// ``CommittedRow``s, and the objects it makes hold the slots, so no ``Row`` is allocated per object. Code that
-/// rewrites a batch (a child context's overlay, a coordinator's renumbering, the reference cleanup) reads and sets
-/// ``rows``, which makes handle rows of the slots.
+/// ``CommittedRow``s, and the objects it makes hold the slots, so no ``Row`` is allocated per object; a coordinator
+/// of several stores hands out slots of chunks with their references renumbered (``renumbering``). Code that
+/// rewrites a batch (a child context's overlay, the reference cleanup) reads and sets ``rows``, which makes handle
+/// rows of the slots.
 struct StoreRows: Sendable {
     /// What a batch holds.
     enum Content: Sendable {

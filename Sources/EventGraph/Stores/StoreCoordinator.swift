@@ -7,8 +7,9 @@ import LogFormat
 /// Each call goes to the store an identity names (``ObjectIdentity/storeIndex``, the index in ``storeUUIDs``);
 /// scans and counts span every store; a new object's identity comes from the store of its entity's configuration;
 /// a commit is split into one changeset per store. Stores number the stores their references point into by their
-/// own tables, the coordinator by ``storeUUIDs``: ``StoreNumbering`` translates rows on the way up and
-/// ``StoreLocalization`` requests on the way down.
+/// own tables, the coordinator by ``storeUUIDs``: ``StoreNumbering`` translates references on the way up (a chunk
+/// version's relationship columns once, in ``RenumberedChunks``, so that objects read through the coordinator hold
+/// chunk slots as objects of one store do) and ``StoreLocalization`` requests on the way down.
 final class StoreCoordinator: ObjectStore {
     let model: ObjectModel
     /// The mounted stores, by index (the first entries of ``storeUUIDs``).
