@@ -1,5 +1,6 @@
 import Foundation
 import LogFormat
+import Synchronization
 import Testing
 
 @testable import EventGraph
@@ -199,5 +200,54 @@ struct CrossStoreSlotTests {
         #expect(refetched.count == 4_200)
         let changed = try #require(refetched.first { $0.code == "L4190" })
         #expect(changed === held[4_190] && changed.guests.map(\.name) == ["tutor"] && holdsSlot(changed))
+    }
+
+    @Test("readers on several threads fetch and fire faults across stores while a writer commits in both")
+    func readersAcrossStoresWhileCommitsInstall() throws {
+        let directory = TemporaryDirectory()
+        let container = try SeveralStoresModels.container(in: directory)
+        defer { try? container.close() }
+        try enrol(pupilCount: 30, lectureCount: 60, in: container)
+        let failures = Mutex<[String]>([])
+        let done = Atomic<Bool>(false)
+        onThreads(3) { thread in
+            if thread == 0 {
+                // The writer: renames pupils (private store) and moves pupils between lectures (public store).
+                let writer = container.newBackgroundContext()
+                for round in 0..<25 {
+                    let lectures = (try? writer.fetch(FetchDescriptor<Lecture>())) ?? []
+                    let pupils = (try? writer.fetch(FetchDescriptor<Pupil>())) ?? []
+                    pupils[round % pupils.count].name = "renamed \(round)"
+                    let lecture = lectures[round % lectures.count]
+                    if let moved = lecture.pupils.first {
+                        lecture.pupils.remove(moved)
+                        lectures[(round + 1) % lectures.count].pupils.insert(moved)
+                    }
+                    do { try writer.save() } catch { failures.withLock { $0.append("save: \(error)") } }
+                }
+                done.store(true, ordering: .releasing)
+                return
+            }
+            // Readers: every lecture's pupils resolve to pupils of the private store.
+            while !done.load(ordering: .acquiring) {
+                let reader = container.newBackgroundContext()
+                let lectures = (try? reader.fetch(FetchDescriptor<Lecture>())) ?? []
+                if lectures.count != 60 { failures.withLock { $0.append("a fetch found \(lectures.count)") } }
+                var total = 0
+                for lecture in lectures {
+                    for pupil in lecture.pupils {
+                        total += 1
+                        if !(pupil.name.hasPrefix("pupil ") || pupil.name.hasPrefix("renamed ")) {
+                            failures.withLock { $0.append("\(pupil.objectID) reads '\(pupil.name)'") }
+                        }
+                    }
+                }
+                // 600 enrolments; a move onto a lecture that already has the pupil drops one (25 moves at most).
+                if total > 600 || total < 600 - 25 {
+                    failures.withLock { $0.append("\(total) enrolments in one fetch") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
     }
 }
