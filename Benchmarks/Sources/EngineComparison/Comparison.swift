@@ -9,6 +9,8 @@ final class Comparison {
     let directory: String
     /// Only the large store's open scenarios (`--large`: `open-1m`, `memory-*`, `open-1m-tail`, `open-10m-tail`).
     var largeOnly = false
+    /// Only the cross-store notes of issue 12 (`--stores`: EventGraph against itself, two stores against one).
+    var storesOnly = false
     let engines: [any StoreEngine.Type] = [EventGraphEngine.self, GRDBEngine.self]
     var results: [ScenarioResult] = []
     /// Extra measurements reported under the table.
@@ -52,9 +54,10 @@ final class Comparison {
 
     /// Runs every scenario, or with `readsOnly` the read scenarios alone (to profile or compare the read path), or
     /// with `writesOnly` the write scenarios and `compact-1m` alone (the write path and the checkpoint writer), or with
-    /// `largeOnly` the large store's open scenarios alone.
+    /// `largeOnly` the large store's open scenarios alone, or with `storesOnly` the cross-store notes alone.
     func run(readsOnly: Bool = false, writesOnly: Bool = false) throws {
         if largeOnly { return try largeStoreScenarios() }
+        if storesOnly { return try crossStoreScenarios() }
         if writesOnly {
             try writeScenarios()
             try largeStoreScenarios(compactionOnly: true)

@@ -1,6 +1,6 @@
 // `Benchmarks/compare`: EventGraph against SQLite (GRDB) on the same workload, in one run.
 // Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
-// [--writes] [--large]
+// [--writes] [--large] [--stores]
 import Foundation
 import Workload
 
@@ -54,7 +54,7 @@ if arguments.first == "sample-posts" {
 if flag("--help") || flag("-h") {
     print(
         """
-        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes] [--large]
+        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes] [--large] [--stores]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
           --chart PATH     write an SVG bar chart of the ratios
@@ -64,6 +64,7 @@ if flag("--help") || flag("-h") {
           --reads          only the read scenarios (fetch-all, fetch-by-id, predicates), e.g. for a profile
           --writes         only the write scenarios (bulk-insert, single saves, writers) and compact-1m
           --large          only the large store's open scenarios (open-1m, memory-*, open-1m-tail, open-10m-tail)
+          --stores         only the two cross-store notes (issue 12: a save and a fetch across two stores against one)
         """)
     exit(0)
 }
@@ -71,6 +72,7 @@ let quick = flag("--quick")
 let readsOnly = flag("--reads")
 let writesOnly = flag("--writes")
 let largeOnly = flag("--large")
+let storesOnly = flag("--stores")
 let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
@@ -87,6 +89,7 @@ try? FileManager.default.createDirectory(atPath: directory, withIntermediateDire
 let started = Date()
 let comparison = Comparison(sizes: sizes, directory: directory)
 comparison.largeOnly = largeOnly
+comparison.storesOnly = storesOnly
 do {
     try comparison.run(readsOnly: readsOnly, writesOnly: writesOnly)
 } catch {

@@ -159,6 +159,24 @@ struct Column: Sendable {
         }
     }
 
+    /// The column with the store index of every reference it holds replaced by `storeIndices[storeIndex]`: a store's
+    /// references in another table of stores (a coordinator reads a chunk of a store whose numbering differs from its
+    /// own once per chunk version, not once per object). Every other storage is shared, not copied.
+    func renumberingStores(_ storeIndices: [UInt32]) -> Column {
+        var renumbered = self
+        func renumber(_ references: inout [ObjectReference]) {
+            for position in references.indices {
+                let storeIndex = Int(references[position].storeIndex)
+                precondition(storeIndex < storeIndices.count, "a column names store \(storeIndex) its table lacks")
+                references[position].storeIndex = storeIndices[storeIndex]
+            }
+        }
+        renumber(&renumbered.targets)
+        renumber(&renumbered.manyTargets)
+        for slot in largeLists.keys { renumber(&renumbered.largeLists[slot]!) }
+        return renumbered
+    }
+
     /// Makes room for `slotCount` slots and, in the arena, `arenaByteCount` bytes (a checkpoint chunk about to be
     /// decoded into a new column).
     mutating func reserveCapacity(slotCount: Int, arenaByteCount: Int) {

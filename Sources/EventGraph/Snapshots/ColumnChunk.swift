@@ -30,6 +30,15 @@ struct ColumnChunk: Sendable {
     @inline(__always)
     func isLive(_ slot: Int) -> Bool { liveBits[slot >> 6] & (1 << UInt64(slot & 63)) != 0 }
 
+    /// The chunk with other columns for the same slots (a coordinator's renumbered references, see
+    /// ``Column/renumberingStores(_:)``): keys, versions and live slots are shared.
+    func replacingColumns(_ columns: [Column]) -> ColumnChunk {
+        precondition(columns.count == self.columns.count, "a chunk's columns are replaced one for one")
+        var chunk = self
+        chunk.columns = columns
+        return chunk
+    }
+
     /// The row of a live slot.
     func row(at slot: Int, entityIndex: Int) -> Row {
         precondition(isLive(slot), "slot \(slot) of a chunk of entity #\(entityIndex) is empty")

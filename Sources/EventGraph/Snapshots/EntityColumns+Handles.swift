@@ -21,6 +21,22 @@ struct ChunkSlot: Sendable {
         count = chunk.valueCounts[position]
     }
 
+    private init(columns: [Column], position: UInt32, count: UInt16) {
+        self.columns = columns
+        self.position = position
+        self.count = count
+    }
+
+    /// The column array the slot reads (a coordinator renumbers a chunk version's references from it once, see
+    /// ``ColumnChunk/replacingColumns(_:)``).
+    var chunkColumns: [Column] { columns }
+
+    /// The same slot read from other columns of its chunk version, one for one (its references renumbered).
+    func replacingColumns(_ columns: [Column]) -> ChunkSlot {
+        precondition(columns.count == self.columns.count, "a slot's columns are replaced one for one")
+        return ChunkSlot(columns: columns, position: position, count: count)
+    }
+
     /// A column of the buffer, checked (a chunk read from a checkpoint is checked when decoded; this keeps an
     /// unchecked buffer read from ever going past the columns).
     @inline(__always)
@@ -94,9 +110,7 @@ extension EntityColumns {
 
     /// A live object as a reader holds it (a chunk slot, no ``Row``).
     func committedRow(forKey key: UInt64) -> CommittedRow? {
-        guard let slot = slot(forKey: key) else { return nil }
-        return chunk(at: slot / ColumnChunk.slotCapacity).committedRow(
-            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+        committedRowAndChunk(forKey: key)?.row
     }
 
     /// What ``committedRow(inMemoryForKey:)`` finds.
@@ -114,21 +128,21 @@ extension EntityColumns {
     /// release of each of its arrays, per lookup).
     @inline(__always)
     func committedRow(inMemoryForKey key: UInt64) -> InMemoryLookup {
-        guard let slot = directoryHit(key) else {
-            return hasUnloadedChunks && key <= unloadedMaxKeyForLookup ? .mayBeOnDisk : .absent
-        }
-        return .found(residentCommittedRow(atSlot: slot))
+        committedRowAndChunk(inMemoryForKey: key).lookup
     }
 
     /// Calls `body` with each live slot in commit order — every live slot, or those of `slots` (each once however
     /// often it is listed) — as a reader holds it, until `body` returns false. Consecutive slots are mostly in one
-    /// chunk: it is taken once per run, not once per slot.
+    /// chunk: it is taken once per run, not once per slot. `chunkView`, when given, is applied to each chunk taken
+    /// (with its index) before its slots are handed out: a coordinator's view with its references renumbered.
     func forEachCommittedRow<Failure: Error>(
-        atSlots slots: [Int]?, _ body: (CommittedRow) throws(Failure) -> Bool
+        atSlots slots: [Int]?, chunkView: ((_ chunkIndex: Int, ColumnChunk) -> ColumnChunk)? = nil,
+        _ body: (CommittedRow) throws(Failure) -> Bool
     ) throws(Failure) {
         guard let slots else {
             for chunkIndex in 0..<chunkCount {
-                let chunk = chunk(at: chunkIndex)
+                var chunk = chunk(at: chunkIndex)
+                if let chunkView { chunk = chunkView(chunkIndex, chunk) }
                 for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
                     var bits = word
                     while bits != 0 {
@@ -147,11 +161,31 @@ extension EntityColumns {
             if slot / ColumnChunk.slotCapacity != chunkIndex {
                 chunkIndex = slot / ColumnChunk.slotCapacity
                 chunk = self.chunk(at: chunkIndex)
+                if let chunkView { chunk = chunkView(chunkIndex, chunk) }
             }
             guard try body(chunk.committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex))
             else { return }
             previous = slot
         }
+    }
+
+    /// ``committedRow(inMemoryForKey:)`` with the index of the chunk that holds the object.
+    @inline(__always)
+    func committedRowAndChunk(inMemoryForKey key: UInt64) -> (lookup: InMemoryLookup, chunkIndex: Int) {
+        guard let slot = directoryHit(key) else {
+            return (hasUnloadedChunks && key <= unloadedMaxKeyForLookup ? .mayBeOnDisk : .absent, 0)
+        }
+        return (.found(residentCommittedRow(atSlot: slot)), slot / ColumnChunk.slotCapacity)
+    }
+
+    /// ``committedRow(forKey:)`` with the index of the chunk that holds the object (read from disk if need be).
+    func committedRowAndChunk(forKey key: UInt64) -> (row: CommittedRow, chunkIndex: Int)? {
+        guard let slot = slot(forKey: key) else { return nil }
+        let chunkIndex = slot / ColumnChunk.slotCapacity
+        return (
+            chunk(at: chunkIndex).committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex),
+            chunkIndex
+        )
     }
 
     /// A handle row of a live slot.

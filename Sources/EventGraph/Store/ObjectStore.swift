@@ -84,9 +84,10 @@ protocol ObjectStore: AnyObject, Sendable {
 /// The committed rows of one entity in one store, as a scan sees them.
 ///
 /// A store hands out the slots of an entity version (``Content/slots(_:_:)``): a fetch reads them as
-/// ``CommittedRow``s, and the objects it makes hold the slots, so no ``Row`` is allocated per object. Code that
-/// rewrites a batch (a child context's overlay, a coordinator's renumbering, the reference cleanup) reads and sets
-/// ``rows``, which makes handle rows of the slots.
+/// ``CommittedRow``s, and the objects it makes hold the slots, so no ``Row`` is allocated per object; a coordinator
+/// of several stores hands out slots of chunks with their references renumbered (``renumbering``). Code that
+/// rewrites a batch (a child context's overlay, the reference cleanup) reads and sets ``rows``, which makes handle
+/// rows of the slots.
 struct StoreRows: Sendable {
     /// What a batch holds.
     enum Content: Sendable {
@@ -100,6 +101,9 @@ struct StoreRows: Sendable {
     /// The store's index in the object store's table (``ObjectStore/storeUUIDs``).
     var storeIndex: UInt32
     var content: Content
+    /// For slots of a store read through a coordinator whose numbering differs from the store's: each chunk's
+    /// references renumbered once (see ``RenumberedChunks``), so that the slots read the coordinator's numbering.
+    private(set) var renumbering: ChunkRenumbering?
 
     init(storeIndex: UInt32, rows: [Row?]) {
         self.storeIndex = storeIndex
@@ -107,9 +111,10 @@ struct StoreRows: Sendable {
     }
 
     /// A batch of the live slots of an entity version: all of them (`slots == nil`), or those listed (in any order;
-    /// each is taken once, in commit order).
-    init(storeIndex: UInt32, version: EntityColumns, slots: [Int]? = nil) {
+    /// each is taken once, in commit order); `renumbering` puts a store's references in a coordinator's numbering.
+    init(storeIndex: UInt32, version: EntityColumns, slots: [Int]? = nil, renumbering: ChunkRenumbering? = nil) {
         self.storeIndex = storeIndex
+        self.renumbering = renumbering
         guard var slots else {
             content = .slots(version, nil)
             return
@@ -131,14 +136,17 @@ struct StoreRows: Sendable {
             case .slots(let version, let slots):
                 var rows: [Row?] = []
                 rows.reserveCapacity(slots?.count ?? version.count)
-                version.forEachCommittedRow(atSlots: slots) { (row: CommittedRow) -> Bool in
+                forEachCommittedRow { (row: CommittedRow) -> Bool in
                     rows.append(row.row)
                     return true
                 }
                 return rows
             }
         }
-        set { content = .rows(newValue) }
+        set {
+            content = .rows(newValue)
+            renumbering = nil
+        }
     }
 
     /// An upper bound of the number of rows (holes included).
@@ -157,7 +165,12 @@ struct StoreRows: Sendable {
         case .rows(let rows):
             for case let row? in rows { guard try body(CommittedRow(row)) else { return } }
         case .slots(let version, let slots):
-            try version.forEachCommittedRow(atSlots: slots, body)
+            guard let renumbering else { return try version.forEachCommittedRow(atSlots: slots, body) }
+            try version.forEachCommittedRow(
+                atSlots: slots,
+                chunkView: { chunkIndex, chunk in
+                    renumbering.chunk(chunk, entityIndex: version.entityIndex, chunkIndex: chunkIndex)
+                }, body)
         }
     }
 }

@@ -68,6 +68,27 @@ extension Store: ObjectStore {
         ObjectIdentity(storeIndex: Self.ownStoreIndex, key: reserveKey())
     }
 
+    /// ``committedRow(entityIndex:key:)`` with the index of the chunk that holds the object and the number of
+    /// stores the store's table held at that version (itself and its foreign stores), for a coordinator that
+    /// renumbers the chunk's references once per chunk version (``RenumberedChunks``).
+    func committedRowAndChunk(entityIndex: Int, key: UInt64) -> (row: CommittedRow, chunkIndex: Int, tableCount: Int)? {
+        // As in `committedRow(entityIndex:key:)`: the slot under the lock when its chunk is in memory, else the
+        // version is taken and a chunk on disk read after the lock.
+        let (lookup, chunkIndex, tableCount) = state.withLock { state in
+            let (lookup, chunkIndex) = state.tables[entityIndex].committedRowAndChunk(inMemoryForKey: key)
+            return (lookup, chunkIndex, state.foreignStores.count + 1)
+        }
+        switch lookup {
+        case .found(let row): return (row, chunkIndex, tableCount)
+        case .absent: return nil
+        case .mayBeOnDisk:
+            let (version, tableCount) = state.withLock { state in
+                (state.version(ofEntity: entityIndex), state.foreignStores.count + 1)
+            }
+            return version.committedRowAndChunk(forKey: key).map { ($0.row, $0.chunkIndex, tableCount) }
+        }
+    }
+
     private func requireOwn(_ storeIndex: UInt32) {
         precondition(storeIndex == Self.ownStoreIndex, "store \(storeUUID) has no store \(storeIndex) beneath it")
     }

@@ -25,34 +25,35 @@ extension StoreCoordinator {
     private func split(_ request: CommitRequest) -> [UInt32: CommitRequest] {
         var localizations: [UInt32: StoreLocalization] = [:]
         var parts: [UInt32: CommitRequest] = [:]
-        func localization(_ storeIndex: UInt32) -> StoreLocalization {
-            if let existing = localizations[storeIndex] { return existing }
-            precondition(
-                Int(storeIndex) < stores.count,
-                "a save names an object of store \(storeUUIDs[Int(storeIndex)]), which is not mounted")
-            return StoreLocalization(
-                ownIndex: storeIndex, storeUUIDs: storeLogUUIDs,
-                knownForeignStores: stores[Int(storeIndex)].state.withLock { $0.foreignStores })
+        let emptyPart = CommitRequest(
+            author: request.author, operations: [], readRows: [:], mergePolicy: request.mergePolicy)
+        /// Runs `body` with the localization of a store, taken out of the table while it runs (so that what it adds
+        /// is not copied), made on first use.
+        func localizing<R>(_ storeIndex: UInt32, _ body: (inout StoreLocalization) -> R) -> R {
+            var localizer =
+                localizations.removeValue(forKey: storeIndex)
+                ?? {
+                    precondition(
+                        Int(storeIndex) < stores.count,
+                        "a save names an object of store \(storeUUIDs[Int(storeIndex)]), which is not mounted")
+                    return StoreLocalization(
+                        ownIndex: storeIndex, storeUUIDs: storeLogUUIDs,
+                        knownForeignStores: stores[Int(storeIndex)].state.withLock { $0.foreignStores })
+                }()
+            defer { localizations[storeIndex] = localizer }
+            return body(&localizer)
         }
-        func part(_ storeIndex: UInt32) -> CommitRequest {
-            parts[storeIndex]
-                ?? CommitRequest(
-                    author: request.author, operations: [], readRows: [:], mergePolicy: request.mergePolicy)
-        }
+        // Each part is appended to in place: a part copied out of the table and written back copied its operations
+        // for every operation appended (a save of n objects across stores copied n²/2 operations).
         for operation in request.operations {
             let storeIndex = operation.object.storeIndex
-            var localizer = localization(storeIndex)
-            var target = part(storeIndex)
-            target.operations.append(localizer.toLocal(operation))
-            localizations[storeIndex] = localizer
-            parts[storeIndex] = target
+            let local = localizing(storeIndex) { $0.toLocal(operation) }
+            parts[storeIndex, default: emptyPart].operations.append(local)
         }
         for (identity, row) in request.readRows {
-            var localizer = localization(identity.storeIndex)
-            var target = part(identity.storeIndex)
-            target.readRows[ObjectIdentity(storeIndex: Store.ownStoreIndex, key: identity.key)] = localizer.toLocal(row)
-            localizations[identity.storeIndex] = localizer
-            parts[identity.storeIndex] = target
+            let local = localizing(identity.storeIndex) { $0.toLocal(row) }
+            parts[identity.storeIndex, default: emptyPart].readRows[
+                ObjectIdentity(storeIndex: Store.ownStoreIndex, key: identity.key)] = local
         }
         for (identity, ordinal) in request.upserts {
             parts[identity.storeIndex]?.upserts[ObjectIdentity(storeIndex: Store.ownStoreIndex, key: identity.key)] =

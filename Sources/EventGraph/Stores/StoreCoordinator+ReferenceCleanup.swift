@@ -13,7 +13,7 @@ extension StoreCoordinator {
         var cleaned: [ReferenceCleanupReport.CleanedReference] = []
         for entity in model.entities where hasRelationships(ofEntity: entity.index) {
             let relationshipIndices = entity.properties.compactMap { $0.relationship?.index }
-            for batch in rows(of: entity.index) {
+            for batch in rows(of: entity.index, keepingChunks: false) {
                 for case let row? in batch.rows {
                     let source = ObjectReference(row.identity(inStore: batch.storeIndex), entityIndex: entity.index)
                     for index in relationshipIndices {

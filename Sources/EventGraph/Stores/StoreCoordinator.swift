@@ -7,8 +7,9 @@ import LogFormat
 /// Each call goes to the store an identity names (``ObjectIdentity/storeIndex``, the index in ``storeUUIDs``);
 /// scans and counts span every store; a new object's identity comes from the store of its entity's configuration;
 /// a commit is split into one changeset per store. Stores number the stores their references point into by their
-/// own tables, the coordinator by ``storeUUIDs``: ``StoreNumbering`` translates rows on the way up and
-/// ``StoreLocalization`` requests on the way down.
+/// own tables, the coordinator by ``storeUUIDs``: ``StoreNumbering`` translates references on the way up (a chunk
+/// version's relationship columns once, in ``RenumberedChunks``, so that objects read through the coordinator hold
+/// chunk slots as objects of one store do) and ``StoreLocalization`` requests on the way down.
 final class StoreCoordinator: ObjectStore {
     let model: ObjectModel
     /// The mounted stores, by index (the first entries of ``storeUUIDs``).
@@ -21,6 +22,10 @@ final class StoreCoordinator: ObjectStore {
     let placement: [UInt32]
     /// For each entity, whether its rows can hold references (rows of others are never translated).
     private let relationshipFlags: [Bool]
+    /// For each mounted store, its chunk versions with their references in this coordinator's numbering.
+    let renumberedChunks: [RenumberedChunks]
+    /// ``stores``, unretained, for lookups that borrow a store (``stores`` keeps each alive as long as the coordinator).
+    private let storeReferences: [Unmanaged<Store>]
     /// Told each step of a save across stores (tests that kill the process there).
     let crossStoreStepObserver: (@Sendable (CrossStoreCommitStep) -> Void)?
 
@@ -59,6 +64,11 @@ final class StoreCoordinator: ObjectStore {
         storeUUIDs = uuids.map { UUID(logUUID: $0) }
         indexByLogUUID = Dictionary(uniqueKeysWithValues: uuids.enumerated().map { ($1, UInt32($0)) })
         relationshipFlags = model.entities.map { entity in entity.properties.contains { $0.relationship != nil } }
+        let relationshipProperties = model.entities.map { entity in
+            entity.properties.indices.filter { entity.properties[$0].relationship != nil }
+        }
+        renumberedChunks = stores.map { _ in RenumberedChunks(relationshipProperties: relationshipProperties) }
+        storeReferences = stores.map { Unmanaged.passUnretained($0) }
     }
 
     /// Whether rows of an entity can hold references (rows of other entities are never translated).
@@ -87,49 +97,97 @@ final class StoreCoordinator: ObjectStore {
         }
     }
 
-    /// A store's row, read under its lock together with the table its references use, in the coordinator's
-    /// numbering.
-    private func row(inStoreAt storeIndex: UInt32, _ read: (StoreState) -> Row?) -> Row? {
-        guard let store = store(at: storeIndex) else { return nil }
-        let found = store.state.withLock { state in read(state).map { ($0, state.foreignStores) } }
-        guard let (row, foreignStores) = found else { return nil }
-        return numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
-            .toCoordinator(row, hasRelationships: hasRelationships(ofEntity: row.entityIndex))
-    }
-
     // MARK: Reading
 
-    func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
-        row(inStoreAt: identity.storeIndex) { $0.rowHandle(entityIndex: entityIndex, key: identity.key) }
+    /// The numbering of the mounted store at `storeIndex`, covering a table of at least `tableCount` stores (as read
+    /// under the store's lock with the rows it numbers): kept per store, remade only when the store's table grew.
+    func numbering(ofStoreAt storeIndex: UInt32, covering tableCount: Int) -> StoreNumbering {
+        renumberedChunks[Int(storeIndex)].numbering(covering: tableCount) { numbering(ofStoreAt: storeIndex) }
     }
 
-    func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
-        row(inStoreAt: identity.storeIndex) { state in
-            for index in entityIndices {
-                if let row = state.rowHandle(entityIndex: index, key: identity.key) { return row }
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow? {
+        let position = Int(identity.storeIndex)
+        guard position < stores.count else { return nil }
+        // The store is borrowed, not retained: `stores` holds every store for the coordinator's lifetime. A retain
+        // of a store takes the runtime's slow path (a store has a side table of weak references): a profile of the
+        // cross-store fetch put 11 % of this lookup's samples there.
+        return storeReferences[position]._withUnsafeGuaranteedRef { store in
+            // Rows of an entity without relationships hold no reference: the store's slot as it is.
+            guard hasRelationships(ofEntity: entityIndex) else {
+                return store.committedRow(entityIndex: entityIndex, key: identity.key)
             }
-            return nil
+            guard
+                let (row, chunkIndex, tableCount) = store.committedRowAndChunk(
+                    entityIndex: entityIndex, key: identity.key)
+            else { return nil }
+            return renumberedChunks[position].committedRow(row, chunkIndex: chunkIndex, tableCount: tableCount) {
+                numbering(ofStoreAt: identity.storeIndex)
+            }
         }
     }
 
+    func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
+        // A key is unique in its store across entities: at most one of them holds it.
+        for entityIndex in entityIndices {
+            if let row = committedRow(of: identity, entityIndex: entityIndex) { return row }
+        }
+        return nil
+    }
+
+    func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
+        committedRow(of: identity, entityIndex: entityIndex)?.row
+    }
+
+    func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
+        committedRow(of: identity, in: entityIndices)?.row
+    }
+
+    /// A batch of slots of the store at `storeIndex`: renumbered chunk by chunk when the entity has relationships
+    /// and the store's numbering is not the coordinator's.
+    private func batch(
+        storeIndex: UInt32, version: EntityColumns, slots: [Int]? = nil, tableCount: Int, keepingChunks: Bool = true
+    ) -> StoreRows {
+        let numbering = numbering(ofStoreAt: storeIndex, covering: tableCount)
+        guard hasRelationships(ofEntity: version.entityIndex), !numbering.isIdentity else {
+            return StoreRows(storeIndex: storeIndex, version: version, slots: slots)
+        }
+        return StoreRows(
+            storeIndex: storeIndex, version: version, slots: slots,
+            renumbering: ChunkRenumbering(
+                chunks: renumberedChunks[Int(storeIndex)], numbering: numbering, keepsChunks: keepingChunks))
+    }
+
     func rows(of entityIndex: Int) -> [StoreRows] {
+        rows(of: entityIndex, keepingChunks: true)
+    }
+
+    /// ``rows(of:)``; with `keepingChunks` false, the chunks renumbered for it are not kept for later readers (a
+    /// scan of every object once, which must not pin every chunk, see ``RenumberedChunks``).
+    func rows(of entityIndex: Int, keepingChunks: Bool) -> [StoreRows] {
         // Every store is asked, not only the one of the entity's configuration: a store keeps the objects it was
         // given under an earlier placement.
         stores.indices.compactMap { position in
-            let storeIndex = UInt32(position)
-            // The version is taken under the lock; its rows are built from the columns after the lock is let go.
-            let (version, foreignStores) = stores[position].state.withLock { state in
-                (state.version(ofEntity: entityIndex), state.foreignStores)
+            // The version is taken under the lock; its slots are read after the lock is let go.
+            let (version, tableCount) = stores[position].state.withLock { state in
+                (state.version(ofEntity: entityIndex), state.foreignStores.count + 1)
             }
             guard version.count > 0 else { return nil }
-            let batch = StoreRows(storeIndex: storeIndex, version: version)
-            let numbering = numbering(ofStoreAt: storeIndex, foreignStores: foreignStores)
-            // Slots need no renumbering without relationships (or when the numbering is the store's own): no row is
-            // made for them.
-            guard hasRelationships(ofEntity: entityIndex), !numbering.isIdentity else { return batch }
-            return StoreRows(
-                storeIndex: storeIndex,
-                rows: batch.rows.map { $0.map { numbering.toCoordinator($0, hasRelationships: true) } })
+            return batch(
+                storeIndex: UInt32(position), version: version, tableCount: tableCount, keepingChunks: keepingChunks)
+        }
+    }
+
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {
+        // Each store filters its own columns, as a store of one does (a filter reads attributes, never references).
+        stores.indices.compactMap { position in
+            let storeIndex = UInt32(position)
+            let (version, slots) = stores[position].filteredSlots(
+                entityIndex: entityIndex, filter: filter,
+                extraKeys: extra.lazy.filter { $0.storeIndex == storeIndex }.map(\.key))
+            guard !slots.isEmpty else { return nil }
+            // The table is read after the version: it covers every reference the version holds.
+            let tableCount = stores[position].state.withLock { $0.foreignStores.count + 1 }
+            return batch(storeIndex: storeIndex, version: version, slots: slots, tableCount: tableCount)
         }
     }
 
@@ -149,16 +207,9 @@ final class StoreCoordinator: ObjectStore {
                     entityIndex: entityIndex, ranges: ranges, extraKeys: Array(extraKeys))
             else { return nil }
             guard !slots.isEmpty else { continue }
-            let numbering = numbering(ofStoreAt: storeIndex)
-            let batch = StoreRows(storeIndex: storeIndex, version: version, slots: slots)
-            batches.append(
-                StoreRows(
-                    storeIndex: storeIndex,
-                    rows: batch.rows.map {
-                        $0.map {
-                            numbering.toCoordinator($0, hasRelationships: hasRelationships(ofEntity: entityIndex))
-                        }
-                    }))
+            // The table is read after the version: it covers every reference the version holds.
+            let tableCount = store.state.withLock { $0.foreignStores.count + 1 }
+            batches.append(batch(storeIndex: storeIndex, version: version, slots: slots, tableCount: tableCount))
         }
         return batches
     }

@@ -15,13 +15,17 @@ struct StoreNumbering: Sendable {
     ///   in the coordinator's table (mounted or not), which it builds from the logs when it opens.
     init(ownIndex: UInt32, foreignStores: [LogUUID], coordinatorIndex: (LogUUID) -> UInt32) {
         coordinatorIndices = [ownIndex] + foreignStores.map(coordinatorIndex)
+        isIdentity = coordinatorIndices.enumerated().allSatisfy { UInt32($0.offset) == $0.element }
     }
 
     /// Whether every index keeps its number (the first store of a coordinator, until its table and the
     /// coordinator's diverge): rows then pass through untouched.
-    var isIdentity: Bool {
-        coordinatorIndices.enumerated().allSatisfy { UInt32($0.offset) == $0.element }
-    }
+    let isIdentity: Bool
+
+    /// How many stores the store's table held when this numbering was made (itself and its foreign stores). A
+    /// store's table only grows and never renumbers, so a numbering covers every row and chunk version the store
+    /// held when its table was no longer than this.
+    var tableCount: Int { coordinatorIndices.count }
 
     /// A store's reference in the coordinator's numbering.
     func toCoordinator(_ reference: ObjectReference) -> ObjectReference {
