@@ -1,6 +1,6 @@
 // `Benchmarks/compare`: EventGraph against SQLite (GRDB) on the same workload, in one run.
 // Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
-// [--writes] [--large]
+// [--writes] [--large] [--only KEYS]
 import Foundation
 import Workload
 
@@ -54,7 +54,7 @@ if arguments.first == "sample-posts" {
 if flag("--help") || flag("-h") {
     print(
         """
-        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes] [--large]
+        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes] [--large] [--only KEYS]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
           --chart PATH     write an SVG bar chart of the ratios
@@ -64,6 +64,8 @@ if flag("--help") || flag("-h") {
           --reads          only the read scenarios (fetch-all, fetch-by-id, predicates), e.g. for a profile
           --writes         only the write scenarios (bulk-insert, single saves, writers) and compact-1m
           --large          only the large store's open scenarios (open-1m, memory-*, open-1m-tail, open-10m-tail)
+          --only KEYS      only these write scenarios, comma-separated (bulk-insert, single-save-durable,
+                           single-save-relaxed, concurrent-writers), at the run's size (full unless --quick)
         """)
     exit(0)
 }
@@ -74,6 +76,11 @@ let largeOnly = flag("--large")
 let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
+let onlyKeys = value(after: "--only").map { Set($0.split(separator: ",").map(String.init)) }
+let writeKeys: Set<String> = ["bulk-insert", "single-save-durable", "single-save-relaxed", "concurrent-writers"]
+if let onlyKeys, onlyKeys.isEmpty || !onlyKeys.isSubset(of: writeKeys) {
+    fail("--only takes write scenarios, comma-separated: \(writeKeys.sorted().joined(separator: ", "))")
+}
 var sizes = quick ? Sizes.quick : Sizes.full
 if let runs = value(after: "--runs") {
     guard let count = Int(runs), count >= 1 else { fail("--runs takes a positive number") }
@@ -87,6 +94,7 @@ try? FileManager.default.createDirectory(atPath: directory, withIntermediateDire
 let started = Date()
 let comparison = Comparison(sizes: sizes, directory: directory)
 comparison.largeOnly = largeOnly
+comparison.onlyWriteScenarios = onlyKeys
 do {
     try comparison.run(readsOnly: readsOnly, writesOnly: writesOnly)
 } catch {
