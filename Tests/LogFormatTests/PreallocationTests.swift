@@ -17,7 +17,8 @@ struct PreallocationTests {
     func extensionPolicy() {
         #expect(LogWriter.extension(batchEnd: 1000, allocatedEnd: 1000, maximum: 1 << 20) == nil)
         #expect(LogWriter.extension(batchEnd: 1000, allocatedEnd: 70_000, maximum: 1 << 20) == nil)
-        #expect(LogWriter.extension(batchEnd: 1000, allocatedEnd: 999, maximum: 1 << 20) == 69_632)  // 1000 + 64 KiB ↑ 4 KiB
+        // 1000 + 64 KiB, rounded up to 4 KiB.
+        #expect(LogWriter.extension(batchEnd: 1000, allocatedEnd: 999, maximum: 1 << 20) == 69_632)
         #expect(LogWriter.extension(batchEnd: 4 << 20, allocatedEnd: 0, maximum: 1 << 20) == (4 << 20) + (512 << 10))
         #expect(LogWriter.extension(batchEnd: 64 << 20, allocatedEnd: 0, maximum: 1 << 20) == (65 << 20))
         #expect(LogWriter.extension(batchEnd: 1000, allocatedEnd: 0, maximum: 0) == nil)
