@@ -11,6 +11,8 @@ final class Comparison {
     var largeOnly = false
     /// Only the cross-store notes of issue 12 (`--stores`: EventGraph against itself, two stores against one).
     var storesOnly = false
+    /// With `--only`: the write scenarios to run (their keys), alone, at the run's size; nil runs them all.
+    var onlyWriteScenarios: Set<String>?
     let engines: [any StoreEngine.Type] = [EventGraphEngine.self, GRDBEngine.self]
     var results: [ScenarioResult] = []
     /// Extra measurements reported under the table.
@@ -58,6 +60,7 @@ final class Comparison {
     func run(readsOnly: Bool = false, writesOnly: Bool = false) throws {
         if largeOnly { return try largeStoreScenarios() }
         if storesOnly { return try crossStoreScenarios() }
+        if onlyWriteScenarios != nil { return try writeScenarios() }
         if writesOnly {
             try writeScenarios()
             try largeStoreScenarios(compactionOnly: true)
@@ -79,21 +82,25 @@ final class Comparison {
     // MARK: - Scenarios 1–3
 
     func writeScenarios() throws {
-        let generator = PostGenerator(postCount: sizes.posts)
-        let posts = generator.posts(0..<sizes.posts)
-        log("bulk-insert: \(sizes.posts) posts in one save, durable")
-        record(
-            "bulk-insert",
-            try alternate("bulk-insert") { engine in
-                let path = freshPath(engine, "bulk")
-                defer { engine.removeStore(at: path) }
-                return Double(posts.count) / (try engine.bulkInsert(path: path, posts: posts, world: generator.world))
-            })
+        if selected("bulk-insert") {
+            let generator = PostGenerator(postCount: sizes.posts)
+            let posts = generator.posts(0..<sizes.posts)
+            log("bulk-insert: \(sizes.posts) posts in one save, durable")
+            record(
+                "bulk-insert",
+                try alternate("bulk-insert") { engine in
+                    let path = freshPath(engine, "bulk")
+                    defer { engine.removeStore(at: path) }
+                    return Double(posts.count)
+                        / (try engine.bulkInsert(path: path, posts: posts, world: generator.world))
+                })
+        }
 
         let singleGenerator = PostGenerator(postCount: sizes.singleSaves)
         let singlePosts = singleGenerator.posts(0..<sizes.singleSaves)
         for durability in [DurabilityMode.durable, .relaxed] {
             let key = "single-save-\(durability.rawValue)"
+            guard selected(key) else { continue }
             log("\(key): \(sizes.singleSaves) saves of one post")
             record(
                 key,
@@ -106,6 +113,7 @@ final class Comparison {
                 })
         }
 
+        guard selected("concurrent-writers") else { return }
         let total = sizes.writers * sizes.savesPerWriter
         let writerGenerator = PostGenerator(postCount: total)
         let batches = (0..<sizes.writers).map { writer in
@@ -121,6 +129,9 @@ final class Comparison {
                     / (try engine.concurrentWriters(path: path, batches: batches, world: writerGenerator.world))
             })
     }
+
+    /// Whether `--only` leaves the write scenario `key` in.
+    func selected(_ key: String) -> Bool { onlyWriteScenarios?.contains(key) ?? true }
 
     // MARK: - Scenarios 4–6
 

@@ -1,6 +1,6 @@
 // `Benchmarks/compare`: EventGraph against SQLite (GRDB) on the same workload, in one run.
 // Usage: EngineComparison [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads]
-// [--writes] [--large] [--stores]
+// [--writes] [--large] [--stores] [--only KEYS]
 import Foundation
 import Workload
 
@@ -54,7 +54,7 @@ if arguments.first == "sample-posts" {
 if flag("--help") || flag("-h") {
     print(
         """
-        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes] [--large] [--stores]
+        usage: compare [--quick] [--json PATH] [--chart PATH] [--markdown PATH] [--directory DIR] [--runs N] [--reads] [--writes] [--large] [--stores] [--only KEYS]
           --quick          reduced sizes (under 5 minutes after the build)
           --json PATH      write the results as a JSON array of {scenario, unit, eventgraph, grdb, ratio}
           --chart PATH     write an SVG bar chart of the ratios
@@ -65,6 +65,8 @@ if flag("--help") || flag("-h") {
           --writes         only the write scenarios (bulk-insert, single saves, writers) and compact-1m
           --large          only the large store's open scenarios (open-1m, memory-*, open-1m-tail, open-10m-tail)
           --stores         only the two cross-store notes (issue 12: a save and a fetch across two stores against one)
+          --only KEYS      only these write scenarios, comma-separated (bulk-insert, single-save-durable,
+                           single-save-relaxed, concurrent-writers), at the run's size (full unless --quick)
         """)
     exit(0)
 }
@@ -76,6 +78,11 @@ let storesOnly = flag("--stores")
 let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
+let onlyKeys = value(after: "--only").map { Set($0.split(separator: ",").map(String.init)) }
+let writeKeys: Set<String> = ["bulk-insert", "single-save-durable", "single-save-relaxed", "concurrent-writers"]
+if let onlyKeys, onlyKeys.isEmpty || !onlyKeys.isSubset(of: writeKeys) {
+    fail("--only takes write scenarios, comma-separated: \(writeKeys.sorted().joined(separator: ", "))")
+}
 var sizes = quick ? Sizes.quick : Sizes.full
 if let runs = value(after: "--runs") {
     guard let count = Int(runs), count >= 1 else { fail("--runs takes a positive number") }
@@ -90,6 +97,7 @@ let started = Date()
 let comparison = Comparison(sizes: sizes, directory: directory)
 comparison.largeOnly = largeOnly
 comparison.storesOnly = storesOnly
+comparison.onlyWriteScenarios = onlyKeys
 do {
     try comparison.run(readsOnly: readsOnly, writesOnly: writesOnly)
 } catch {

@@ -242,6 +242,7 @@ extension LogWriter {
         locked.value.reservedEnd = end
         locked.value.writtenEnd = end
         locked.value.syncedEnd = end
+        locked.value.allocatedEnd = end
         locked.value.queuedStart = end
         locked.value.nextSequence = prepared.frames.sequence
         locked.value.fileGeneration += 1

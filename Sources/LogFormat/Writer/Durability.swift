@@ -44,4 +44,7 @@ public struct RecoveryReport: Hashable, Sendable {
     public var created: Bool
     /// The scan of the committed part.
     public var scan: ScanReport
+    /// Bytes of zeros after the last committed unit that opening cut off: space a writer had preallocated ahead of
+    /// the log's end and could not cut off itself (it did not close). Not a torn tail, and not reported as one.
+    public var trimmedPreallocationByteCount: UInt64 = 0
 }

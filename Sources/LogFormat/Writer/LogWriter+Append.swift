@@ -245,9 +245,17 @@ extension LogWriter {
             let mode = options.durability
             let mustSync =
                 durable || (mode == .normal && unsynced >= UInt64(options.normalSyncByteCount))
+            let space = preallocation(
+                batchEnd: batchEnd, closing: locked.value.isClosed && batchEnd == locked.value.reservedEnd,
+                locked.value, inMemory: box.file.isInMemory)
             let outcome: LogFormatError? = locked.unlocked { () -> LogFormatError? in
                 do throws(LogFormatError) {
                     if !batch.isEmpty { try box.file.write(batch, at: start) }
+                    switch space {
+                    case .unchanged: break
+                    case .extend(let end): try box.file.writeZeros(from: batchEnd, to: end)
+                    case .trim: try box.file.cutZeros(after: batchEnd)
+                    }
                     if mustSync && mode != .none { try box.file.sync() }
                     return nil
                 } catch {
@@ -259,8 +267,14 @@ extension LogWriter {
             locked.value.leaderActive = false
             if let outcome {
                 locked.value.poison = outcome
+                locked.value.allocatedEnd = start
                 locked.owner.broadcast()
                 throw outcome
+            }
+            switch space {
+            case .unchanged: locked.value.allocatedEnd = max(locked.value.allocatedEnd, batchEnd)
+            case .extend(let end): locked.value.allocatedEnd = end
+            case .trim: locked.value.allocatedEnd = batchEnd
             }
             locked.value.writtenEnd = batchEnd
             if mustSync {

@@ -31,6 +31,7 @@ extension LogWriter {
                 locked.value.queued = []
                 if transaction.byteOffset < locked.value.writtenEnd {
                     try? box.file.truncate(to: transaction.byteOffset)
+                    locked.value.allocatedEnd = transaction.byteOffset
                     locked.value.writtenEnd = transaction.byteOffset
                     locked.value.syncedEnd = min(locked.value.syncedEnd, transaction.byteOffset)
                 }
@@ -82,6 +83,7 @@ extension LogWriter {
             locked.value.reservedEnd = byteOffset
             locked.value.writtenEnd = byteOffset
             locked.value.syncedEnd = byteOffset
+            locked.value.allocatedEnd = byteOffset
             locked.value.queuedStart = byteOffset
             locked.value.nextSequence = header.sequence
             locked.value.lastTransactionID = previousTransactionID

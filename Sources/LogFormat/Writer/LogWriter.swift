@@ -36,6 +36,11 @@ public final class LogWriter: Sendable {
         /// owner read and write only by default, since a store holds an app's whole data and history. An existing
         /// log keeps its own mode, owner and group, also when it is rewritten.
         public var filePermissions: UInt32 = 0o600
+        /// The most bytes of zeros the writer keeps written and synced ahead of the log's end (`full` and `normal`
+        /// durability; 0 turns it off): appends then overwrite blocks the file already has, so their `fdatasync`
+        /// does not also commit a new file size (`Docs/FileFormat.md` §4, "Preallocated space"). The space grows
+        /// with the log (an eighth of it, at least 64 KiB, at most this) and is cut off when the writer closes.
+        package var preallocationByteCount = 1 << 20
         /// Fault injection for tests.
         package var faultInjector: FaultInjector?
         /// Whether the recovery scan leaves the bodies of checkpoint entity chunks for their first load (the
@@ -63,6 +68,10 @@ public final class LogWriter: Sendable {
         var writtenEnd: UInt64
         /// End of what is known durable.
         var syncedEnd: UInt64
+        /// End of the file's bytes as the writer left them: what was written, then the zeros it wrote ahead
+        /// (preallocated space); never below `writtenEnd` while the file is intact. Only decides when to write
+        /// zeros ahead again: no offset handed out depends on it.
+        var allocatedEnd: UInt64
         var nextSequence: UInt64
         var lastTransactionID: UInt64
         /// Encoded frames not yet written, starting at `queuedStart`.
@@ -134,9 +143,16 @@ public final class LogWriter: Sendable {
             try caller.rethrow(error)
         }
         var truncated: TornTail?
+        var trimmedPreallocation: UInt64 = 0
         switch result.tail {
         case .clean:
             break
+        case .torn(let offset, let count, _) where try file.isZeroFilled(from: offset, to: size):
+            // Zeros after the last committed unit: space a writer preallocated (and perhaps a batch whose bytes never
+            // reached the disk, which is no different). Not a torn write: cut off without a report.
+            try file.truncate(to: offset)
+            try file.sync()
+            trimmedPreallocation = count
         case .damaged(let damage):
             throw LogFormatError(
                 .damaged,
@@ -155,12 +171,13 @@ public final class LogWriter: Sendable {
         self.options = options
         self.recoveryReport = RecoveryReport(
             truncatedTail: truncated, headerCopyDamaged: headerCopyDamaged, removedLeftovers: removed,
-            created: created, scan: ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged))
+            created: created, scan: ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged),
+            trimmedPreallocationByteCount: trimmedPreallocation)
         let end = result.committedEnd
         self.state = ConditionLock(
             State(
                 fileBox: SharedLogFile(file), storeLock: storeLock, header: header, seed: header.checksumSeed,
-                reservedEnd: end, writtenEnd: end, syncedEnd: end, nextSequence: result.nextSequence,
+                reservedEnd: end, writtenEnd: end, syncedEnd: end, allocatedEnd: end, nextSequence: result.nextSequence,
                 lastTransactionID: result.lastTransactionID, queuedStart: end))
     }
 
