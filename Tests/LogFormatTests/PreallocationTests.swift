@@ -7,9 +7,17 @@ import Testing
 /// close, and after a crash read as nothing — never as damage, never reported as a torn tail — by every reader.
 @Suite("Preallocated space")
 struct PreallocationTests {
+    /// A writer's options with preallocation on (it is off by default: see `LogWriter.Options`).
+    private static var preallocating: LogWriter.Options {
+        var options = LogWriter.Options()
+        options.preallocationByteCount = 1 << 20
+        return options
+    }
+
     /// A log of `count` transactions left as a crash leaves it: not closed, zeros after its last frame.
     private func crashedLog(at path: String, count: Int = 40) throws -> (dataEnd: UInt64, size: UInt64) {
-        let appended = try TestLog.make(at: path, transactionCount: count, close: false)
+        let appended = try TestLog.make(
+            at: path, transactionCount: count, close: false, preallocationByteCount: 1 << 20)
         return (appended.last!.endByteOffset, try LogFileSurgery.size(of: path))
     }
 
@@ -31,7 +39,7 @@ struct PreallocationTests {
     func zerosAheadThenCutOnClose() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("log.eglog")
-        let writer = try LogWriter(path: path)
+        let writer = try LogWriter(path: path, options: Self.preallocating)
         var end: UInt64 = 0
         for id in 1...UInt64(50) {
             end = try writer.appendTransaction(id: id, payload: TestLog.payload(for: id)).endByteOffset
@@ -53,7 +61,7 @@ struct PreallocationTests {
     func fewSizeChanges() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("log.eglog")
-        let writer = try LogWriter(path: path)
+        let writer = try LogWriter(path: path, options: Self.preallocating)
         var sizes: Set<UInt64> = []
         for id in 1...UInt64(1000) {
             try writer.appendTransaction(id: id, payload: TestLog.payload(for: id, byteCount: 500))
@@ -63,11 +71,13 @@ struct PreallocationTests {
         try writer.close()
     }
 
-    @Test("no zeros ahead without syncs (durability none) or with the option at 0")
+    @Test("no zeros ahead without syncs (durability none), by default, or with the option at 0")
     func notWithoutSyncs() throws {
         let directory = TemporaryDirectory()
         for (name, options) in [
             ("none", LogWriter.Options(durability: .none)),
+            // Off by default until scans of a live log stop at the writer's end (`LogWriter.Options`).
+            ("default", LogWriter.Options()),
             (
                 "off",
                 {
@@ -108,7 +118,8 @@ struct PreallocationTests {
     func cutEverywhere() throws {
         let directory = TemporaryDirectory(inMemory: true)
         let original = directory.file("original.eglog")
-        let appended = try TestLog.make(at: original, transactionCount: 12, close: false)
+        let appended = try TestLog.make(
+            at: original, transactionCount: 12, close: false, preallocationByteCount: 1 << 20)
         let bytes = try LogFileSurgery.bytes(of: original)
         let dataEnd = Int(appended.last!.endByteOffset)
         let lastStart = Int(appended.last!.byteOffset)
@@ -177,7 +188,8 @@ struct PreallocationTests {
     func bitFlips() throws {
         let directory = TemporaryDirectory(inMemory: true)
         let original = directory.file("original.eglog")
-        let appended = try TestLog.make(at: original, transactionCount: 12, close: false)
+        let appended = try TestLog.make(
+            at: original, transactionCount: 12, close: false, preallocationByteCount: 1 << 20)
         let bytes = try LogFileSurgery.bytes(of: original)
         let dataEnd = UInt64(appended.last!.endByteOffset)
         let path = directory.file("flipped.eglog")

@@ -40,7 +40,13 @@ public final class LogWriter: Sendable {
         /// durability; 0 turns it off): appends then overwrite blocks the file already has, so their `fdatasync`
         /// does not also commit a new file size (`Docs/FileFormat.md` §4, "Preallocated space"). The space grows
         /// with the log (an eighth of it, at least 64 KiB, at most this) and is cut off when the writer closes.
-        package var preallocationByteCount = 1 << 20
+        ///
+        /// Off (0) by default: a scan of a log that a writer is appending to — the automatic checkpoint's tail copy,
+        /// or another process's read-only open or `egctl verify` — bounds its window by the file's size, which then
+        /// includes the zeros, so a frame written into them during the scan can make the unfinished frame before it
+        /// look like damage to synced data (KillNine: "the automatic checkpoint failed: damage … the log was not
+        /// rewritten"). Such scans must stop at what the writer had finished before this can be turned on.
+        package var preallocationByteCount = 0
         /// Fault injection for tests.
         package var faultInjector: FaultInjector?
         /// Whether the recovery scan leaves the bodies of checkpoint entity chunks for their first load (the

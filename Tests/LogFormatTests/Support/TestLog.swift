@@ -13,9 +13,11 @@ enum TestLog {
     @discardableResult
     static func make(
         at path: String, transactionCount count: Int, payloadByteCount: Int = 100, durability: Durability = .full,
-        close: Bool = true
+        close: Bool = true, preallocationByteCount: Int = 0
     ) throws -> [AppendedTransaction] {
-        let writer = try LogWriter(path: path, options: .init(durability: durability))
+        var options = LogWriter.Options(durability: durability)
+        options.preallocationByteCount = preallocationByteCount
+        let writer = try LogWriter(path: path, options: options)
         var appended: [AppendedTransaction] = []
         for id in 1...UInt64(count) {
             appended.append(
