@@ -162,6 +162,37 @@ struct ConsistentInsertionTests {
         }
     }
 
+    /// A lesson and its course, both inserted, with both sides of their edge written.
+    static func lessonAndCourse(lessonKey: UInt64, courseKey: UInt64) -> [ChangeOperation] {
+        let (course, lesson) = (entity("Course"), entity("Lesson"))
+        let target = ObjectReference(entityIndex: UInt32(course), key: courseKey)
+        let item = ObjectReference(entityIndex: UInt32(lesson), key: lessonKey)
+        return [
+            .insert(target, [PropertyChange(propertyIndex: property(course, "lessons"), value: .toMany([item]))]),
+            .insert(item, [PropertyChange(propertyIndex: property(lesson, "course"), value: .toOne(target))]),
+        ]
+    }
+
+    /// The check packs a vote's keys into 47 bits: a consistent insertion with a larger key is left to the edge
+    /// table (which finds nothing to repair), never judged by a truncated key. Before the packing the check answered
+    /// `true` here (this test failed).
+    @Test(arguments: [UInt64(1) << 47, UInt64.max - 1])
+    func keysAboveThePackedRangeGoToTheEdgeTable(largeKey: UInt64) {
+        for (lessonKey, courseKey) in [(largeKey, UInt64(10)), (UInt64(20), largeKey)] {
+            let operations = Self.lessonAndCourse(lessonKey: lessonKey, courseKey: courseKey)
+            #expect(!InverseRepair.isConsistentInsertion(operations, model: Self.model))
+            var repair = InverseRepair(
+                model: Self.model, state: StoreState(model: Self.model),
+                queue: CommitQueue(lastTransactionID: 0, lastCommitTimeMicroseconds: 0))
+            #expect(repair.repairs(for: operations, pinned: []).isEmpty)
+        }
+        // The same edge between keys of the packed range is recognised, up to its largest key.
+        let largest = (UInt64(1) << 47) - 1
+        #expect(
+            InverseRepair.isConsistentInsertion(
+                Self.lessonAndCourse(lessonKey: largest, courseKey: largest - 1), model: Self.model))
+    }
+
     @Test func anythingButInsertsGoesToTheEdgeTable() {
         let course = Self.entity("Course")
         let object = ObjectReference(entityIndex: UInt32(course), key: 5)

@@ -45,6 +45,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     let validationRules: [ValidationRule]
     /// The attributes whose large values are stored externally.
     let externalStoragePropertyIndices: [Int]
+    /// Each property's inverse relationship index (`nil` for an attribute or a relationship without an inverse):
+    /// read per value by a save's inverse check, which must not copy a ``PropertyDescription`` per value.
+    let inverseIndices: [Int?]
 
     init(
         name: String, index: Int, superentityName: String?, superentityIndex: Int?, isAbstract: Bool,
@@ -79,6 +82,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         self.externalStoragePropertyIndices = properties.indices.filter {
             properties[$0].attribute?.externalStorageThreshold != nil
         }
+        self.inverseIndices = properties.map { $0.relationship?.inverseIndex }
     }
 
     /// The property with this name.

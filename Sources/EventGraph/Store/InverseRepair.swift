@@ -97,19 +97,34 @@ struct InverseRepair {
 
     // MARK: - A save of new objects only
 
-    /// One side's vote for an edge, with the edge's two slots in a fixed order (`a` before `b`) and the side that
-    /// voted: an edge is written consistently when both of its sides voted for it.
+    /// One side's vote for an edge, packed into two words so that sorting the votes of a bulk insert moves 16 bytes
+    /// and compares two integers per step (five fields of 40 bytes took 6 % of a bulk insert's CPU): `high` is the
+    /// edge's first slot (`aKey << 16 | aProperty`), `low` its second slot and the side that voted (`bKey << 17 |
+    /// bProperty << 1 | side`; side 0 when slot `a`'s object voted, 1 when slot `b`'s did). Slot `a` is the smaller
+    /// of the two (key, property) pairs, so the word order is the pair order.
     private struct SideVote: Comparable {
-        var aKey: UInt64
-        var aProperty: Int
-        var bKey: UInt64
-        var bProperty: Int
-        /// 0 when side `a` voted, 1 when side `b` did.
-        var side: Int
+        var high: UInt64
+        var low: UInt64
+
+        /// The largest key a packed vote holds; a changeset with a larger one goes to the edge table.
+        static let maxKey: UInt64 = (1 << 47) - 1
+
+        /// The vote of `voter`'s slot for the edge to `target`'s slot.
+        ///
+        /// - Precondition: both keys are at most ``maxKey``, both properties below 2^16, and the slots differ.
+        init(voter: (key: UInt64, property: Int), target: (key: UInt64, property: Int)) {
+            let voterIsA = voter < target
+            let (a, b) = voterIsA ? (voter, target) : (target, voter)
+            high = a.key << 16 | UInt64(a.property)
+            low = b.key << 17 | UInt64(b.property) << 1 | (voterIsA ? 0 : 1)
+        }
+
+        /// The edge without the side: equal for both sides' votes of one edge.
+        var edge: (UInt64, UInt64) { (high, low >> 1) }
+        var side: UInt64 { low & 1 }
 
         static func < (lhs: SideVote, rhs: SideVote) -> Bool {
-            (lhs.aKey, lhs.aProperty, lhs.bKey, lhs.bProperty, lhs.side)
-                < (rhs.aKey, rhs.aProperty, rhs.bKey, rhs.bProperty, rhs.side)
+            lhs.high != rhs.high ? lhs.high < rhs.high : lhs.low < rhs.low
         }
     }
 
@@ -121,28 +136,29 @@ struct InverseRepair {
     /// a to-one side's only voted edge is the one it was set to, since every edge of that slot was voted by the slot
     /// itself, so rule 4 keeps it and removes nothing; and each side already holds what the decision writes. Any
     /// other shape (an update, a relate, a delete, a target not inserted here, an edge written on one side only, an
-    /// object related to itself through its own inverse) returns `false`, and the edge table decides.
+    /// object related to itself through its own inverse, a key above ``SideVote/maxKey``) returns `false`, and the
+    /// edge table decides. Only inserted objects vote, so an edge with both sides' votes joins two inserted objects.
     static func isConsistentInsertion(_ operations: [ChangeOperation], model: ObjectModel) -> Bool {
         var inserted: Set<UInt64> = []
         inserted.reserveCapacity(operations.count)
         var votes: [SideVote] = []
         func vote(_ key: UInt64, _ property: Int, _ target: ObjectReference, inverse: Int) -> Bool {
             guard target.storeIndex == 0 else { return true }  // not repaired (see `vote`)
-            let mine = (key, property)
-            let theirs = (target.key, inverse)
-            guard mine != theirs else { return false }
-            votes.append(
-                mine < theirs
-                    ? SideVote(aKey: key, aProperty: property, bKey: target.key, bProperty: inverse, side: 0)
-                    : SideVote(aKey: target.key, aProperty: inverse, bKey: key, bProperty: property, side: 1))
+            let mine = (key: key, property: property)
+            let theirs = (key: target.key, property: inverse)
+            guard mine != theirs, target.key <= SideVote.maxKey else { return false }
+            votes.append(SideVote(voter: mine, target: theirs))
             return true
         }
         for operation in operations {
-            guard case .insert(let object, let changes) = operation else { return false }
+            guard case .insert(let object, let changes) = operation, object.storeIndex == 0,
+                Int(object.entityIndex) < model.entities.count, object.key <= SideVote.maxKey
+            else { return false }
             guard inserted.insert(object.key).inserted else { return false }
+            let inverses = model.entities[Int(object.entityIndex)].inverseIndices
             for change in changes {
                 let property = Int(change.propertyIndex)
-                guard let inverse = relationship(object, property, in: model)?.inverseIndex else { continue }
+                guard property < inverses.count, let inverse = inverses[property] else { continue }
                 switch change.value {
                 case .attribute, .toOne(nil): continue
                 case .toOne(let target?):
@@ -156,22 +172,18 @@ struct InverseRepair {
         }
         guard !votes.isEmpty else { return true }
         votes.sort()
-        // Each edge's votes are adjacent, side 0's first: it needs both, between inserted objects.
-        var start = 0
-        while start < votes.count {
-            let first = votes[start]
-            var end = start + 1
-            while end < votes.count && votes[end].aKey == first.aKey && votes[end].aProperty == first.aProperty
-                && votes[end].bKey == first.bKey && votes[end].bProperty == first.bProperty
-            {
-                end += 1
+        // Each edge's votes are adjacent, side 0's first: it needs both.
+        return votes.withUnsafeBufferPointer { votes in
+            var start = 0
+            while start < votes.count {
+                let edge = votes[start].edge
+                var end = start + 1
+                while end < votes.count && votes[end].edge == edge { end += 1 }
+                guard votes[start].side == 0, votes[end - 1].side == 1 else { return false }
+                start = end
             }
-            guard first.side == 0, votes[end - 1].side == 1, inserted.contains(first.aKey),
-                inserted.contains(first.bKey)
-            else { return false }
-            start = end
+            return true
         }
-        return true
     }
 
     // MARK: - Votes
