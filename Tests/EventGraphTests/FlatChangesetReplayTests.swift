@@ -115,6 +115,28 @@ struct FlatChangesetReplayTests {
         }
     }
 
+    /// A payload held whole in memory lends its strings and binaries; the flat changeset refers to them where they
+    /// are (it shares the payload's array) instead of copying every byte value into a buffer of its own.
+    @Test("a whole payload's byte values are referred to in the payload, not copied")
+    func byteValuesStayInThePayload() throws {
+        var workload = InPlaceReplayTests.Workload(seed: 9, faulty: false)
+        var checked = 0
+        for _ in 0..<40 {
+            let changeset = workload.next()
+            let payload = try changeset.encoded()
+            let record = TransactionRecord(
+                transactionID: changeset.transactionID, payload: payload, blobs: [], byteOffset: 100)
+            let flat = try ReplayChangeset(record)
+            #expect(flat.changeset == changeset)
+            guard flat.values.contains(where: { $0.byteKind != nil }) else { continue }
+            checked += 1
+            let payloadStart = payload.withUnsafeBytes { $0.baseAddress }
+            #expect(flat.bytes.withUnsafeBytes { $0.baseAddress } == payloadStart)
+            #expect(flat.bytes.count == payload.count)
+        }
+        #expect(checked > 10)
+    }
+
     @Test("a name's precomputed words hash as the name does")
     func nameWords() {
         for name in ["", "a", "title", "exactly8", "nine char", "Ünïcødé title ✓", String(repeating: "x", count: 23)] {

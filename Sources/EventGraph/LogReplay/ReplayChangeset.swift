@@ -34,8 +34,12 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         transactionID: 0, commitTimeMicroseconds: 0, author: "", nextKey: 0, foreignStores: [], crossStore: nil)
     private(set) var operations: [Operation] = []
     private(set) var values: [Value] = []
-    /// The bytes of the byte values, one after the other.
+    /// The bytes of the byte values: the transaction's payload itself when it was in memory in one array (each value
+    /// refers to its bytes where they are in it), otherwise copies, one after the other.
     private(set) var bytes: [UInt8] = []
+    /// Where the payload `bytes` shares lies in memory while it is decoded (as integers, never dereferenced: a value
+    /// lent from inside it is referred to by its offset; anything else is copied).
+    private var payloadAddresses: Range<UInt> = 0..<0
     /// The values that are not bytes (null, fixed-width values, UUIDs, blob references, relationships).
     private(set) var others: [PropertyValue] = []
     private(set) var relates: [(added: [ObjectReference], removed: [ObjectReference])] = []
@@ -46,7 +50,17 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
 
     /// Decodes a transaction record's changeset (the checks of ``TransactionRecord/changeset()``).
     package init(_ transaction: TransactionRecord) throws(LogFormatError) {
+        if let payload = transaction.wholePayload {
+            // The byte values stay in the payload (shared, not copied): no second copy of every string before the
+            // columns take theirs.
+            bytes = payload
+            payloadAddresses = payload.withUnsafeBytes { whole in
+                guard let start = whole.baseAddress else { return 0..<0 }
+                return UInt(bitPattern: start)..<UInt(bitPattern: start) + UInt(whole.count)
+            }
+        }
         try transaction.visitChangeset(&self)
+        payloadAddresses = 0..<0
     }
 
     /// The flat form of a changeset built in memory (tests, and callers that hold a ``Changeset``): what decoding
@@ -98,6 +112,14 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         case .value(let value):
             append(propertyIndex, value)
         case .bytes(let kind, let borrowed):
+            if let start = borrowed.baseAddress, payloadAddresses.contains(UInt(bitPattern: start)),
+                UInt(bitPattern: start) + UInt(borrowed.count) <= payloadAddresses.upperBound
+            {
+                // Lent from the payload `bytes` shares: referred to where it is.
+                let offset = Int(UInt(bitPattern: start) - payloadAddresses.lowerBound)
+                values.append(Value(propertyIndex: propertyIndex, byteKind: kind, start: offset, count: borrowed.count))
+                return
+            }
             values.append(
                 Value(propertyIndex: propertyIndex, byteKind: kind, start: bytes.count, count: borrowed.count))
             bytes.append(contentsOf: borrowed)
