@@ -83,7 +83,7 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
     /// The byte buffer of a changeset already applied, kept for the next fragmented one (at most one, of at most
     /// ``largestSpareByteCount`` bytes: memory a process keeps after replaying large transactions).
     private static let spareBuffer = Mutex<[UInt8]>([])
-    private static let largestSpareByteCount = 4 << 20
+    private static let largestSpareByteCount = 16 << 20
 
     /// Offers this changeset's byte buffer to the next fragmented payload decoded (call once it has been applied).
     /// Only a buffer of its own is kept, not a shared payload; a copy of the changeset still held elsewhere keeps
