@@ -115,6 +115,58 @@ struct FlatChangesetReplayTests {
         }
     }
 
+    /// A payload held whole in memory lends its strings and binaries; the flat changeset refers to them where they
+    /// are (it shares the payload's array) instead of copying every byte value into a buffer of its own.
+    @Test("a whole payload's byte values are referred to in the payload, not copied")
+    func byteValuesStayInThePayload() throws {
+        var workload = InPlaceReplayTests.Workload(seed: 9, faulty: false)
+        var checked = 0
+        for _ in 0..<40 {
+            let changeset = workload.next()
+            let payload = try changeset.encoded()
+            let record = TransactionRecord(
+                transactionID: changeset.transactionID, payload: payload, blobs: [], byteOffset: 100)
+            let flat = try ReplayChangeset(record)
+            #expect(flat.changeset == changeset)
+            guard flat.values.contains(where: { $0.byteKind != nil }) else { continue }
+            checked += 1
+            let payloadStart = payload.withUnsafeBytes { $0.baseAddress }
+            #expect(flat.bytes.withUnsafeBytes { $0.baseAddress } == payloadStart)
+            #expect(flat.bytes.count == payload.count)
+        }
+        #expect(checked > 10)
+    }
+
+    /// A fragmented payload's byte values are copied into a buffer of the changeset's own, which a replayed
+    /// changeset hands to the next one: a reused buffer must hold only the new transaction's values.
+    @Test("fragmented payloads decoded one after another into a reused buffer decode as written")
+    func fragmentedPayloadsReuseABuffer() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("fragments.eglog")
+        var options = LogWriter.Options(durability: .none)
+        options.fragmentByteCount = 48
+        let writer = try LogWriter(path: path, options: options)
+        var workload = InPlaceReplayTests.Workload(seed: 12, faulty: false)
+        var written: [Changeset] = []
+        for _ in 0..<60 {
+            let changeset = workload.next()
+            written.append(changeset)
+            try writer.appendTransaction(id: changeset.transactionID, payload: try changeset.encoded())
+        }
+        try writer.close()
+        var decoded: [Changeset] = []
+        var fragmented = 0
+        try LogReader(path: path).scan { record in
+            guard case .transaction(let transaction) = record else { return }
+            if transaction.wholePayload == nil { fragmented += 1 }
+            let flat = try ReplayChangeset(transaction)
+            decoded.append(flat.changeset)
+            flat.recycleBuffer()
+        }
+        #expect(fragmented > 30)
+        #expect(decoded == written)
+    }
+
     @Test("a name's precomputed words hash as the name does")
     func nameWords() {
         for name in ["", "a", "title", "exactly8", "nine char", "Ünïcødé title ✓", String(repeating: "x", count: 23)] {

@@ -1,4 +1,5 @@
 package import LogFormat
+import Synchronization
 
 /// A transaction's changeset as replay reads it: decoded by LogFormat's ``ChangesetVisitor`` into flat arrays — the
 /// operations, their values (a string's or a binary's bytes copied into one byte buffer, other values as they
@@ -34,8 +35,14 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         transactionID: 0, commitTimeMicroseconds: 0, author: "", nextKey: 0, foreignStores: [], crossStore: nil)
     private(set) var operations: [Operation] = []
     private(set) var values: [Value] = []
-    /// The bytes of the byte values, one after the other.
+    /// The bytes of the byte values: the transaction's payload itself when it was in memory in one array (each value
+    /// refers to its bytes where they are in it), otherwise copies, one after the other.
     private(set) var bytes: [UInt8] = []
+    /// Where the payload `bytes` shares lies in memory while it is decoded (as integers, never dereferenced: a value
+    /// lent from inside it is referred to by its offset; anything else is copied).
+    private var payloadAddresses: Range<UInt> = 0..<0
+    /// Whether `bytes` is the transaction's payload (not a buffer of this changeset's own).
+    private var payloadSharing = false
     /// The values that are not bytes (null, fixed-width values, UUIDs, blob references, relationships).
     private(set) var others: [PropertyValue] = []
     private(set) var relates: [(added: [ObjectReference], removed: [ObjectReference])] = []
@@ -46,7 +53,45 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
 
     /// Decodes a transaction record's changeset (the checks of ``TransactionRecord/changeset()``).
     package init(_ transaction: TransactionRecord) throws(LogFormatError) {
+        if let payload = transaction.wholePayload {
+            // The byte values stay in the payload (shared, not copied): no second copy of every string before the
+            // columns take theirs.
+            bytes = payload
+            payloadSharing = true
+            payloadAddresses = payload.withUnsafeBytes { whole in
+                guard let start = whole.baseAddress else { return 0..<0 }
+                return UInt(bitPattern: start)..<UInt(bitPattern: start) + UInt(whole.count)
+            }
+        } else {
+            // A fragmented payload (a large transaction) lends each value from the fragment being read: the values
+            // are copied into one buffer, sized once for the payload (its bytes bound theirs) and taken from the
+            // changeset replayed before this one when it is free, so that its pages are not allocated and
+            // faulted in again for every transaction.
+            bytes = Self.spareBuffer.withLock { spare in
+                let taken = spare
+                spare = []
+                return taken
+            }
+            bytes.removeAll(keepingCapacity: true)
+            // The fragments' lengths were read from verified frames; past 64 MiB the buffer grows as it fills.
+            bytes.reserveCapacity(min(transaction.payloadByteCount, 64 << 20))
+        }
         try transaction.visitChangeset(&self)
+        payloadAddresses = 0..<0
+    }
+
+    /// The byte buffer of a changeset already applied, kept for the next fragmented one (at most one, of at most
+    /// ``largestSpareByteCount`` bytes: memory a process keeps after replaying large transactions).
+    private static let spareBuffer = Mutex<[UInt8]>([])
+    private static let largestSpareByteCount = 16 << 20
+
+    /// Offers this changeset's byte buffer to the next fragmented payload decoded (call once it has been applied).
+    /// Only a buffer of its own is kept, not a shared payload; a copy of the changeset still held elsewhere keeps
+    /// its bytes (the next user of the buffer then allocates its own: arrays are values).
+    func recycleBuffer() {
+        guard payloadSharing == false, bytes.capacity <= Self.largestSpareByteCount, bytes.capacity > 0 else { return }
+        let buffer = bytes
+        Self.spareBuffer.withLock { spare in if spare.capacity < buffer.capacity { spare = buffer } }
     }
 
     /// The flat form of a changeset built in memory (tests, and callers that hold a ``Changeset``): what decoding
@@ -98,6 +143,14 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         case .value(let value):
             append(propertyIndex, value)
         case .bytes(let kind, let borrowed):
+            if let start = borrowed.baseAddress, payloadAddresses.contains(UInt(bitPattern: start)),
+                UInt(bitPattern: start) + UInt(borrowed.count) <= payloadAddresses.upperBound
+            {
+                // Lent from the payload `bytes` shares: referred to where it is.
+                let offset = Int(UInt(bitPattern: start) - payloadAddresses.lowerBound)
+                values.append(Value(propertyIndex: propertyIndex, byteKind: kind, start: offset, count: borrowed.count))
+                return
+            }
             values.append(
                 Value(propertyIndex: propertyIndex, byteKind: kind, start: bytes.count, count: borrowed.count))
             bytes.append(contentsOf: borrowed)

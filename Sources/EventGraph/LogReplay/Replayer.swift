@@ -72,6 +72,7 @@ struct Replayer {
                 changeset, blobHandles: handles, model: model, insertDefaults: recordedDefaults, policy: policy,
                 anomalies: &anomalies, inPlace: appliesInPlace)
             if let gap { transactionIDGaps.append(gap) }
+            changeset.recycleBuffer()
         case .checkpointBegin(let begin):
             guard let model else { return try reject("a checkpoint precedes the model in the log") }
             var fresh = StoreState(model: model, isIndexed: buildsIndexes)

@@ -48,6 +48,9 @@ struct ByteArena: Sendable {
         return high & 0x8080_8080_8080_8080 == 0
     }
 
+    /// The bytes of the live values (the buffer without its garbage).
+    var liveByteCount: Int { bytes.count - garbageByteCount }
+
     /// Makes room for `byteCount` bytes in `slotCount` slots, so that filling a new arena allocates once.
     mutating func reserveCapacity(byteCount: Int, slotCount: Int) {
         bytes.reserveCapacity(byteCount)

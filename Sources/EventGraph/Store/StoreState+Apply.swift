@@ -520,12 +520,36 @@ extension StoreState {
             }
             return bound
         }
-        var present = added.allSatisfy { $0.key > largestKey } ? [] : Set(targets.map(\.identity))
+        let allNew = added.allSatisfy { $0.key > largestKey }
+        if allNew, Self.keysIncrease(added) {
+            // The usual relate of many (an author's list taking a transaction's 100 new posts): none is in the list,
+            // and keys that increase are all different, so every one is appended without a set.
+            targets.append(contentsOf: added)
+            return Swift.max(bound, added[added.count - 1].key)
+        }
+        var present: Set<ObjectIdentity>
+        if allNew {
+            present = []
+            present.reserveCapacity(added.count)
+        } else {
+            present = Set(minimumCapacity: targets.count + added.count)
+            for target in targets { present.insert(target.identity) }
+        }
         for target in added where present.insert(target.identity).inserted {
             targets.append(target)
             bound = Swift.max(bound, target.key)
         }
         return bound
+    }
+
+    /// Whether each reference's key is larger than the one before it (then no two are the same object).
+    private static func keysIncrease(_ references: [ObjectReference]) -> Bool {
+        var previous: UInt64?
+        for reference in references {
+            if let previous, reference.key <= previous { return false }
+            previous = reference.key
+        }
+        return true
     }
 }
 

@@ -157,6 +157,16 @@ extension ChangeOperation {
     }
 }
 
+extension TransactionRecord {
+    /// The payload when it is held in memory in one array (not read fragment by fragment from the file): a visitor
+    /// of ``visitChangeset(_:)`` may keep it and refer to the bytes it lends by their offset in it, without copying
+    /// them (the bytes lent are this array's, not a copy's).
+    package var wholePayload: [UInt8]? {
+        if case .whole(let bytes) = body { return bytes }
+        return nil
+    }
+}
+
 /// The visitor behind ``Changeset/init(decoding:)-([UInt8])``: collects the operations into a ``Changeset``.
 package struct ChangesetCollector: ChangesetVisitor {
     private var header = ChangesetHeader(
