@@ -124,6 +124,27 @@ struct RecoveryReportTests {
         #expect(try RecoveryFixture.codes(in: view) == ["C1", "C2"])
     }
 
+    @Test("a crash leaves preallocated zeros after the last save: no torn tail, neither read-only nor to a writer")
+    func preallocatedZerosAreNoTornTail() throws {
+        let directory = TemporaryDirectory()
+        let (path, offsets) = try RecoveryFixture.unsealedCopy(in: directory, transactions: 3)
+        let scan = try LogReader(path: path).scan { _ in }
+        guard case .torn(let tail) = scan.tail else {
+            Issue.record("preallocation is on by default (h58): zeros follow the last frame, \(scan.tail)")
+            return
+        }
+        #expect(tail.isPreallocatedSpace && tail.byteOffset > offsets[2] && tail.transactionIDs.isEmpty)
+        let log = ReportLog()
+        let view = try ModelContainer.view(path: path, model: TestModels.school, recoveryHandler: log.handler)
+        #expect(view.recoveryReport == nil, "zeros are not data: nothing was left out")
+        #expect(try RecoveryFixture.codes(in: view) == ["C1", "C2", "C3"])
+        let container = try ModelContainer(
+            path: path, model: TestModels.school, configuration: .init(recoveryHandler: log.handler))
+        #expect(container.recoveryReport == nil)
+        #expect(log.reports.withLock { $0.isEmpty })
+        try container.close()
+    }
+
     @Test func aCleanStoreHasNoReport() throws {
         let directory = TemporaryDirectory()
         _ = try RecoveryFixture.sealedStore(in: directory, transactions: 2)
