@@ -160,6 +160,27 @@ struct PreallocationRaceTests {
         #expect(replay.transactions.map(\.id) == [4, 5, 6])
     }
 
+    @Test("a rewrite leaves no zeros: the new file ends with its seal until an append grows it; close cuts them")
+    func rewriteTrimsTheZeros() throws {
+        let writer = try LogWriter(path: path, options: Self.preallocating)
+        try writer.append(schema: PayloadFixtures.schema)
+        for id in 1...UInt64(5) { try writer.appendTransaction(id: id, payload: TestLog.payload(for: id)) }
+        #expect(try LogFileSurgery.size(of: path) > writer.byteCount, "zeros ahead before the rewrite")
+        let anchor = try writer.rewriteAnchor()
+        let begin = CheckpointBegin(
+            lastTransactionID: anchor.lastTransactionID, lastCommitTimeMicroseconds: 1_700_000_000, nextKey: 99,
+            objectCount: 3)
+        let report = try writer.rewrite(
+            schema: PayloadFixtures.schema, begin: begin, end: PayloadFixtures.checkpointEnd
+        ) { sink in try sink.append(PayloadFixtures.checkpointChunk) }
+        #expect(try LogFileSurgery.size(of: path) == report.newByteCount, "the rewritten file has no zeros")
+        let sixth = try writer.appendTransaction(id: 6, payload: TestLog.payload(for: 6))
+        #expect(try LogFileSurgery.size(of: path) > sixth.endByteOffset, "the next append that grows it writes zeros")
+        try writer.close()
+        #expect(try LogFileSurgery.size(of: path) == writer.byteCount, "closing cuts them off")
+        #expect(try Replay.read(path).report.tail == .clean)
+    }
+
     @Test("read-only scans beside a preallocating writer never find damage, and end at a committed transaction")
     func readOnlyScansBesideAWriter() throws {
         let writer = try LogWriter(path: path, options: Self.preallocating)

@@ -34,8 +34,9 @@ struct StoreSummary {
         case .clean:
             report.endsWithSeal ? "clean (sealed: last close was clean)" : "clean (not sealed: open or crashed)"
         case .torn(let tail) where tail.isPreallocatedSpace:
-            "clean (not sealed: open or crashed), then \(tail.byteCount) bytes of preallocated space (zeros, not "
-                + "data) at byte offset \(tail.byteOffset)"
+            (report.endsWithSeal ? "clean (sealed)" : "clean (not sealed: open or crashed)")
+                + ", then \(tail.byteCount) bytes of preallocated space (zeros, not data) at byte offset "
+                + "\(tail.byteOffset)"
         case .torn(let tail): "torn tail of \(tail.byteCount) bytes at byte offset \(tail.byteOffset) (\(tail.reason))"
         case .damaged(let damage): "DAMAGED — \(damage.summary)"
         }
