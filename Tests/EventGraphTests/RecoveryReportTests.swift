@@ -145,6 +145,50 @@ struct RecoveryReportTests {
         try container.close()
     }
 
+    @Test("read-only views opened beside a saving container (preallocated space on) never stop at damage")
+    func viewsBesideASavingContainer() throws {
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+        let context = container.newBackgroundContext()
+        let first = Course()
+        context.insert(first)
+        first.code = "C0"
+        try context.save()
+        let saving = DispatchGroup()
+        let failure = Mutex<String?>(nil)
+        DispatchQueue.global().async(group: saving) {
+            let context = container.newBackgroundContext()
+            for number in 1...300 {
+                let course = Course()
+                context.insert(course)
+                course.code = "C\(number)"
+                do { try context.save() } catch {
+                    failure.withLock { $0 = "save \(number): \(error)" }
+                    return
+                }
+            }
+        }
+        var views = 0
+        while saving.wait(timeout: .now()) == .timedOut || views == 0 {
+            let log = ReportLog()
+            let view = try ModelContainer.view(
+                path: directory.file(), model: TestModels.school, recoveryHandler: log.handler)
+            if let report = view.recoveryReport, report.kind == .stoppedAtDamage {
+                Issue.record("view \(views) beside the saves stopped at damage: \(report)")
+                break
+            }
+            views += 1
+        }
+        saving.wait()
+        #expect(failure.withLock { $0 } == nil)
+        try container.close()
+        #expect(
+            try RecoveryFixture.codes(
+                in: ModelContainer.view(path: directory.file(), model: TestModels.school, recoveryHandler: nil)
+            ).count
+                == 301)
+    }
+
     @Test func aCleanStoreHasNoReport() throws {
         let directory = TemporaryDirectory()
         _ = try RecoveryFixture.sealedStore(in: directory, transactions: 2)
