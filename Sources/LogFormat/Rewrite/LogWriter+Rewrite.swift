@@ -71,11 +71,11 @@ extension LogWriter {
     /// The end of what the writer has written to its file (its last batch's end): every byte before it is final
     /// until the file is replaced, while bytes after it — preallocated zeros, or a batch being written — may change.
     /// A scan of the log beside the writer stops here (``PreparedRewrite/copyTail(from:through:fragmentByteCount:faults:reached:)``).
-    package func finishedEnd() throws(LogFormatError) -> UInt64 {
-        try state.withLock { (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> UInt64 in
-            try checkUsable(locked.value)
-            return locked.value.writtenEnd
-        }
+    ///
+    /// A poisoned or closed writer still answers (what it wrote stays final): the rewrite fails where it did before,
+    /// at its finish, or at a cancellation point.
+    package func finishedEnd() -> UInt64 {
+        state.withLock { $0.value.writtenEnd }
     }
 
     /// How many times the first phase of a rewrite copies the transactions appended since its anchor (each round
@@ -153,7 +153,7 @@ extension LogWriter {
             for _ in 0..<Self.unlockedTailCopyRounds {
                 try cancellation?.check(path: path, stage: "while the transactions saved beside it were copied")
                 // Taken before the scan opens the file: everything before it is written and final.
-                let finishedEnd = try finishedEnd()
+                let finishedEnd = finishedEnd()
                 guard
                     try prepared.copyTail(
                         from: resolvedPath, through: finishedEnd, fragmentByteCount: options.fragmentByteCount,
