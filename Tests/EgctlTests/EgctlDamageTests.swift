@@ -35,6 +35,23 @@ struct EgctlDamageTests {
         #expect((json["tail"] as? [String: Any])?["state"] as? String == "torn")
     }
 
+    @Test("zeros after the last frame (a crashed writer's preallocated space) are named so, not a torn tail")
+    func preallocatedSpace() throws {
+        let scratch = Scratch()
+        let (store, size) = try makeStore(scratch)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(count: 64 << 10))
+        try handle.close()
+        let verify = try Egctl.run("verify", store)
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        #expect(verify.stdout.contains("65536 bytes of preallocated space") && !verify.stdout.contains("torn tail"))
+        let json = try Egctl.run("verify", store, "--json").json()
+        let tail = json["tail"] as? [String: Any]
+        #expect(tail?["state"] as? String == "preallocated")
+        #expect(tail?["byteOffset"] as? Int == size)
+    }
+
     @Test("a flipped bit in synced data: verify exits 1 naming the offset; salvage keeps everything before it")
     func flippedBit() throws {
         let scratch = Scratch()

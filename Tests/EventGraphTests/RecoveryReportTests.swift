@@ -124,6 +124,71 @@ struct RecoveryReportTests {
         #expect(try RecoveryFixture.codes(in: view) == ["C1", "C2"])
     }
 
+    @Test("a crash leaves preallocated zeros after the last save: no torn tail, neither read-only nor to a writer")
+    func preallocatedZerosAreNoTornTail() throws {
+        let directory = TemporaryDirectory()
+        let (path, offsets) = try RecoveryFixture.unsealedCopy(in: directory, transactions: 3)
+        let scan = try LogReader(path: path).scan { _ in }
+        guard case .torn(let tail) = scan.tail else {
+            Issue.record("preallocation is on by default (h58): zeros follow the last frame, \(scan.tail)")
+            return
+        }
+        #expect(tail.isPreallocatedSpace && tail.byteOffset > offsets[2] && tail.transactionIDs.isEmpty)
+        let log = ReportLog()
+        let view = try ModelContainer.view(path: path, model: TestModels.school, recoveryHandler: log.handler)
+        #expect(view.recoveryReport == nil, "zeros are not data: nothing was left out")
+        #expect(try RecoveryFixture.codes(in: view) == ["C1", "C2", "C3"])
+        let container = try ModelContainer(
+            path: path, model: TestModels.school, configuration: .init(recoveryHandler: log.handler))
+        #expect(container.recoveryReport == nil)
+        #expect(log.reports.withLock { $0.isEmpty })
+        try container.close()
+    }
+
+    @Test("read-only views opened beside a saving container (preallocated space on) never stop at damage")
+    func viewsBesideASavingContainer() throws {
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+        let context = container.newBackgroundContext()
+        let first = Course()
+        context.insert(first)
+        first.code = "C0"
+        try context.save()
+        let saving = DispatchGroup()
+        let failure = Mutex<String?>(nil)
+        DispatchQueue.global().async(group: saving) {
+            let context = container.newBackgroundContext()
+            for number in 1...300 {
+                let course = Course()
+                context.insert(course)
+                course.code = "C\(number)"
+                do { try context.save() } catch {
+                    failure.withLock { $0 = "save \(number): \(error)" }
+                    return
+                }
+            }
+        }
+        var views = 0
+        while saving.wait(timeout: .now()) == .timedOut || views == 0 {
+            let log = ReportLog()
+            let view = try ModelContainer.view(
+                path: directory.file(), model: TestModels.school, recoveryHandler: log.handler)
+            if let report = view.recoveryReport, report.kind == .stoppedAtDamage {
+                Issue.record("view \(views) beside the saves stopped at damage: \(report)")
+                break
+            }
+            views += 1
+        }
+        saving.wait()
+        #expect(failure.withLock { $0 } == nil)
+        try container.close()
+        #expect(
+            try RecoveryFixture.codes(
+                in: ModelContainer.view(path: directory.file(), model: TestModels.school, recoveryHandler: nil)
+            ).count
+                == 301)
+    }
+
     @Test func aCleanStoreHasNoReport() throws {
         let directory = TemporaryDirectory()
         _ = try RecoveryFixture.sealedStore(in: directory, transactions: 2)

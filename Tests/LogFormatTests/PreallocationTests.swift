@@ -7,7 +7,8 @@ import Testing
 /// close, and after a crash read as nothing — never as damage, never reported as a torn tail — by every reader.
 @Suite("Preallocated space")
 struct PreallocationTests {
-    /// A writer's options with preallocation on (it is off by default: see `LogWriter.Options`).
+    /// A writer's options with preallocation on at 1 MiB (the default since h58; explicit, so that these tests keep
+    /// testing it should the default change).
     private static var preallocating: LogWriter.Options {
         var options = LogWriter.Options()
         options.preallocationByteCount = 1 << 20
@@ -71,13 +72,16 @@ struct PreallocationTests {
         try writer.close()
     }
 
-    @Test("no zeros ahead without syncs (durability none), by default, or with the option at 0")
+    @Test("zeros ahead by default (h58); none without syncs (durability none) or with the option at 0")
     func notWithoutSyncs() throws {
         let directory = TemporaryDirectory()
+        let defaultPath = directory.file("default.eglog")
+        let writer = try LogWriter(path: defaultPath)
+        let first = try writer.appendTransaction(id: 1, payload: TestLog.payload(for: 1))
+        #expect(try LogFileSurgery.size(of: defaultPath) >= first.endByteOffset + LogWriter.minimumPreallocation)
+        try writer.close()
         for (name, options) in [
             ("none", LogWriter.Options(durability: .none)),
-            // Off by default until scans of a live log stop at the writer's end (`LogWriter.Options`).
-            ("default", LogWriter.Options()),
             (
                 "off",
                 {
@@ -103,6 +107,8 @@ struct PreallocationTests {
         let replay = try Replay.read(path)
         #expect(replay.transactions == TestLog.expected(1...40))
         #expect(replay.report.tail.isTorn && replay.report.tail.byteOffset == dataEnd)
+        // Named as what it is (h58), for the read-only view and egctl: zeros, not a torn write.
+        if case .torn(let tail) = replay.report.tail { #expect(tail.isPreallocatedSpace) }
         // A writer cuts them off and says so as preallocated space, not as a torn tail.
         let writer = try LogWriter(path: path)
         #expect(writer.recoveryReport.truncatedTail == nil)
@@ -196,7 +202,9 @@ struct PreallocationTests {
         for offset in stride(from: dataEnd, to: UInt64(bytes.count), by: 997) {
             try LogFileSurgery.write(bytes, to: path)
             try LogFileSurgery.flipBit(path, byteOffset: offset, bit: Int(offset % 8))
-            #expect(try Replay.read(path).transactions.count == 12)
+            let replay = try Replay.read(path)
+            #expect(replay.transactions.count == 12)
+            if case .torn(let tail) = replay.report.tail { #expect(!tail.isPreallocatedSpace, "a set bit is no zero") }
             try TestLog.expectWriterTruncates(path, tornAt: dataEnd)
         }
         // A flip in a synced frame (transaction 3's) is proven by the later frames' watermarks: damage, as without

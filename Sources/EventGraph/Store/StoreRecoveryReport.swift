@@ -110,6 +110,10 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
         switch scan.tail {
         case .clean:
             return nil
+        case .torn(let tail) where tail.isPreallocatedSpace:
+            // Zeros a writer keeps ahead of its last frame (running, or crashed): not data, nothing left out (a
+            // writer's open cuts them off without a report too).
+            return nil
         case .torn(let tail):
             self.init(path: path, tail: tail, kind: .ignoredTornTail, lastTransactionID: scan.lastTransactionID)
         case .damaged(let damage):

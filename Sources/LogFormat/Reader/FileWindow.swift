@@ -1,7 +1,9 @@
 /// Sequential buffered access to a log file by byte offset, reading large chunks with `pread`.
 ///
-/// The window never reads past `limit` (the file size when scanning began), so a writer appending to the file
-/// concurrently cannot make a reader see a frame it has not finished writing as anything but a torn tail.
+/// The window never reads past `limit` (the file size when scanning began, or the end of what the writer had
+/// finished when the scan runs beside it in the same process). Past the writer's finished end a reader may see a
+/// frame half-written; with preallocated space the file's size includes such bytes, and a later frame may be
+/// visible beside them: ``LogScanner/scan(from:policy:_:)`` re-reads a failed frame before it calls it damage.
 struct FileWindow: ~Copyable {
     static let chunkByteCount = 8 << 20
     /// What a read that skips ahead of the window fetches: a scan that defers chunk bodies (the store's open) jumps
@@ -20,6 +22,14 @@ struct FileWindow: ~Copyable {
     }
 
     var path: String { shared.path }
+
+    /// Forgets the bytes read so far: the next access reads the file again. A scan of a log that a writer is
+    /// appending to re-reads a failed frame this way once a later frame proves it was synced (a `pread` may have
+    /// copied the failed frame's bytes before the writer wrote them, and the later frame's after).
+    mutating func discardBuffer() {
+        buffer = []
+        bufferStart = 0
+    }
 
     /// How many bytes the window holds (a probe for tests).
     var bufferedByteCount: Int { buffer.count }

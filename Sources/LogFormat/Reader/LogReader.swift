@@ -125,6 +125,7 @@ public final class LogReader: Sendable {
         if case .torn(var tail) = report.tail {
             tail.transactionIDs = try scanner.transactionIDs(
                 inTailFrom: tail.byteOffset, after: result.lastTransactionID)
+            tail.isPreallocatedSpace = try scanner.isZeroFilled(from: tail.byteOffset)
             report.tail = .torn(tail)
         }
         return report

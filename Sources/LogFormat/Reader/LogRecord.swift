@@ -111,6 +111,10 @@ public struct TornTail: Hashable, Sendable {
     public var reason: String
     /// The transactions it held parts of whose frame headers still verify (none were committed), in order.
     public var transactionIDs: [UInt64]
+    /// Whether every byte of it is zero: preallocated space a writer keeps ahead of its last frame (it is running,
+    /// or crashed), which holds no data (`Docs/FileFormat.md` §4). A writer's open cuts it off and reports it as
+    /// ``RecoveryReport/trimmedPreallocationByteCount``; a read-only reader should not call it a torn tail.
+    public var isPreallocatedSpace = false
 
     /// Creates a description of a torn tail.
     public init(byteOffset: UInt64, byteCount: UInt64, reason: String, transactionIDs: [UInt64] = []) {

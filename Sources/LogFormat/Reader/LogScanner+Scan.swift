@@ -73,13 +73,17 @@ extension LogScanner {
         var pending = Pending.none
         var dictionary: [UInt8]?
         let limit = window.limit
+        // The frame re-read once before it could be called damage (see below); nil while none was.
+        var rereadOffset: UInt64?
 
         while offset < limit {
             let outcome = try readFrame(at: offset, expectedSequence: expectedSequence, dictionary: dictionary)
             var rejection: String?
+            var failedFrameChecks = false
             switch outcome {
             case .failure(let failure):
                 rejection = failure.reason
+                failedFrameChecks = true
             case .success(let frame):
                 rejection = try apply(frame, &pending, &dictionary, &result, deliver)
                 if rejection == nil {
@@ -108,6 +112,17 @@ extension LogScanner {
                         after: candidate.byteOffset, sequenceAtLeast: candidate.header.sequence + 1)
                 }
                 if let proof, witness != nil {
+                    // A writer may be appending while this scan reads (another process's read-only open or verify;
+                    // preallocated zeros put its unfinished frames inside the window). One `pread` may have copied
+                    // the failed frame's bytes before the writer wrote them and the witness's after: re-read it.
+                    // The witness was written after the failed frame's bytes were written and synced (its
+                    // watermark passes them), so the re-read sees them final; only a frame that fails again is
+                    // damage (`Docs/FileFormat.md` §4, "Scanning a live log").
+                    if failedFrameChecks && rereadOffset != offset {
+                        rereadOffset = offset
+                        window.discardBuffer()
+                        continue
+                    }
                     result.tail = .damaged(
                         DamageReport(
                             byteOffset: offset, reason: reason, lastGoodTransactionID: result.lastTransactionID,

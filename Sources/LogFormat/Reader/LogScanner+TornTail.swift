@@ -33,4 +33,19 @@ extension LogScanner {
         }
         return found.sorted()
     }
+
+    /// Whether every byte from `offset` to the window's end is zero as this scan reads it (from what it buffered
+    /// where it can): a torn tail of zeros is preallocated space (``TornTail/isPreallocatedSpace``). The scan's own
+    /// view decides, not a later read: a writer appending beside the scan may have written there since.
+    mutating func isZeroFilled(from offset: UInt64) throws(LogFormatError) -> Bool {
+        var position = offset
+        while position < window.limit {
+            let count = Int(min(window.limit - position, 64 << 10))
+            guard let isZero = try window.withBytes(at: position, count: count, { raw in !raw.contains { $0 != 0 } })
+            else { return true }  // the file shrank underneath the scan: nothing more was written
+            if !isZero { return false }
+            position += UInt64(count)
+        }
+        return true
+    }
 }

@@ -68,6 +68,16 @@ extension LogWriter {
         return anchor
     }
 
+    /// The end of what the writer has written to its file (its last batch's end): every byte before it is final
+    /// until the file is replaced, while bytes after it — preallocated zeros, or a batch being written — may change.
+    /// A scan of the log beside the writer stops here (``PreparedRewrite/copyTail(from:through:fragmentByteCount:faults:reached:)``).
+    ///
+    /// A poisoned or closed writer still answers (what it wrote stays final): the rewrite fails where it did before,
+    /// at its finish, or at a cancellation point.
+    package func finishedEnd() -> UInt64 {
+        state.withLock { $0.value.writtenEnd }
+    }
+
     /// How many times the first phase of a rewrite copies the transactions appended since its anchor (each round
     /// copies those appended during the one before).
     static let unlockedTailCopyRounds = 3
@@ -142,7 +152,12 @@ extension LogWriter {
             // finds many, so that the finish (appends held) copies only the last few.
             for _ in 0..<Self.unlockedTailCopyRounds {
                 try cancellation?.check(path: path, stage: "while the transactions saved beside it were copied")
-                guard try prepared.copyTail(from: resolvedPath, fragmentByteCount: options.fragmentByteCount) > 64
+                // Taken before the scan opens the file: everything before it is written and final.
+                let finishedEnd = finishedEnd()
+                guard
+                    try prepared.copyTail(
+                        from: resolvedPath, through: finishedEnd, fragmentByteCount: options.fragmentByteCount,
+                        faults: options.faultInjector) > 64
                 else { break }
             }
             return prepared
@@ -185,9 +200,11 @@ extension LogWriter {
                             + ", \(anchor.byteOffset) bytes); rewrite it again", path: path)
                 }
                 oldByteCount = old.reservedEnd
-                try prepared.copyTail(from: resolvedPath, fragmentByteCount: options.fragmentByteCount) {
-                    () throws(LogFormatError) in try options.faultInjector?.reach(.copyingTail)
-                }
+                // Everything reserved is written and synced (`ensure` above), and appends wait for the lock.
+                try prepared.copyTail(
+                    from: resolvedPath, through: locked.value.writtenEnd, fragmentByteCount: options.fragmentByteCount,
+                    faults: options.faultInjector
+                ) { () throws(LogFormatError) in try options.faultInjector?.reach(.copyingTail) }
                 try cancellation?.check(path: path, stage: "before the new file was sealed")
                 try prepared.seal(lastTransactionID: old.lastTransactionID)
                 try options.faultInjector?.reach(.tailCopied)

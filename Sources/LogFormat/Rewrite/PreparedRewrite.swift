@@ -138,9 +138,15 @@ package final class PreparedRewrite {
     /// (the copies before: only the committed units the scan finds complete are copied, and the next copy starts
     /// after the last of them). A transaction copied without the lock whose sync then fails poisons the writer, and
     /// a poisoned writer refuses to finish the rewrite.
+    ///
+    /// The scan reads no further than `finishedEnd`, the end of what the writer had written when it was asked
+    /// (``LogWriter/finishedEnd()``): every byte before it is final, and a frame the writer writes meanwhile —
+    /// into preallocated zeros that the file's size already counts — is never seen half-written beside a later one
+    /// (which would make it look like damage to synced data). `faults` sees the scan's reads (tests).
     @discardableResult
     func copyTail(
-        from oldPath: String, fragmentByteCount: Int, reached: () throws(LogFormatError) -> Void = {}
+        from oldPath: String, through finishedEnd: UInt64, fragmentByteCount: Int, faults: FaultInjector? = nil,
+        reached: () throws(LogFormatError) -> Void = {}
     ) throws(LogFormatError) -> Int {
         let after = max(checkpointTransactionID, copiedThrough?.lastTransactionID ?? 0)
         // No transaction can follow the largest ID.
@@ -149,9 +155,9 @@ package final class PreparedRewrite {
             return 0
         }
         let reader = try LogReader(path: oldPath)
-        let scanFile = try LogFile(path: oldPath, flags: O_RDONLY, faults: nil)
-        let size = try scanFile.size()
-        var scanner = LogScanner(window: FileWindow(file: scanFile, limit: size), header: reader.header)
+        let scanFile = try LogFile(path: oldPath, flags: O_RDONLY, faults: faults)
+        let limit = min(try scanFile.size(), finishedEnd)
+        var scanner = LogScanner(window: FileWindow(file: scanFile, limit: limit), header: reader.header)
         var count = 0
         let result = try scanner.scan(from: copiedThrough) { event throws(LogFormatError) in
             guard

@@ -49,6 +49,20 @@ package final class FaultInjector: Sendable {
 
     private let state = LockedValue(State())
     private let stageHook = LockedValue<(@Sendable (RewriteStage) throws(LogFormatError) -> Void)?>(nil)
+    private let readHook = LockedValue<(@Sendable (_ path: String, _ byteOffset: UInt64) -> Void)?>(nil)
+
+    /// Calls `hook` before every read of a file opened with this injector, with the file's path and the read's
+    /// byte offset (on the reading thread): a test changes the file there to play a writer that writes while a
+    /// scan reads (`PreallocationRaceTests`).
+    package func onRead(_ hook: (@Sendable (_ path: String, _ byteOffset: UInt64) -> Void)?) {
+        readHook.withLock { $0 = hook }
+    }
+
+    /// Called by the file layer before each read.
+    func willRead(path: String, at byteOffset: UInt64) {
+        guard let hook = readHook.withLock({ $0 }) else { return }
+        hook(path, byteOffset)
+    }
 
     /// Calls `hook` at every ``RewriteStage`` a rewrite reaches (on the rewriting thread); an error it throws fails
     /// the rewrite there.

@@ -45,6 +45,7 @@ struct LogFile: ~Copyable {
 
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
     func read(count: Int, at offset: UInt64) throws(LogFormatError) -> [UInt8] {
+        faults?.willRead(path: path, at: offset)
         let descriptor = self.descriptor
         let path = self.path
         // Not zeroed first: only the bytes `pread` filled are kept (a short read at the end of the file keeps fewer).

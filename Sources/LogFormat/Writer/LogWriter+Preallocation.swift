@@ -8,10 +8,12 @@
 /// the batches after it overwrite those zeros until they run out; closing cuts the zeros off again. Real zeros, not
 /// `fallocate`: its unwritten extents are converted on their first write, which is a journaled change again.
 ///
-/// Readers need no change: no frame in a run of zeros verifies, so recovery (`Docs/FileFormat.md` §4) finds no
-/// proof of durability after the last committed unit and treats the zeros as a torn tail, never as damage; a
-/// writer's open cuts them off and reports them as ``RecoveryReport/trimmedPreallocationByteCount``, not as a torn
-/// tail, when every byte is zero.
+/// No frame in a run of zeros verifies, so recovery (`Docs/FileFormat.md` §4) finds no proof of durability after
+/// the last committed unit and treats the zeros as a torn tail, never as damage; a writer's open cuts them off and
+/// reports them as ``RecoveryReport/trimmedPreallocationByteCount``, not as a torn tail, when every byte is zero
+/// (a read-only scan marks such a tail ``TornTail/isPreallocatedSpace``). A scan *beside* the writer sees the
+/// frames it writes into the zeros while the scan reads: such scans stop at the writer's finished end
+/// (``LogWriter/finishedEnd()``) or re-read a failed frame before calling it damage (§4, "Scanning a live log").
 extension LogWriter {
     /// What a leader does to the file's end after writing its batch.
     enum SpaceChange: Equatable {

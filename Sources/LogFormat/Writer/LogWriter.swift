@@ -41,12 +41,11 @@ public final class LogWriter: Sendable {
         /// does not also commit a new file size (`Docs/FileFormat.md` §4, "Preallocated space"). The space grows
         /// with the log (an eighth of it, at least 64 KiB, at most this) and is cut off when the writer closes.
         ///
-        /// Off (0) by default: a scan of a log that a writer is appending to — the automatic checkpoint's tail copy,
-        /// or another process's read-only open or `egctl verify` — bounds its window by the file's size, which then
-        /// includes the zeros, so a frame written into them during the scan can make the unfinished frame before it
-        /// look like damage to synced data (KillNine: "the automatic checkpoint failed: damage … the log was not
-        /// rewritten"). Such scans must stop at what the writer had finished before this can be turned on.
-        package var preallocationByteCount = 0
+        /// On (1 MiB) by default since h58, when scans of a log that a writer is appending to stopped taking the
+        /// zeros' unfinished frames for damage: the rewrite's tail copy reads only what the writer had finished,
+        /// and another process's read-only open or `egctl verify` re-reads a failed frame before calling it damage
+        /// (`Docs/FileFormat.md` §4, "Scanning a live log"; it was off from `845f0f8` until then).
+        package var preallocationByteCount = 1 << 20
         /// Fault injection for tests.
         package var faultInjector: FaultInjector?
         /// Whether the recovery scan leaves the bodies of checkpoint entity chunks for their first load (the

@@ -33,6 +33,10 @@ struct StoreSummary {
         switch report.tail {
         case .clean:
             report.endsWithSeal ? "clean (sealed: last close was clean)" : "clean (not sealed: open or crashed)"
+        case .torn(let tail) where tail.isPreallocatedSpace:
+            (report.endsWithSeal ? "clean (sealed)" : "clean (not sealed: open or crashed)")
+                + ", then \(tail.byteCount) bytes of preallocated space (zeros, not data) at byte offset "
+                + "\(tail.byteOffset)"
         case .torn(let tail): "torn tail of \(tail.byteCount) bytes at byte offset \(tail.byteOffset) (\(tail.reason))"
         case .damaged(let damage): "DAMAGED — \(damage.summary)"
         }
@@ -139,6 +143,9 @@ enum TailJSON {
         switch tail {
         case .clean:
             return ["state": "clean"]
+        case .torn(let torn) where torn.isPreallocatedSpace:
+            // Zeros a writer keeps ahead of its last frame: not data, and not a torn tail (Docs/FileFormat.md §4).
+            return ["state": "preallocated", "byteOffset": torn.byteOffset, "byteCount": torn.byteCount]
         case .torn(let torn):
             return ["state": "torn", "byteOffset": torn.byteOffset, "byteCount": torn.byteCount, "reason": torn.reason]
         case .damaged(let damage):
