@@ -64,6 +64,11 @@ struct EntityColumns: Sendable {
         return (try? lazy.load()) ?? ColumnChunk.unloaded
     }
 
+    /// The box of chunk `index` when this version still holds it as the checkpoint's chunk (no commit changed it):
+    /// readers that keep a slot of it hold the box, whose decoded form the store's cache may evict.
+    @inline(__always)
+    func checkpointChunk(at index: Int) -> LazyColumnChunk? { unloaded[index] }
+
     /// Chunk `index`, read from the checkpoint if it is not in memory yet.
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when the
