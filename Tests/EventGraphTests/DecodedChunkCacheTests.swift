@@ -117,6 +117,17 @@ struct DecodedChunkCacheTests {
         #expect(boxes.allSatisfy { $0.readCount >= 2 })
     }
 
+    @Test func aCompactionReadsEachChunkOnceWhateverTheBudget() throws {
+        let directory = TemporaryDirectory()
+        let (digest, _) = try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
+        let container = try Self.open(directory.file(), byteBudget: 1)
+        defer { try? container.close() }
+        let boxes = Self.studentBoxes(of: container)
+        #expect(try container.compact().stateDigest == digest)
+        // Its plan and its digest read the chunks the copy it made holds, not the boxes again.
+        #expect(boxes.map(\.readCount) == [1, 1, 1])
+    }
+
     @Test func damageFoundWhenAnEvictedChunkIsReadAgainNamesTheChunk() throws {
         let directory = TemporaryDirectory()
         try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
