@@ -68,7 +68,8 @@ final class DecodedChunkCache: Sendable {
     /// Takes entries off the clock until the total fits the budget or only `kept` is left: a referenced entry is
     /// passed over once (its bit cleared); after two full turns the hand takes what it finds, so readers that keep
     /// setting bits cannot hold it forever.
-    private static func victims(in state: inout State, keeping kept: LazyColumnChunk, budget: Int) -> [LazyColumnChunk] {
+    private static func victims(in state: inout State, keeping kept: LazyColumnChunk, budget: Int) -> [LazyColumnChunk]
+    {
         var victims: [LazyColumnChunk] = []
         var steps = 0
         while state.byteCount > budget, state.entries.count > 1 {

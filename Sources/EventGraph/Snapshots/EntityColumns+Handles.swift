@@ -250,7 +250,8 @@ extension EntityColumns {
         guard let slot = slot(forKey: key) else { return nil }
         let chunkIndex = slot / ColumnChunk.slotCapacity
         let row = chunk(at: chunkIndex).committedRow(
-            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, checkpointChunk: checkpointChunk(at: chunkIndex))
+            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex,
+            checkpointChunk: checkpointChunk(at: chunkIndex))
         return (row, chunkIndex)
     }
 
