@@ -205,14 +205,14 @@ extension ByteValueKind {
 /// same values. A chunk that cannot be read (damage found on the first touch or on a touch after an eviction) keeps
 /// its error, which every later load throws.
 ///
-/// Locks: the box's `Mutex` is held while it decodes (so threads touching one chunk at once decode it once) and,
+/// Locks: the box's `LockedValue` is held while it decodes (so threads touching one chunk at once decode it once) and,
 /// otherwise, only to take or drop its decoded form; no value is read under it. Never taken under the cache's lock
 /// or the store's, nor the other way round.
 final class LazyColumnChunk: Sendable {
     let entry: EntityChunkEntry
     let chunkIndex: Int
     private let decoder: CheckpointChunkDecoder
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     /// Set by every read, cleared by the cache's clock when it passes (a second chance before eviction).
     private let isReferenced = Atomic<Bool>(false)
 

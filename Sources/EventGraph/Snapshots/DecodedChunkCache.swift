@@ -1,3 +1,4 @@
+import LogFormat
 import Synchronization
 
 /// Keeps the decoded form of a store's checkpoint chunks under a byte budget, evicting the coldest (a clock).
@@ -14,7 +15,7 @@ import Synchronization
 /// box just decoded, so a budget smaller than one chunk still reads. Eviction drops the box's reference to its
 /// decoded chunk; a reader that took the chunk's columns before keeps reading them until it lets them go.
 ///
-/// Locks: the cache's own `Mutex` guards the clock and the total, held only to pick victims; a box's lock is never
+/// Locks: the cache's own `LockedValue` guards the clock and the total, held only to pick victims; a box's lock is never
 /// taken under it (victims are evicted after it is let go), and the cache's is never taken under a box's.
 final class DecodedChunkCache: Sendable {
     /// The budget when a configuration gives none: 128 MiB of decoded chunks per store (about 240 chunks of 4,096
@@ -23,7 +24,7 @@ final class DecodedChunkCache: Sendable {
 
     /// The most bytes of decoded checkpoint chunks kept; `Int.max` keeps every chunk once decoded.
     let byteBudget: Int
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     private struct State {
         /// The decoded boxes in the order they were (last) decoded, and the bytes each counted in.
