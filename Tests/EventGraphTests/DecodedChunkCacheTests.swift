@@ -143,18 +143,7 @@ struct DecodedChunkCacheTests {
         // The file is damaged under the open store (in place: the store reads through the descriptor it opened).
         let target = try CheckpointChunkLayoutTests.damageSecondStudentChunk(at: directory.file())
         let inDamaged = try #require(LazyCheckpointLoadingTests.damagedChunkKey(keys, target: target, in: container))
-        let changes = LazyCheckpointLoadingTests.renaming(studentKey: inDamaged)
-        for attempt in [
-            { () throws -> Void in _ = try container.store.commit(changes) },
-            { _ = try container.stateDigest() },
-            { _ = try container.compact() },
-        ] {
-            let error = #expect(throws: EventGraphError.self) { try attempt() }
-            let message = error?.message ?? ""
-            #expect(message.contains("chunk 1 of entity Student"), "\(message)")
-            #expect(message.contains("byte offset \(target.byteOffset)"), "\(message)")
-            #expect(message.contains(directory.file()), "\(message)")
-        }
+        LazyCheckpointLoadingTests.expectDamageReported(in: container, changingStudent: inDamaged, target: target)
         // The other chunks still read again as before.
         let first = try #require(container.store.committedRow(entityIndex: Self.studentEntity, key: keys[0]))
         #expect("\(first.values.value(at: Self.nameProperty))" == "\(PropertyValue.attribute(.string("student 0")))")
