@@ -162,7 +162,15 @@ struct LazyCheckpointLoadingTests {
 
         // A save that changes an object of the damaged chunk throws naming it.
         let inDamaged = try #require(Self.damagedChunkKey(keys, target: target, in: container))
-        let changes = Self.renaming(studentKey: inDamaged)
+        Self.expectDamageReported(in: container, changingStudent: inDamaged, target: target)
+    }
+
+    /// Expects a commit changing a student of the damaged chunk, a digest and a compaction each to throw an error
+    /// naming the chunk, its entity, its byte offset and the file.
+    static func expectDamageReported(
+        in container: ModelContainer, changingStudent key: UInt64, target: EntityChunkEntry
+    ) {
+        let changes = renaming(studentKey: key)
         for attempt in [
             { () throws -> Void in _ = try container.store.commit(changes) },
             { _ = try container.stateDigest() },
@@ -172,6 +180,7 @@ struct LazyCheckpointLoadingTests {
             let message = error?.message ?? ""
             #expect(message.contains("chunk 1 of entity Student"), "\(message)")
             #expect(message.contains("byte offset \(target.byteOffset)"), "\(message)")
+            #expect(message.contains(container.path ?? "?"), "\(message)")
         }
     }
 

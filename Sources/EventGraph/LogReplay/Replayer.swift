@@ -29,6 +29,9 @@ struct Replayer {
     /// the record was written — not the model's, which may have changed since.
     private var recordedDefaults: [[PropertyValue]] = []
     private var checkpoint: (begin: CheckpointBegin, state: StoreState, count: UInt64)?
+    /// The budget of decoded checkpoint chunks the state's lazily loaded chunks share (``DecodedChunkCache``):
+    /// `Int.max` (every chunk kept once decoded) unless a store's configuration sets one.
+    var decodedChunkByteBudget = Int.max
 
     init(
         model: ObjectModel?, untilTransaction: UInt64?, policy: ReplayPolicy = .strict, buildsIndexes: Bool = true,
@@ -114,7 +117,9 @@ struct Replayer {
     private mutating func adopt(
         _ directory: CheckpointDirectory, reader: LogReader, model: ObjectModel, checkpointTransactionID: UInt64
     ) throws(EventGraphError) {
-        let source = CheckpointChunkSource(reader: reader, checkpointTransactionID: checkpointTransactionID)
+        let source = CheckpointChunkSource(
+            reader: reader, checkpointTransactionID: checkpointTransactionID,
+            cache: DecodedChunkCache(byteBudget: decodedChunkByteBudget))
         if let first = directory.entities.first, Int(first.entityIndex) < model.entities.count {
             // Only its table of foreign stores is kept: the chunk is read, verified and decoded (the same checks and
             // refusals) without building its records, which its first touch decodes into columns later.

@@ -67,6 +67,11 @@ struct ByteArena: Sendable {
         ByteArena.shrinkToFit(&byteCounts)
     }
 
+    /// The bytes its arrays hold on the heap (their capacities).
+    var heapByteCount: Int {
+        bytes.capacity &+ starts.capacity &* 4 &+ byteCounts.capacity &* 4
+    }
+
     /// Reallocates an array at its count when more than an eighth of its capacity is spare.
     static func shrinkToFit<Element>(_ array: inout [Element]) {
         let count = array.count

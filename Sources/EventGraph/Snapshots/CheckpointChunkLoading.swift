@@ -8,6 +8,8 @@ struct CheckpointChunkSource: Sendable {
     let reader: LogReader
     /// The checkpoint's last transaction, which every one of its entity chunks carries.
     let checkpointTransactionID: UInt64
+    /// The budget of decoded chunks their boxes share (``LazyColumnChunk``).
+    var cache = DecodedChunkCache(byteBudget: Int.max)
 
     /// Reads, verifies and decodes chunk `chunkIndex` of an entity (`pread`; safe from any thread).
     ///
@@ -192,19 +194,40 @@ extension ByteValueKind {
 }
 
 /// One entity chunk of a checkpoint that stays on disk until something touches it, then is read, verified and
-/// decoded once: the box is shared by every version of the state that has not changed the chunk.
+/// decoded: the box is shared by every version of the state that has not changed the chunk, and by the objects read
+/// from it (``ChunkSlot``).
 ///
-/// Its keys (sorted, with their positions) are kept beside the decoded chunk, so that a version finds a key in an
-/// unchanged chunk without a key directory entry per object.
+/// Its decoded form (the column chunk, and its keys sorted with their positions, so that a version finds a key in an
+/// unchanged chunk without a key directory entry per object) is kept under the store's budget of decoded chunks
+/// (``DecodedChunkCache``): evicted, it is read, verified and decoded again on the next touch, from the file the
+/// store opened (``CheckpointChunkSource`` reads through the descriptor it opened, so a compaction that renamed a
+/// new file over the path since does not matter). The checkpoint's bytes do not change, so every decode gives the
+/// same values. A chunk that cannot be read (damage found on the first touch or on a touch after an eviction) keeps
+/// its error, which every later load throws.
+///
+/// Locks: the box's `LockedValue` is held while it decodes (so threads touching one chunk at once decode it once) and,
+/// otherwise, only to take or drop its decoded form; no value is read under it. Never taken under the cache's lock
+/// or the store's, nor the other way round.
 final class LazyColumnChunk: Sendable {
     let entry: EntityChunkEntry
     let chunkIndex: Int
     private let decoder: CheckpointChunkDecoder
-    private let loaded = Mutex<Loaded?>(nil)
+    private let state = LockedValue(State())
+    /// Set by every read, cleared by the cache's clock when it passes (a second chance before eviction).
+    private let isReferenced = Atomic<Bool>(false)
 
-    /// A decoded chunk and its keys in ascending order with their positions (or why it cannot be decoded).
-    struct Loaded: Sendable {
-        var chunk: Result<ColumnChunk, EventGraphError>
+    private struct State: Sendable {
+        /// The decoded chunk while the cache keeps it.
+        var decoded: Decoded?
+        /// Why the chunk cannot be used, once a read found it (kept: the bytes will not heal).
+        var failure: EventGraphError?
+        /// How many times it has been read from the file.
+        var readCount = 0
+    }
+
+    /// A decoded chunk and its keys in ascending order with their positions.
+    private struct Decoded: Sendable {
+        var chunk: ColumnChunk
         var sortedKeys: [(key: UInt64, position: Int)]
     }
 
@@ -221,41 +244,89 @@ final class LazyColumnChunk: Sendable {
     @inline(__always)
     func mayHold(_ key: UInt64) -> Bool { key >= entry.minKey && key <= entry.maxKey }
 
-    /// Whether it has been read (successfully or not).
-    var isLoaded: Bool { loaded.withLock { $0 != nil } }
+    /// Whether it has been read (successfully or not) at least once.
+    var isLoaded: Bool { state.withLock { $0.readCount > 0 } }
 
-    /// The decoded chunk: read and decoded on the first call (under the box's own lock, never the store's), the
-    /// same value (or error) afterwards.
+    /// Whether its decoded form is in memory now (not evicted), for tests.
+    var isDecoded: Bool { state.withLock { $0.decoded != nil } }
+
+    /// How many times it has been read from the file (more than once after evictions), for tests.
+    var readCount: Int { state.withLock { $0.readCount } }
+
+    /// The decoded chunk: read and decoded on the first call and again after an eviction (under the box's own lock,
+    /// never the store's).
+    ///
+    /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when the
+    ///   chunk is damaged (the same error on every call once found).
     func load() throws(EventGraphError) -> ColumnChunk {
-        try loadedState().chunk.get()
+        try withDecoded { $0.chunk }.get()
+    }
+
+    /// The chunk's columns, for a slot that reads its values (see ``ChunkSlot``); `nil` when the chunk cannot be
+    /// read.
+    @inline(__always)
+    func columnsForReading() -> [Column]? {
+        try? withDecoded { $0.chunk.columns }.get()
     }
 
     /// The position of `key` in the chunk, if it holds it (loads the chunk; `nil` when it cannot be loaded).
     func position(of key: UInt64) -> Int? {
         guard mayHold(key) else { return nil }
-        let keys = loadedState().sortedKeys
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if keys[middle].key < key { low = middle + 1 } else { high = middle }
-        }
-        return low < keys.count && keys[low].key == key ? keys[low].position : nil
+        let found = try? withDecoded { decoded -> Int? in
+            let keys = decoded.sortedKeys
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let middle = (low + high) / 2
+                if keys[middle].key < key { low = middle + 1 } else { high = middle }
+            }
+            return low < keys.count && keys[low].key == key ? keys[low].position : nil
+        }.get()
+        return found ?? nil
     }
 
-    private func loadedState() -> Loaded {
-        loaded.withLock { state in
-            if let state { return state }
-            let result = Result { () throws(EventGraphError) -> ColumnChunk in
-                try decoder.columnChunk(entry, chunkIndex: chunkIndex)
+    /// The cache its decoded form is counted in, for tests.
+    var cacheForTests: DecodedChunkCache { decoder.source.cache }
+
+    /// Drops the decoded form (the cache's clock chose it); the next touch reads the chunk again.
+    func evict() {
+        state.withLock { $0.decoded = nil }
+    }
+
+    /// Clears the referenced bit; returns whether it was set (the cache's clock passing).
+    func takeReferencedBit() -> Bool {
+        isReferenced.exchange(false, ordering: .relaxed)
+    }
+
+    /// Runs `body` on the decoded form under the box's lock (`body` only takes what it needs: a reference, a
+    /// binary search), decoding it first if need be; counts a fresh decode into the cache after the lock is let go.
+    @inline(__always)
+    private func withDecoded<R>(_ body: (borrowing Decoded) -> R) -> Result<R, EventGraphError> {
+        if !isReferenced.load(ordering: .relaxed) { isReferenced.store(true, ordering: .relaxed) }
+        var decodedByteCount = 0
+        let result = state.withLock { state -> Result<R, EventGraphError> in
+            if let decoded = state.decoded { return .success(body(decoded)) }
+            if let failure = state.failure { return .failure(failure) }
+            state.readCount += 1
+            switch Result(catching: { () throws(EventGraphError) -> Decoded in try decode() }) {
+            case .success(let decoded):
+                state.decoded = decoded
+                decodedByteCount = decoded.chunk.heapByteCount &+ decoded.sortedKeys.capacity &* 16
+                return .success(body(decoded))
+            case .failure(let error):
+                state.failure = error
+                return .failure(error)
             }
-            var keys: [(key: UInt64, position: Int)] = []
-            if case .success(let chunk) = result {
-                keys = chunk.keys.enumerated().map { (key: $0.element, position: $0.offset) }
-                keys.sort { $0.key < $1.key }
-            }
-            state = Loaded(chunk: result, sortedKeys: keys)
-            return state!
         }
+        if decodedByteCount > 0 { decoder.source.cache.admit(self, byteCount: decodedByteCount) }
+        return result
+    }
+
+    /// Reads, verifies and decodes the chunk, and sorts its keys.
+    private func decode() throws(EventGraphError) -> Decoded {
+        let chunk = try decoder.columnChunk(entry, chunkIndex: chunkIndex)
+        var keys = chunk.keys.enumerated().map { (key: $0.element, position: $0.offset) }
+        keys.sort { $0.key < $1.key }
+        return Decoded(chunk: chunk, sortedKeys: keys)
     }
 }

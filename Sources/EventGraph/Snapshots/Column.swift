@@ -196,6 +196,16 @@ struct Column: Sendable {
         ByteArena.shrinkToFit(&manyTargets)
     }
 
+    /// The bytes its storages hold on the heap (their capacities; the dictionaries at an estimate per entry): what
+    /// a decoded chunk costs the cache of decoded checkpoint chunks (``DecodedChunkCache``).
+    var heapByteCount: Int {
+        func bytes<Element>(_ array: [Element]) -> Int { array.capacity &* MemoryLayout<Element>.stride }
+        var total = bytes(tags) &+ bytes(words) &+ arena.heapByteCount &+ bytes(targets)
+        total &+= bytes(manyStarts) &+ bytes(manyCounts) &+ bytes(manyTargets)
+        for list in largeLists.values { total &+= bytes(list) &+ 48 }
+        return total &+ others.count &* 64
+    }
+
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
     /// storages a commit did not change.
     mutating func set(_ value: PropertyValue?, at slot: Int) {

@@ -91,6 +91,14 @@ struct ColumnChunk: Sendable {
         for property in columns.indices { columns[property].shrinkToFit() }
     }
 
+    /// The bytes the chunk holds on the heap: its per-slot arrays and every column (see ``Column/heapByteCount``).
+    var heapByteCount: Int {
+        var total = keys.capacity &* 8 &+ versions.capacity &* 8 &+ valueCounts.capacity &* 2 &+ liveBits.capacity &* 8
+        total &+= columns.capacity &* MemoryLayout<Column>.stride
+        for column in columns { total &+= column.heapByteCount }
+        return total
+    }
+
     /// Adds a row after the used slots; returns its slot.
     mutating func append(_ row: Row) -> Int {
         append(key: row.key, version: row.version, values: row.values)

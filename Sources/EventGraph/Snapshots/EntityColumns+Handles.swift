@@ -1,55 +1,103 @@
 import LogFormat
 
-/// One slot of one chunk version: what a handle ``Row`` reads its values from.
+/// One slot of one chunk version: what a handle ``Row`` and a fetched object read their values from.
 ///
-/// It holds the chunk's column array, so the storages it reads stay alive and unchanged: a commit that later writes
-/// the chunk finds the array shared and copies it (and then the columns it writes) first. Reading a value decodes
-/// that value only.
+/// A slot of a chunk that a commit made (or changed) holds the chunk's column array, so the storages it reads stay
+/// alive and unchanged: a commit that later writes the chunk finds the array shared and copies it (and then the
+/// columns it writes) first. A slot of a chunk that is still the checkpoint's holds the chunk's box instead
+/// (``LazyColumnChunk``): its decoded form lives in the store's ``DecodedChunkCache`` under a byte budget, and a
+/// read after an eviction reads, verifies and decodes the chunk again from the checkpoint file — the same bytes, so
+/// the same values, whatever is committed after (a commit that changes such a chunk makes a new chunk and leaves
+/// the box alone). So a fetch of every object of a large store holds one small handle per object, not every
+/// decoded chunk. Reading a value decodes that value only.
 ///
 /// A column is read in place through the array's buffer: read through `Array`'s subscript, each property read copied
 /// the whole ``Column`` (a retain and a release of each of its storages), which a profile of fetch-all showed under
 /// `storedValue(at:)` ('outlined init with copy of Column').
 struct ChunkSlot: Sendable {
-    private let columns: [Column]
+    /// Where the slot's columns are: held, or in a checkpoint chunk's box (decoded again after an eviction).
+    private enum Storage: Sendable {
+        case columns([Column])
+        case checkpoint(LazyColumnChunk)
+    }
+
+    private let storage: Storage
     private let position: UInt32
     private let count: UInt16
 
     init(_ chunk: ColumnChunk, position: Int) {
         precondition(chunk.isLive(position), "slot \(position) of a chunk is empty")
-        columns = chunk.columns
+        storage = .columns(chunk.columns)
+        self.position = UInt32(position)
+        count = chunk.valueCounts[position]
+    }
+
+    /// A slot of a checkpoint chunk that no commit has changed, read through its box (`chunk` is its decoded form,
+    /// which the slot does not keep).
+    init(_ chunk: ColumnChunk, position: Int, checkpointChunk: LazyColumnChunk) {
+        precondition(chunk.isLive(position), "slot \(position) of a chunk is empty")
+        storage = .checkpoint(checkpointChunk)
         self.position = UInt32(position)
         count = chunk.valueCounts[position]
     }
 
     private init(columns: [Column], position: UInt32, count: UInt16) {
-        self.columns = columns
+        storage = .columns(columns)
         self.position = position
         self.count = count
     }
 
     /// The column array the slot reads (a coordinator renumbers a chunk version's references from it once, see
-    /// ``ColumnChunk/replacingColumns(_:)``).
-    var chunkColumns: [Column] { columns }
+    /// ``ColumnChunk/replacingColumns(_:)``); a checkpoint chunk's is decoded again if it was evicted (no column
+    /// when it can no longer be read).
+    var chunkColumns: [Column] {
+        switch storage {
+        case .columns(let columns): columns
+        case .checkpoint(let box): box.columnsForReading() ?? []
+        }
+    }
+
+    /// Whether the slot reads a checkpoint chunk through its box (its decoded form may be evicted), for tests.
+    var readsThroughCheckpointChunk: Bool {
+        if case .checkpoint = storage { return true }
+        return false
+    }
 
     /// The same slot read from other columns of its chunk version, one for one (its references renumbered).
     func replacingColumns(_ columns: [Column]) -> ChunkSlot {
-        precondition(columns.count == self.columns.count, "a slot's columns are replaced one for one")
+        precondition(columns.count == chunkColumns.count, "a slot's columns are replaced one for one")
         return ChunkSlot(columns: columns, position: position, count: count)
     }
 
-    /// A column of the buffer, checked (a chunk read from a checkpoint is checked when decoded; this keeps an
-    /// unchecked buffer read from ever going past the columns).
+    /// Calls `body` with the slot's columns in place: held, or taken from the checkpoint chunk's box (one lock to
+    /// take them, none while `body` reads; an empty buffer when the chunk can no longer be read).
     @inline(__always)
-    private static func column(_ property: Int, of buffer: UnsafeBufferPointer<Column>) -> UnsafePointer<Column> {
-        precondition(property < buffer.count, "property \(property) has no column (\(buffer.count) columns)")
-        return buffer.baseAddress! + property
+    private func withColumns<R>(_ body: (UnsafeBufferPointer<Column>) -> R) -> R {
+        switch storage {
+        case .columns(let columns): return columns.withUnsafeBufferPointer(body)
+        case .checkpoint(let box): return (box.columnsForReading() ?? []).withUnsafeBufferPointer(body)
+        }
     }
 
-    /// Whether both are the same slot of the same chunk version (the same column array, not equal values).
+    /// A column of the buffer, checked: `nil` past the buffer (a checkpoint chunk that could not be read again
+    /// after an eviction has no column; its values read as null, and a commit or a fetch that touches it throws).
+    @inline(__always)
+    private static func column(_ property: Int, of buffer: UnsafeBufferPointer<Column>) -> UnsafePointer<Column>? {
+        guard property < buffer.count, let base = buffer.baseAddress else { return nil }
+        return base + property
+    }
+
+    /// Whether both are the same slot of the same chunk version (the same column array or checkpoint chunk, not
+    /// equal values).
     func isSame(as other: ChunkSlot) -> Bool {
         guard position == other.position, count == other.count else { return false }
-        return columns.withUnsafeBufferPointer { lhs in
-            other.columns.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress }
+        switch (storage, other.storage) {
+        case (.columns(let lhs), .columns(let rhs)):
+            return lhs.withUnsafeBufferPointer { lhs in
+                rhs.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress }
+            }
+        case (.checkpoint(let lhs), .checkpoint(let rhs)): return lhs === rhs
+        default: return false
         }
     }
 
@@ -60,8 +108,7 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func value(at property: Int) -> PropertyValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns.withUnsafeBufferPointer { Self.column(property, of: $0).pointee.value(at: Int(position)) }
-            ?? .attribute(.null)
+        return withColumns { Self.column(property, of: $0)?.pointee.value(at: Int(position)) } ?? .attribute(.null)
     }
 
     /// The value of one property as an attribute (`.null` for a relationship), without building a
@@ -69,8 +116,9 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func attributeValue(at property: Int) -> AttributeValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns.withUnsafeBufferPointer {
-            Column.attributeValueUnlessRelationship(of: Self.column(property, of: $0), at: Int(position)) ?? .null
+        return withColumns { buffer in
+            guard let column = Self.column(property, of: buffer) else { return .null }
+            return Column.attributeValueUnlessRelationship(of: column, at: Int(position)) ?? .null
         }
     }
 
@@ -79,8 +127,9 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func attributeValueUnlessRelationship(at property: Int) -> AttributeValue? {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return columns.withUnsafeBufferPointer {
-            Column.attributeValueUnlessRelationship(of: Self.column(property, of: $0), at: Int(position))
+        return withColumns { buffer in
+            guard let column = Self.column(property, of: buffer) else { return .null }
+            return Column.attributeValueUnlessRelationship(of: column, at: Int(position))
         }
     }
 }
@@ -93,12 +142,18 @@ extension ColumnChunk {
             slot: ChunkSlot(self, position: position))
     }
 
-    /// A live slot as a reader holds it: the slot of this chunk version, without a ``Row``.
+    /// A live slot as a reader holds it: the slot of this chunk version, without a ``Row``; through
+    /// `checkpointChunk` when this is that checkpoint chunk's decoded form, unchanged (see ``ChunkSlot``).
     @inline(__always)
-    func committedRow(at position: Int, entityIndex: Int) -> CommittedRow {
-        CommittedRow(
-            entityIndex: entityIndex, key: keys[position],
-            values: .slot(ChunkSlot(self, position: position), version: versions[position]))
+    func committedRow(at position: Int, entityIndex: Int, checkpointChunk: LazyColumnChunk? = nil) -> CommittedRow {
+        let slot =
+            if let checkpointChunk {
+                ChunkSlot(self, position: position, checkpointChunk: checkpointChunk)
+            } else {
+                ChunkSlot(self, position: position)
+            }
+        return CommittedRow(
+            entityIndex: entityIndex, key: keys[position], values: .slot(slot, version: versions[position]))
     }
 }
 
@@ -142,12 +197,18 @@ extension EntityColumns {
         guard let slots else {
             for chunkIndex in 0..<chunkCount {
                 var chunk = chunk(at: chunkIndex)
-                if let chunkView { chunk = chunkView(chunkIndex, chunk) }
+                // Objects of a checkpoint chunk hold its box, not its decoded form (which the cache may evict).
+                var box = checkpointChunk(at: chunkIndex)
+                if let chunkView {
+                    chunk = chunkView(chunkIndex, chunk)
+                    box = nil
+                }
                 for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
                     var bits = word
                     while bits != 0 {
                         let position = wordIndex &* 64 &+ bits.trailingZeroBitCount
-                        guard try body(chunk.committedRow(at: position, entityIndex: entityIndex)) else { return }
+                        let row = chunk.committedRow(at: position, entityIndex: entityIndex, checkpointChunk: box)
+                        guard try body(row) else { return }
                         bits &= bits &- 1
                     }
                 }
@@ -156,15 +217,21 @@ extension EntityColumns {
         }
         var chunkIndex = -1
         var chunk = ColumnChunk.unloaded
+        var box: LazyColumnChunk?
         var previous = -1
         for slot in slots where slot != previous {
             if slot / ColumnChunk.slotCapacity != chunkIndex {
                 chunkIndex = slot / ColumnChunk.slotCapacity
                 chunk = self.chunk(at: chunkIndex)
-                if let chunkView { chunk = chunkView(chunkIndex, chunk) }
+                box = checkpointChunk(at: chunkIndex)
+                if let chunkView {
+                    chunk = chunkView(chunkIndex, chunk)
+                    box = nil
+                }
             }
-            guard try body(chunk.committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex))
-            else { return }
+            let row = chunk.committedRow(
+                at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, checkpointChunk: box)
+            guard try body(row) else { return }
             previous = slot
         }
     }
@@ -182,10 +249,10 @@ extension EntityColumns {
     func committedRowAndChunk(forKey key: UInt64) -> (row: CommittedRow, chunkIndex: Int)? {
         guard let slot = slot(forKey: key) else { return nil }
         let chunkIndex = slot / ColumnChunk.slotCapacity
-        return (
-            chunk(at: chunkIndex).committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex),
-            chunkIndex
-        )
+        let row = chunk(at: chunkIndex).committedRow(
+            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex,
+            checkpointChunk: checkpointChunk(at: chunkIndex))
+        return (row, chunkIndex)
     }
 
     /// A handle row of a live slot.

@@ -31,6 +31,8 @@ struct EntityColumns: Sendable {
     /// key order): then at most one chunk may hold a key. Otherwise every chunk whose range includes it is asked.
     private var chunkRangesAreDisjoint = false
     private var emptiedCount = 0
+    /// Whether ``resident`` also holds the decoded form of every checkpoint chunk (``pinningCheckpointChunks()``).
+    private var pinsCheckpointChunks = false
 
     init(entityIndex: Int) {
         self.entityIndex = entityIndex
@@ -60,17 +62,38 @@ struct EntityColumns: Sendable {
     /// Chunk `index`, read from the checkpoint the first time any version touches it. A chunk that cannot be read
     /// reads as holding no object here; ``loadedChunk(at:)`` and ``load(keys:)`` throw its error.
     func chunk(at index: Int) -> ColumnChunk {
-        guard let lazy = unloaded[index] else { return resident[index] }
+        guard let lazy = unloaded[index], !pinsCheckpointChunks else { return resident[index] }
         return (try? lazy.load()) ?? ColumnChunk.unloaded
     }
+
+    /// The box of chunk `index` when this version still holds it as the checkpoint's chunk (no commit changed it):
+    /// readers that keep a slot of it hold the box, whose decoded form the store's cache may evict.
+    @inline(__always)
+    func checkpointChunk(at index: Int) -> LazyColumnChunk? { unloaded[index] }
 
     /// Chunk `index`, read from the checkpoint if it is not in memory yet.
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when the
     ///   chunk is damaged.
     func loadedChunk(at index: Int) throws(EventGraphError) -> ColumnChunk {
-        guard let lazy = unloaded[index] else { return resident[index] }
+        guard let lazy = unloaded[index], !pinsCheckpointChunks else { return resident[index] }
         return try lazy.load()
+    }
+
+    /// A copy of this version that holds the decoded form of every checkpoint chunk itself (each read now if its
+    /// box does not hold it), for a pass over every chunk — a checkpoint's plan and its digest: each chunk is then
+    /// decoded once for the whole pass, whatever the budget of decoded chunks (``DecodedChunkCache``), and cannot
+    /// fail to read again half-way (a chunk that did would read as empty). Held only for that pass.
+    ///
+    /// - Throws: the error of the first damaged chunk.
+    func pinningCheckpointChunks() throws(EventGraphError) -> EntityColumns {
+        guard unloadedObjectCount > 0, !pinsCheckpointChunks else { return self }
+        var copy = self
+        for (index, lazy) in unloaded.enumerated() {
+            if let lazy { copy.resident[index] = try lazy.load() }
+        }
+        copy.pinsCheckpointChunks = true
+        return copy
     }
 
     /// Every chunk in slot order (each unloaded one is loaded).
@@ -215,8 +238,15 @@ struct EntityColumns: Sendable {
     /// Makes chunk `index` resident in this version (its keys join the directory) before it is changed.
     private mutating func makeResident(_ index: Int) {
         guard let lazy = unloaded[index] else { return }
-        // Callers loaded the chunks they change with `load(keys:)`, which throws for a damaged one.
-        let chunk = (try? lazy.load()) ?? ColumnChunk.unloaded
+        // Callers loaded the chunks they change with `load(keys:)`, which throws for a damaged one. The budget of
+        // decoded chunks may have evicted it since; read again, it fails only if the file was damaged in between,
+        // and then stopping is the one safe answer: an empty chunk here would drop its objects from the state.
+        let chunk: ColumnChunk
+        do {
+            chunk = try lazy.load()
+        } catch {
+            preconditionFailure("a chunk a commit changes could not be read again: \(error.message)")
+        }
         unloaded[index] = nil
         resident[index] = chunk
         unloadedObjectCount -= lazy.objectCount

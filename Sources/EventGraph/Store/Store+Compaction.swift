@@ -102,8 +102,9 @@ extension Store {
     /// value the live objects reference.
     func checkpointInput(of snapshot: StoreState) throws(EventGraphError) -> CheckpointInput {
         // Chunks still on disk are read now: a damaged one stops the checkpoint with its error instead of being
-        // written as empty.
-        try snapshot.loadAllChunks()
+        // written as empty. The copy holds them decoded for the whole checkpoint (its plan, its digest), so that
+        // the budget of decoded chunks does not make each pass decode them again.
+        let snapshot = try snapshot.pinningCheckpointChunks()
         // The state digest (one pass over every object in key order) is computed on a thread of its own while the
         // chunks are listed, the stored indexes built and the checkpoint written: all only read the snapshot, an
         // immutable version. Only the checkpoint-end frame waits for it. (The entity chunks are encoded on every

@@ -115,4 +115,16 @@ extension StoreState {
     func loadAllChunks() throws(EventGraphError) {
         for table in tables { try table.loadAll() }
     }
+
+    /// A copy of the state whose versions hold every checkpoint chunk decoded (see
+    /// ``EntityColumns/pinningCheckpointChunks()``): what a checkpoint reads, each chunk once, however small the
+    /// budget of decoded chunks.
+    ///
+    /// - Throws: the error of the first damaged chunk.
+    func pinningCheckpointChunks() throws(EventGraphError) -> StoreState {
+        guard hasUnloadedChunks else { return self }
+        var copy = self
+        try copy.replaceTables { table throws(EventGraphError) in try table.pinningCheckpointChunks() }
+        return copy
+    }
 }

@@ -11,20 +11,27 @@ extension Store {
     ///   naming the file, the transaction and the object when an operation does not fit the state.
     static func open(
         backend: any LogBackend, model: ObjectModel?, untilTransaction: UInt64? = nil,
-        source: String = "the in-memory log"
+        source: String = "the in-memory log", decodedChunkByteBudget: Int = DecodedChunkCache.defaultByteBudget
     ) throws(EventGraphError) -> Store {
-        try open(model: model, untilTransaction: untilTransaction, source: source) { consume throws(EventGraphError) in
+        try open(
+            model: model, untilTransaction: untilTransaction, source: source,
+            decodedChunkByteBudget: decodedChunkByteBudget
+        ) { consume throws(EventGraphError) in
             try backend.replay(consume)
             return backend
         }
     }
 
     /// Opens a store whose backend replays while it opens (the file backend replays during its recovery scan).
+    ///
+    /// `decodedChunkByteBudget` bounds the decoded checkpoint chunks kept in memory (see ``DecodedChunkCache``).
     static func open(
         model: ObjectModel?, untilTransaction: UInt64? = nil, source: String = "the in-memory log",
+        decodedChunkByteBudget: Int = DecodedChunkCache.defaultByteBudget,
         makeBackend: ((ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) -> any LogBackend
     ) throws(EventGraphError) -> Store {
         var replayer = Replayer(model: model, untilTransaction: untilTransaction, policy: .strict, source: source)
+        replayer.decodedChunkByteBudget = decodedChunkByteBudget
         let backend = try makeBackend { record throws(EventGraphError) in try replayer.consume(record) }
         let isReadOnly = untilTransaction != nil || backend.isReadOnly
         guard let resolvedModel = replayer.model else {

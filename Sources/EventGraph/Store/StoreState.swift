@@ -101,6 +101,14 @@ struct StoreState: Sendable {
     // MARK: - Writing rows (the applier and checkpoint loading)
 
     /// Inserts or replaces a row.
+    /// Replaces every entity's version with `transform`'s (a copy of the state for one pass, see
+    /// ``pinningCheckpointChunks()``).
+    mutating func replaceTables(
+        _ transform: (EntityColumns) throws(EventGraphError) -> EntityColumns
+    ) throws(EventGraphError) {
+        for index in tables.indices { tables[index] = try transform(tables[index]) }
+    }
+
     mutating func put(_ row: Row) { tables[row.entityIndex].put(row) }
 
     /// Removes the row of `key` from one entity.
