@@ -128,6 +128,32 @@ struct DecodedChunkCacheTests {
         #expect(boxes.map(\.readCount) == [1, 1, 1])
     }
 
+    @Test func aCommitChangingSeveralChunksReadsEachOnceWhateverTheBudget() throws {
+        let directory = TemporaryDirectory()
+        try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
+        let keys = try LazyCheckpointLoadingTests.studentKeys(of: directory.file())
+        let container = try Self.open(directory.file(), byteBudget: 1)
+        defer { try? container.close() }
+        let boxes = Self.studentBoxes(of: container)
+        // One save renames a student of every chunk: loading the second chunk evicts the first, and so on, but the
+        // commit holds them pinned until it is installed, so the install reads none of them again (a read that
+        // could fail after the log already holds the transaction).
+        let renamed = [keys[0], keys[keys.count / 2], keys[keys.count - 1]]
+        var request = LazyCheckpointLoadingTests.renaming(studentKey: renamed[0])
+        for key in renamed.dropFirst() {
+            request.operations += LazyCheckpointLoadingTests.renaming(studentKey: key).operations
+        }
+        _ = try container.store.commit(request)
+        #expect(boxes.map(\.readCount) == [1, 1, 1])
+        // The pins are gone with the commit: the cache's evictions took effect, one chunk at most stays decoded.
+        #expect(boxes.count(where: \.isDecoded) <= 1)
+        let version = LazyCheckpointLoadingTests.state(of: container).version(ofEntity: Self.studentEntity)
+        for key in renamed {
+            let row = try #require(version.committedRow(forKey: key))
+            #expect(row.values.value(at: Self.nameProperty) == .attribute(.string("x")))
+        }
+    }
+
     @Test func damageFoundWhenAnEvictedChunkIsReadAgainNamesTheChunk() throws {
         let directory = TemporaryDirectory()
         try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)

@@ -70,10 +70,12 @@ struct Replayer {
             if checkpointFloor != nil, changeset.transactionID <= state!.lastTransactionID { return }
             // The checkpoint's chunks this transaction changes are loaded first, so that a damaged one stops the
             // replay with its error.
-            try state!.loadChunks(changedBy: changeset.operations.lazy.map(\.object))
+            let pins = try state!.loadChunks(changedBy: changeset.operations.lazy.map(\.object))
+            // Held until it is applied: the budget of decoded chunks cannot make the replay read them again.
             let gap = try state!.replay(
                 changeset, blobHandles: handles, model: model, insertDefaults: recordedDefaults, policy: policy,
                 anomalies: &anomalies, inPlace: appliesInPlace)
+            withExtendedLifetime(pins) {}
             if let gap { transactionIDGaps.append(gap) }
             changeset.recycleBuffer()
         case .checkpointBegin(let begin):

@@ -223,6 +223,11 @@ final class LazyColumnChunk: Sendable {
         var failure: EventGraphError?
         /// How many times it has been read from the file.
         var readCount = 0
+        /// How many commits or replayed transactions hold it decoded between loading it and changing it
+        /// (``ChunkPins``); the cache's eviction waits for the last of them.
+        var pinCount = 0
+        /// Whether the cache evicted it while it was pinned: its decoded form is dropped when the last pin is.
+        var isEvictionDeferred = false
     }
 
     /// A decoded chunk and its keys in ascending order with their positions.
@@ -288,9 +293,43 @@ final class LazyColumnChunk: Sendable {
     /// The cache its decoded form is counted in, for tests.
     var cacheForTests: DecodedChunkCache { decoder.source.cache }
 
-    /// Drops the decoded form (the cache's clock chose it); the next touch reads the chunk again.
+    /// Drops the decoded form (the cache's clock chose it); the next touch reads the chunk again. A pinned chunk
+    /// keeps it until its last pin is dropped (``unpin()``); the cache has stopped counting it either way.
     func evict() {
-        state.withLock { $0.decoded = nil }
+        state.withLock { state in
+            if state.pinCount > 0 {
+                state.isEvictionDeferred = true
+            } else {
+                state.decoded = nil
+            }
+        }
+    }
+
+    /// Loads the chunk and keeps its decoded form until ``unpin()``, whatever the cache evicts meanwhile: a commit
+    /// loads the chunks it changes (and finds their damage) before it is queued, and changes them when it is
+    /// installed, after the log's sync — a read between the two must find them decoded, not read them again.
+    ///
+    /// - Throws: the chunk's error, as ``load()`` (nothing is pinned then).
+    func pin() throws(EventGraphError) {
+        // Pinned first: an eviction from here on (another thread's admission, or this decode's own) is deferred.
+        state.withLock { $0.pinCount += 1 }
+        do {
+            try withDecoded { _ in () }.get()
+        } catch {
+            unpin()
+            throw error
+        }
+    }
+
+    /// Drops one pin (``pin()``); the last one carries out an eviction the cache decided meanwhile.
+    func unpin() {
+        state.withLock { state in
+            state.pinCount -= 1
+            if state.pinCount == 0 && state.isEvictionDeferred {
+                state.isEvictionDeferred = false
+                state.decoded = nil
+            }
+        }
     }
 
     /// Clears the referenced bit; returns whether it was set (the cache's clock passing).
@@ -328,5 +367,24 @@ final class LazyColumnChunk: Sendable {
         var keys = chunk.keys.enumerated().map { (key: $0.element, position: $0.offset) }
         keys.sort { $0.key < $1.key }
         return Decoded(chunk: chunk, sortedKeys: keys)
+    }
+}
+
+/// Checkpoint chunks a commit or a replayed transaction loaded and is about to change, held decoded until it has
+/// changed them (``LazyColumnChunk/pin()``): the budget of decoded chunks cannot make the change read one again — a
+/// read that could fail (the file damaged or unreadable since) after the log already holds the transaction.
+/// Dropping it (its last reference) drops the pins.
+final class ChunkPins: Sendable {
+    private let boxes: [LazyColumnChunk]
+
+    init(_ boxes: [LazyColumnChunk]) {
+        self.boxes = boxes
+    }
+
+    /// How many chunks it pins (tests).
+    var count: Int { boxes.count }
+
+    deinit {
+        for box in boxes { box.unpin() }
     }
 }

@@ -216,14 +216,20 @@ struct EntityColumns: Sendable {
     }
 
     /// Loads every unloaded chunk that may hold one of `keys` (a commit's or a replayed transaction's objects),
-    /// so that the changes are applied to chunks known to be intact.
+    /// so that the changes are applied to chunks known to be intact, and pins each (``LazyColumnChunk/pin()``,
+    /// appended to `pins` once per chunk) so that it is still decoded when the changes are applied.
     ///
-    /// - Throws: the error of the first such chunk that is damaged.
-    func load(keys: some Sequence<UInt64>) throws(EventGraphError) {
+    /// - Throws: the error of the first such chunk that is damaged (the chunks pinned before it stay in `pins`).
+    func load(keys: some Sequence<UInt64>, pinning pins: inout [LazyColumnChunk]) throws(EventGraphError) {
         guard unloadedObjectCount > 0 else { return }
+        var pinned = Set(pins.lazy.map(ObjectIdentifier.init))
         for key in keys where key <= unloadedMaxKey && directory[key] == nil {
             for candidate in candidates(for: key) {
-                if let lazy = unloaded[chunksByMinKey[candidate].index], lazy.mayHold(key) { _ = try lazy.load() }
+                guard let lazy = unloaded[chunksByMinKey[candidate].index], lazy.mayHold(key),
+                    pinned.insert(ObjectIdentifier(lazy)).inserted
+                else { continue }
+                try lazy.pin()
+                pins.append(lazy)
             }
         }
     }
@@ -238,9 +244,10 @@ struct EntityColumns: Sendable {
     /// Makes chunk `index` resident in this version (its keys join the directory) before it is changed.
     private mutating func makeResident(_ index: Int) {
         guard let lazy = unloaded[index] else { return }
-        // Callers loaded the chunks they change with `load(keys:)`, which throws for a damaged one. The budget of
-        // decoded chunks may have evicted it since; read again, it fails only if the file was damaged in between,
-        // and then stopping is the one safe answer: an empty chunk here would drop its objects from the state.
+        // Callers loaded the chunks they change with `load(keys:pinning:)`, which throws for a damaged one, and hold
+        // the pins until the change is applied, so the budget of decoded chunks cannot have evicted it: this load
+        // reads nothing. Were it to fail, stopping is the one safe answer: an empty chunk here would drop its
+        // objects from the state.
         let chunk: ColumnChunk
         do {
             chunk = try lazy.load()

@@ -19,6 +19,8 @@ struct CommitQueue {
         var uniqueKeys: [UniqueKey]
         /// The changeset as logged, published to observers when the save is installed.
         var changeset: Changeset
+        /// The checkpoint chunks it changes, held decoded until it is installed (or dropped from the queue).
+        var pins: ChunkPins? = nil
     }
 
     /// The newest queued row of a key (`nil` when deleted) and the transaction that wrote it.

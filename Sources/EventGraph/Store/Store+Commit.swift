@@ -51,6 +51,8 @@ extension Store {
         var blobs: [[UInt8]]
         var staged: StagedChanges
         var permanentIdentities: [ObjectIdentity: ObjectIdentity]
+        /// The checkpoint chunks it changes, held decoded until it is installed (or dropped).
+        var pins: ChunkPins?
     }
 
     /// Resolves upserts and conflicts, moves large binary values to blobs, checks uniqueness and encodes the
@@ -65,7 +67,7 @@ extension Store {
             throw EventGraphError(
                 .log, "the store refuses saves after the log failed (\(failure.message)); reopen it to recover")
         }
-        try prepareState(for: request.operations)
+        let pins = try prepareState(for: request.operations)
         var operations = request.operations
         // The last ID comes from the log, which may end at the largest one.
         guard queue.lastTransactionID < UInt64.max else {
@@ -110,7 +112,7 @@ extension Store {
         do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
         return PreparedCommit(
             transactionID: transactionID, changeset: changeset, payload: payload, blobs: blobs, staged: staged,
-            permanentIdentities: permanentIdentities)
+            permanentIdentities: permanentIdentities, pins: pins)
     }
 
     /// Queues a prepared changeset in the log (no I/O is waited for) and its effects in the queue's overlay.
@@ -120,7 +122,7 @@ extension Store {
         let entry = CommitQueue.Entry(
             transactionID: prepared.transactionID, commitTimeMicroseconds: prepared.changeset.commitTimeMicroseconds,
             nextKey: prepared.changeset.nextKey, staged: prepared.staged, blobHandles: queued.blobHandles,
-            uniqueKeys: [], changeset: prepared.changeset)
+            uniqueKeys: [], changeset: prepared.changeset, pins: prepared.pins)
         state.withLock { state in queue.enqueue(entry, state: state, model: model) }
         return queued
     }

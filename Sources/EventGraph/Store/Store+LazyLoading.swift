@@ -44,12 +44,14 @@ extension Store {
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when one
     ///   of those chunks is damaged.
-    func prepareState(for operations: [ChangeOperation]) throws(EventGraphError) {
+    /// The chunks stay pinned while the result is held: the commit keeps it until it is installed.
+    func prepareState(for operations: [ChangeOperation]) throws(EventGraphError) -> ChunkPins? {
         let snapshot = state.withLock { $0 }
-        guard snapshot.hasUnloadedChunks || !snapshot.pendingUniqueEntities.isEmpty else { return }
-        try snapshot.loadChunks(touchedBy: operations)
+        guard snapshot.hasUnloadedChunks || !snapshot.pendingUniqueEntities.isEmpty else { return nil }
+        let pins = try snapshot.loadChunks(touchedBy: operations)
         let entities = Set(operations.lazy.map { Int($0.object.entityIndex) }).filter { $0 < model.entities.count }
         buildPendingUniqueEntries(for: entities)
+        return pins
     }
 }
 
@@ -58,14 +60,16 @@ extension StoreState {
     var hasUnloadedChunks: Bool { tables.contains(where: \.hasUnloadedChunks) }
 
     /// Loads every unloaded chunk that holds an object `operations` name (changed, or the target of a relationship)
-    /// or an object those objects' current relationships point to (what inverse repair changes).
+    /// or an object those objects' current relationships point to (what inverse repair changes), pinned while the
+    /// result is held (``ChunkPins``): a commit holds it until it is installed.
     ///
     /// - Throws: the error of the first damaged chunk.
-    func loadChunks(touchedBy operations: [ChangeOperation]) throws(EventGraphError) {
+    func loadChunks(touchedBy operations: [ChangeOperation]) throws(EventGraphError) -> ChunkPins? {
         // Nothing to load (a replay from the log's start, or every chunk loaded): the targets of every touched
         // object's relationships are not collected — a category's to-many of a million posts, once per post a
         // transaction touches, made a 1M-post replay hold more than 20 GB.
-        guard hasUnloadedChunks else { return }
+        guard hasUnloadedChunks else { return nil }
+        var pins: [LazyColumnChunk] = []
         var references: [ObjectReference] = []
         for operation in operations {
             references.append(operation.object)
@@ -78,13 +82,14 @@ extension StoreState {
             case .delete: break
             }
         }
-        try loadChunks(holding: references)
+        try loadChunks(holding: references, pinning: &pins)
         var targets: [ObjectReference] = []
         for reference in references where reference.storeIndex == 0 && Int(reference.entityIndex) < tables.count {
             guard let row = row(entityIndex: Int(reference.entityIndex), key: reference.key) else { continue }
             for value in row.values { targets += value.references }
         }
-        try loadChunks(holding: targets)
+        try loadChunks(holding: targets, pinning: &pins)
+        return ChunkPins(pins)
     }
 
     /// Loads every unloaded chunk that holds one of `objects` (the objects of a transaction's operations): what replaying a transaction writes.
@@ -92,21 +97,40 @@ extension StoreState {
     /// the log carries its inverse changes as operations of their own — so the chunks of the objects its
     /// relationships point to stay on disk, and no row is built to find them.
     ///
+    /// The chunks stay pinned (decoded, whatever the budget evicts) while the result is held: hold it until the
+    /// transaction is applied.
+    ///
     /// - Throws: the error of the first damaged chunk.
-    func loadChunks(changedBy objects: some Sequence<ObjectReference>) throws(EventGraphError) {
-        guard hasUnloadedChunks else { return }
-        for object in objects {
-            guard object.storeIndex == 0, Int(object.entityIndex) < tables.count else { continue }
-            try tables[Int(object.entityIndex)].load(keys: CollectionOfOne(object.key))
+    func loadChunks(changedBy objects: some Sequence<ObjectReference>) throws(EventGraphError) -> ChunkPins? {
+        guard hasUnloadedChunks else { return nil }
+        var pins: [LazyColumnChunk] = []
+        do {
+            for object in objects {
+                guard object.storeIndex == 0, Int(object.entityIndex) < tables.count else { continue }
+                try tables[Int(object.entityIndex)].load(keys: CollectionOfOne(object.key), pinning: &pins)
+            }
+        } catch {
+            for box in pins { box.unpin() }
+            throw error
         }
+        return ChunkPins(pins)
     }
 
-    private func loadChunks(holding references: [ObjectReference]) throws(EventGraphError) {
+    /// Loads and pins (into `pins`) the chunks holding `references`; on an error, unpins every chunk in `pins`.
+    private func loadChunks(holding references: [ObjectReference], pinning pins: inout [LazyColumnChunk])
+        throws(EventGraphError)
+    {
         var keys: [Int: [UInt64]] = [:]
         for reference in references where reference.storeIndex == 0 && Int(reference.entityIndex) < tables.count {
             keys[Int(reference.entityIndex), default: []].append(reference.key)
         }
-        for (entityIndex, keys) in keys { try tables[entityIndex].load(keys: keys) }
+        do {
+            for (entityIndex, keys) in keys { try tables[entityIndex].load(keys: keys, pinning: &pins) }
+        } catch {
+            for box in pins { box.unpin() }
+            pins = []
+            throw error
+        }
     }
 
     /// Loads every unloaded chunk (a checkpoint of the state is about to be written).
