@@ -84,6 +84,16 @@ struct RecoveryReportTests {
         return (path, offsets[2])
     }
 
+    @Test func aViewsTornTailIsNotWordedAsACrashOnly() {
+        // A read-only view may be opened beside a live writer: the unsynced bytes it ignores can be a save still being
+        // written, not the leftovers of a crash (KillNine's views beside running savers printed "from a crash").
+        let report = StoreRecoveryReport(
+            kind: .ignoredTornTail, path: "/tmp/x.eglog", byteOffset: 4096, byteCount: 512,
+            reason: "frame header checksum mismatch", transactionIDs: nil, lastTransactionID: 7)
+        #expect(report.description.contains("a save still being written"))
+        #expect(report.description.contains("byte offset 4096") && report.description.contains("/tmp/x.eglog"))
+    }
+
     @Test(arguments: Crash.allCases)
     func aWriterReportsTheTornTailItTruncated(_ crash: Crash) throws {
         let directory = TemporaryDirectory()

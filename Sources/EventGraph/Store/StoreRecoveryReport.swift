@@ -67,7 +67,8 @@ public struct StoreRecoveryReport: Hashable, Sendable, CustomStringConvertible {
         let action =
             switch kind {
             case .truncatedTornTail: "dropped a torn tail (never-synced bytes from a crash)"
-            case .ignoredTornTail: "read-only view ignored a torn tail (never-synced bytes from a crash)"
+            case .ignoredTornTail:
+                "read-only view ignored a torn tail (bytes not synced: left by a crash, or a save still being written)"
             case .stoppedAtDamage: "read-only view stopped at damage to synced data"
             case .missingTransactions: "the log lacks some transactions (\(reason))"
             case .leftOutUndecidedSave: "read-only view left out an undecided part of a save across stores"
