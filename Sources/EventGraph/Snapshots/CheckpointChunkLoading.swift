@@ -381,9 +381,6 @@ final class ChunkPins: Sendable {
         self.boxes = boxes
     }
 
-    /// How many chunks it pins (tests).
-    var count: Int { boxes.count }
-
     deinit {
         for box in boxes { box.unpin() }
     }

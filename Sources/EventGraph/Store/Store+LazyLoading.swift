@@ -40,11 +40,11 @@ extension Store {
         state.withLock { build(&$0, needed) }
     }
 
-    /// Loads the chunks a commit's operations touch and builds the uniqueness indexes it checks.
+    /// Loads the chunks a commit's operations touch and builds the uniqueness indexes it checks. The chunks stay
+    /// pinned while the result is held: the commit keeps it until it is installed.
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when one
     ///   of those chunks is damaged.
-    /// The chunks stay pinned while the result is held: the commit keeps it until it is installed.
     func prepareState(for operations: [ChangeOperation]) throws(EventGraphError) -> ChunkPins? {
         let snapshot = state.withLock { $0 }
         guard snapshot.hasUnloadedChunks || !snapshot.pendingUniqueEntities.isEmpty else { return nil }
