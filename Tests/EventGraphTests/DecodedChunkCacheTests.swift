@@ -154,6 +154,17 @@ struct DecodedChunkCacheTests {
         }
     }
 
+    @Test func aStateDigestReadsEachChunkOnceWhateverTheBudget() throws {
+        let directory = TemporaryDirectory()
+        let (digest, _) = try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
+        let container = try Self.open(directory.file(), byteBudget: 1)
+        defer { try? container.close() }
+        let boxes = Self.studentBoxes(of: container)
+        #expect(try container.stateDigest() == digest)
+        // The digest reads the chunks a pinning copy holds, as a compaction does, not the boxes again.
+        #expect(boxes.map(\.readCount) == [1, 1, 1])
+    }
+
     @Test func damageFoundWhenAnEvictedChunkIsReadAgainNamesTheChunk() throws {
         let directory = TemporaryDirectory()
         try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)

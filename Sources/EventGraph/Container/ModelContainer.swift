@@ -231,8 +231,7 @@ public final class ModelContainer: Sendable {
     /// A digest of the live state: equal for equal objects, values and relationships (see ``StateDigest``).
     public func stateDigest() throws(EventGraphError) -> StateDigest {
         // Chunks of the checkpoint still on disk are read: a damaged one throws rather than count as empty.
-        try store.state.withLock { $0 }.loadAllChunks()
-        return store.stateDigest()
+        try store.stateDigest()
     }
 
     /// Why the last automatic checkpoint failed (see

@@ -60,7 +60,7 @@ struct EntityColumns: Sendable {
     }
 
     /// Chunk `index`, read from the checkpoint the first time any version touches it. A chunk that cannot be read
-    /// reads as holding no object here; ``loadedChunk(at:)`` and ``load(keys:)`` throw its error.
+    /// reads as holding no object here; ``loadedChunk(at:)`` and ``load(keys:pinning:)`` throw its error.
     func chunk(at index: Int) -> ColumnChunk {
         guard let lazy = unloaded[index], !pinsCheckpointChunks else { return resident[index] }
         return (try? lazy.load()) ?? ColumnChunk.unloaded

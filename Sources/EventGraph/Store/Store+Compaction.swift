@@ -16,9 +16,12 @@ public struct CompactionReport: Hashable, Sendable {
 
 extension Store {
     /// The digest of the committed state (see ``StateDigest``): computed by the engine's one digest over the state
-    /// itself, so it equals what `egctl replay --summary` computes from the log.
-    func stateDigest() -> StateDigest {
-        state.withLock { $0 }.digest(model: model)
+    /// itself, so it equals what `egctl replay --summary` computes from the log. Checkpoint chunks still on disk are
+    /// read for it, each once whatever the budget of decoded chunks (``StoreState/pinningCheckpointChunks()``).
+    ///
+    /// - Throws: the error of the first damaged chunk (rather than count it as empty).
+    func stateDigest() throws(EventGraphError) -> StateDigest {
+        try state.withLock { $0 }.pinningCheckpointChunks().digest(model: model)
     }
 
     /// Rewrites the log as the schema plus a checkpoint of the live state; `previousPath` keeps the old file.

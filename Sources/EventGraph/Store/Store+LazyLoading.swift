@@ -34,7 +34,7 @@ extension Store {
         guard !needed.isEmpty else { return }
         if !usingStoredIndexes || !snapshot.preloadStoredAttributeIndexes(of: needed) {
             // A damaged chunk is left to read as empty here: lookups cannot throw; commits and compaction throw its
-            // error (`prepareState(for:)`, `StoreState.loadAllChunks()`).
+            // error (`prepareState(for:)`, `StoreState.pinningCheckpointChunks()`).
             for entityIndex in needed { try? snapshot.version(ofEntity: entityIndex).loadAll() }
         }
         state.withLock { build(&$0, needed) }
@@ -131,13 +131,6 @@ extension StoreState {
             pins = []
             throw error
         }
-    }
-
-    /// Loads every unloaded chunk (a checkpoint of the state is about to be written).
-    ///
-    /// - Throws: the error of the first damaged chunk.
-    func loadAllChunks() throws(EventGraphError) {
-        for table in tables { try table.loadAll() }
     }
 
     /// A copy of the state whose versions hold every checkpoint chunk decoded (see

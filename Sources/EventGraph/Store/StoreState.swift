@@ -100,7 +100,6 @@ struct StoreState: Sendable {
 
     // MARK: - Writing rows (the applier and checkpoint loading)
 
-    /// Inserts or replaces a row.
     /// Replaces every entity's version with `transform`'s (a copy of the state for one pass, see
     /// ``pinningCheckpointChunks()``).
     mutating func replaceTables(
@@ -109,6 +108,7 @@ struct StoreState: Sendable {
         for index in tables.indices { tables[index] = try transform(tables[index]) }
     }
 
+    /// Inserts or replaces a row.
     mutating func put(_ row: Row) { tables[row.entityIndex].put(row) }
 
     /// Removes the row of `key` from one entity.

@@ -93,7 +93,7 @@ extension ModelContainer {
         else {
             throw EventGraphError(.invalidArgument, "the container has no store for the configuration '\(name)'")
         }
-        return store.stateDigest()
+        return try store.stateDigest()
     }
 
     // MARK: - Checks before opening
