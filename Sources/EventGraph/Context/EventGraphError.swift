@@ -86,6 +86,10 @@ public struct EventGraphError: Error, Sendable, CustomStringConvertible {
     /// The log error behind a ``Code/log`` error (for the library's own tools; its message is in ``message``).
     package var underlying: LogFormatError?
 
+    /// Whether the error is a read of the log that failed (an I/O error: `pread` failed), which may succeed when
+    /// tried again, unlike damage (bytes that fail their checks will not heal).
+    package var isFailedRead: Bool { underlying?.code == .io }
+
     /// Creates an error.
     public init(_ code: Code, _ message: String, failures: [Failure] = []) {
         self.init(code, message, failures: failures, underlying: nil)

@@ -152,7 +152,8 @@ struct Replayer {
             }
             let decoder = CheckpointChunkDecoder(
                 source: source, entityIndex: entityIndex, entityName: entityName,
-                defaults: recordedDefaults[entityIndex], foreignStores: checkpoint!.state.foreignStores)
+                defaults: recordedDefaults[entityIndex], foreignStores: checkpoint!.state.foreignStores,
+                propertyNames: model.entities[entityIndex].properties.map(\.name))
             let chunks = entity.chunks.enumerated().map { chunkIndex, entry in
                 LazyColumnChunk(entry: entry, chunkIndex: chunkIndex, decoder: decoder)
             }

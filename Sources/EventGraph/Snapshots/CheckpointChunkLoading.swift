@@ -14,9 +14,10 @@ struct CheckpointChunkSource: Sendable {
     /// Reads, verifies and decodes chunk `chunkIndex` of an entity (`pread`; safe from any thread).
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when the
-    ///   chunk is damaged or cannot be read. The LogFormat error is not attached as the underlying one on purpose:
-    ///   a damaged *frame* makes the container advise a read-only view up to the damage, which a damaged chunk of
-    ///   the checkpoint the view would start from cannot offer yet.
+    ///   chunk is damaged or cannot be read. The LogFormat error is attached as the underlying one only for a read
+    ///   that failed (``EventGraphError/isFailedRead``, which a box tries again): a damaged *frame* makes the
+    ///   container advise a read-only view up to the damage, which a damaged chunk of the checkpoint the view would
+    ///   start from cannot offer yet.
     func load(_ entry: EntityChunkEntry, chunkIndex: Int, entityIndex: Int, entityName: String)
         throws(EventGraphError) -> CheckpointChunk
     {
@@ -36,16 +37,22 @@ struct CheckpointChunkSource: Sendable {
                 entry, entityIndex: UInt32(entityIndex), checkpointTransactionID: checkpointTransactionID,
                 visitor: visitor)
         } catch {
-            throw damage(entry, chunkIndex: chunkIndex, entityName: entityName, error.message)
+            throw damage(
+                entry, chunkIndex: chunkIndex, entityName: entityName, error.message,
+                underlying: error.code == .io ? error : nil)
         }
     }
 
     /// The error of a chunk that cannot be used: names the file, the entity, the chunk and its byte offset.
-    func damage(_ entry: EntityChunkEntry, chunkIndex: Int, entityName: String, _ reason: String) -> EventGraphError {
+    func damage(
+        _ entry: EntityChunkEntry, chunkIndex: Int, entityName: String, _ reason: String,
+        underlying: LogFormatError? = nil
+    ) -> EventGraphError {
         EventGraphError(
             .log,
             "\(reader.path): chunk \(chunkIndex) of entity \(entityName) (byte offset \(entry.byteOffset)) in the "
-                + "checkpoint at transaction \(checkpointTransactionID) cannot be loaded: \(reason)")
+                + "checkpoint at transaction \(checkpointTransactionID) cannot be loaded: \(reason)",
+            underlying: underlying)
     }
 }
 
@@ -59,6 +66,8 @@ struct CheckpointChunkDecoder: Sendable {
     let defaults: [PropertyValue]
     /// The state's foreign stores when the directory was read: a chunk's references are re-expressed in it.
     let foreignStores: [LogUUID]
+    /// The names of the entity's properties in the model, by index: what a read that cannot be fulfilled names.
+    var propertyNames: [String] = []
 
     /// Reads, verifies and decodes one chunk into a column chunk whose slot *i* holds the chunk's record *i*: each
     /// value goes straight from the payload into its column (a string's bytes into the arena, checked to be UTF-8
@@ -202,13 +211,22 @@ extension ByteValueKind {
 /// (``DecodedChunkCache``): evicted, it is read, verified and decoded again on the next touch, from the file the
 /// store opened (``CheckpointChunkSource`` reads through the descriptor it opened, so a compaction that renamed a
 /// new file over the path since does not matter). The checkpoint's bytes do not change, so every decode gives the
-/// same values. A chunk that cannot be read (damage found on the first touch or on a touch after an eviction) keeps
-/// its error, which every later load throws.
+/// same values.
+///
+/// A read that fails (`pread` reports an I/O error, ``EventGraphError/isFailedRead``) is tried again, up to
+/// ``readRetryCount`` more times, and the error is not kept: the next touch reads again. Damage (bytes that fail their
+/// checks, found on the first touch or on a touch after an eviction) is kept, and every later load throws it. A caller
+/// that can throw throws either error; a property getter cannot, and ends the process with a message naming the file,
+/// the entity, the chunk, its byte offset and the property (``columns(readingProperty:)``), as Core Data does when a
+/// fault cannot be fulfilled: a value read as null or an object read as absent would be a silent wrong answer.
 ///
 /// Locks: the box's `LockedValue` is held while it decodes (so threads touching one chunk at once decode it once) and,
 /// otherwise, only to take or drop its decoded form; no value is read under it. Never taken under the cache's lock
 /// or the store's, nor the other way round.
 final class LazyColumnChunk: Sendable {
+    /// How many more times a read that failed with an I/O error is tried before the error is given to the caller.
+    static let readRetryCount = 3
+
     let entry: EntityChunkEntry
     let chunkIndex: Int
     private let decoder: CheckpointChunkDecoder
@@ -219,9 +237,10 @@ final class LazyColumnChunk: Sendable {
     private struct State: Sendable {
         /// The decoded chunk while the cache keeps it.
         var decoded: Decoded?
-        /// Why the chunk cannot be used, once a read found it (kept: the bytes will not heal).
+        /// Why the chunk cannot be used, once a read found it damaged (kept: the bytes will not heal; a read that
+        /// failed is not kept).
         var failure: EventGraphError?
-        /// How many times it has been read from the file.
+        /// How many times it has been read from the file (each try of a read that failed counts).
         var readCount = 0
         /// How many commits or replayed transactions hold it decoded between loading it and changing it
         /// (``ChunkPins``); the cache's eviction waits for the last of them.
@@ -262,22 +281,45 @@ final class LazyColumnChunk: Sendable {
     /// never the store's).
     ///
     /// - Throws: ``EventGraphError/Code/log`` naming the file, the entity, the chunk and its byte offset when the
-    ///   chunk is damaged (the same error on every call once found).
+    ///   chunk is damaged (the same error on every call once found) or its read failed ``readRetryCount`` + 1 times.
     func load() throws(EventGraphError) -> ColumnChunk {
         try withDecoded { $0.chunk }.get()
     }
 
-    /// The chunk's columns, for a slot that reads its values (see ``ChunkSlot``); `nil` when the chunk cannot be
-    /// read.
+    /// The chunk's columns, for a slot that reads the value of `property` (see ``ChunkSlot``; `nil`: every column,
+    /// for a caller that reads them all).
+    ///
+    /// A property getter cannot throw: when the chunk cannot be read, this ends the process with
+    /// ``unfulfilledReadMessage(_:property:)`` (Core Data's "could not fulfill a fault"), never returns no column.
     @inline(__always)
-    func columnsForReading() -> [Column]? {
-        try? withDecoded { $0.chunk.columns }.get()
+    func columns(readingProperty property: Int?) -> [Column] {
+        switch withDecoded({ $0.chunk.columns }) {
+        case .success(let columns): return columns
+        case .failure(let error): fatalError(unfulfilledReadMessage(error, property: property))
+        }
     }
 
-    /// The position of `key` in the chunk, if it holds it (loads the chunk; `nil` when it cannot be loaded).
-    func position(of key: UInt64) -> Int? {
+    /// What a read that cannot be fulfilled ends the process with: the chunk's error (which names the file, the
+    /// entity, the chunk and its byte offset) and the property read.
+    func unfulfilledReadMessage(_ error: EventGraphError, property: Int?) -> String {
+        let names = decoder.propertyNames
+        let what =
+            switch property {
+            case .some(let index) where index < names.count: "property \(names[index])"
+            case .some(let index): "property #\(index)"
+            case nil: "its properties"
+            }
+        return "EventGraph could not fulfill a read of \(what) of an object of entity \(decoder.entityName): "
+            + error.message
+    }
+
+    /// The position of `key` in the chunk, if it holds it (loads the chunk).
+    ///
+    /// - Throws: the chunk's error when it cannot be loaded (never `nil` then: an object that exists must not
+    ///   look deleted).
+    func position(of key: UInt64) throws(EventGraphError) -> Int? {
         guard mayHold(key) else { return nil }
-        let found = try? withDecoded { decoded -> Int? in
+        return try withDecoded { decoded -> Int? in
             let keys = decoded.sortedKeys
             var low = 0
             var high = keys.count
@@ -287,7 +329,6 @@ final class LazyColumnChunk: Sendable {
             }
             return low < keys.count && keys[low].key == key ? keys[low].position : nil
         }.get()
-        return found ?? nil
     }
 
     /// The cache its decoded form is counted in, for tests.
@@ -346,19 +387,33 @@ final class LazyColumnChunk: Sendable {
         let result = state.withLock { state -> Result<R, EventGraphError> in
             if let decoded = state.decoded { return .success(body(decoded)) }
             if let failure = state.failure { return .failure(failure) }
-            state.readCount += 1
-            switch Result(catching: { () throws(EventGraphError) -> Decoded in try decode() }) {
+            switch decodeRetryingFailedReads(&state) {
             case .success(let decoded):
                 state.decoded = decoded
                 decodedByteCount = decoded.chunk.heapByteCount &+ decoded.sortedKeys.capacity &* 16
                 return .success(body(decoded))
             case .failure(let error):
-                state.failure = error
+                // Damage is kept; a read that failed is not (the next touch reads again).
+                if !error.isFailedRead { state.failure = error }
                 return .failure(error)
             }
         }
         if decodedByteCount > 0 { decoder.source.cache.admit(self, byteCount: decodedByteCount) }
         return result
+    }
+
+    /// Reads, verifies and decodes the chunk (under the box's lock), trying a read that failed again up to
+    /// ``readRetryCount`` times; counts every read in `state`.
+    private func decodeRetryingFailedReads(_ state: inout State) -> Result<Decoded, EventGraphError> {
+        var retries = 0
+        while true {
+            state.readCount += 1
+            let result = Result(catching: { () throws(EventGraphError) -> Decoded in try decode() })
+            guard case .failure(let error) = result, error.isFailedRead, retries < Self.readRetryCount else {
+                return result
+            }
+            retries += 1
+        }
     }
 
     /// Reads, verifies and decodes the chunk, and sorts its keys.

@@ -48,12 +48,12 @@ struct ChunkSlot: Sendable {
     }
 
     /// The column array the slot reads (a coordinator renumbers a chunk version's references from it once, see
-    /// ``ColumnChunk/replacingColumns(_:)``); a checkpoint chunk's is decoded again if it was evicted (no column
-    /// when it can no longer be read).
+    /// ``ColumnChunk/replacingColumns(_:)``); a checkpoint chunk's is decoded again if it was evicted (the process
+    /// ends when it can no longer be read, see ``LazyColumnChunk/columns(readingProperty:)``).
     var chunkColumns: [Column] {
         switch storage {
         case .columns(let columns): columns
-        case .checkpoint(let box): box.columnsForReading() ?? []
+        case .checkpoint(let box): box.columns(readingProperty: nil)
         }
     }
 
@@ -69,18 +69,21 @@ struct ChunkSlot: Sendable {
         return ChunkSlot(columns: columns, position: position, count: count)
     }
 
-    /// Calls `body` with the slot's columns in place: held, or taken from the checkpoint chunk's box (one lock to
-    /// take them, none while `body` reads; an empty buffer when the chunk can no longer be read).
+    /// Calls `body` with the slot's columns in place, to read `property`: held, or taken from the checkpoint chunk's
+    /// box (one lock to take them, none while `body` reads). A checkpoint chunk that can no longer be read (its
+    /// decoded form was evicted, and the read again fails) ends the process with a message naming the file, the
+    /// entity, the chunk, its byte offset and the property: a getter cannot throw, and a value read as null would be
+    /// a silent wrong answer.
     @inline(__always)
-    private func withColumns<R>(_ body: (UnsafeBufferPointer<Column>) -> R) -> R {
+    private func withColumns<R>(readingProperty property: Int, _ body: (UnsafeBufferPointer<Column>) -> R) -> R {
         switch storage {
         case .columns(let columns): return columns.withUnsafeBufferPointer(body)
-        case .checkpoint(let box): return (box.columnsForReading() ?? []).withUnsafeBufferPointer(body)
+        case .checkpoint(let box): return box.columns(readingProperty: property).withUnsafeBufferPointer(body)
         }
     }
 
-    /// A column of the buffer, checked: `nil` past the buffer (a checkpoint chunk that could not be read again
-    /// after an eviction has no column; its values read as null, and a commit or a fetch that touches it throws).
+    /// A column of the buffer, checked: `nil` past the buffer (a row of a later schema with more properties than
+    /// the chunk's columns).
     @inline(__always)
     private static func column(_ property: Int, of buffer: UnsafeBufferPointer<Column>) -> UnsafePointer<Column>? {
         guard property < buffer.count, let base = buffer.baseAddress else { return nil }
@@ -108,7 +111,10 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func value(at property: Int) -> PropertyValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return withColumns { Self.column(property, of: $0)?.pointee.value(at: Int(position)) } ?? .attribute(.null)
+        return withColumns(readingProperty: property) {
+            Self.column(property, of: $0)?.pointee.value(at: Int(position))
+        }
+            ?? .attribute(.null)
     }
 
     /// The value of one property as an attribute (`.null` for a relationship), without building a
@@ -116,7 +122,7 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func attributeValue(at property: Int) -> AttributeValue {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return withColumns { buffer in
+        return withColumns(readingProperty: property) { buffer in
             guard let column = Self.column(property, of: buffer) else { return .null }
             return Column.attributeValueUnlessRelationship(of: column, at: Int(position)) ?? .null
         }
@@ -127,7 +133,7 @@ struct ChunkSlot: Sendable {
     @inline(__always)
     func attributeValueUnlessRelationship(at property: Int) -> AttributeValue? {
         precondition(property < Int(count), "property \(property) is past the \(count) values of the row")
-        return withColumns { buffer in
+        return withColumns(readingProperty: property) { buffer in
             guard let column = Self.column(property, of: buffer) else { return .null }
             return Column.attributeValueUnlessRelationship(of: column, at: Int(position))
         }

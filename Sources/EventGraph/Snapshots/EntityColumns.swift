@@ -99,13 +99,27 @@ struct EntityColumns: Sendable {
     /// Every chunk in slot order (each unloaded one is loaded).
     var chunks: [ColumnChunk] { resident.indices.map(chunk(at:)) }
 
-    /// The slot of a live object.
+    /// The slot of a live object, for a caller that cannot throw: a checkpoint chunk that may hold the key and
+    /// cannot be loaded ends the process with a message naming the file, the entity, the chunk, its byte offset and
+    /// the key (see ``lookUpSlot(forKey:)``).
     func slot(forKey key: UInt64) -> Int? {
+        do {
+            return try lookUpSlot(forKey: key)
+        } catch {
+            fatalError("EventGraph could not fulfill a lookup of the object with key \(key): \(error.message)")
+        }
+    }
+
+    /// The slot of a live object; `nil` when no live object has the key.
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the key and cannot be loaded (damaged, or its read
+    ///   failed): the object may be in it, so `nil` would make an object that exists look deleted.
+    func lookUpSlot(forKey key: UInt64) throws(EventGraphError) -> Int? {
         if let slot = directory[key] { return slot }
         guard unloadedObjectCount > 0, key <= unloadedMaxKey else { return nil }
         for candidate in candidates(for: key) {
             let index = chunksByMinKey[candidate].index
-            if let lazy = unloaded[index], lazy.mayHold(key), let position = lazy.position(of: key) {
+            if let lazy = unloaded[index], lazy.mayHold(key), let position = try lazy.position(of: key) {
                 return index * ColumnChunk.slotCapacity + position
             }
         }
@@ -234,9 +248,9 @@ struct EntityColumns: Sendable {
         }
     }
 
-    /// Loads every unloaded chunk (compaction, verification).
+    /// Loads every unloaded chunk (index builds, compaction, verification).
     ///
-    /// - Throws: the error of the first chunk that is damaged.
+    /// - Throws: the error of the first chunk that is damaged or whose read failed.
     func loadAll() throws(EventGraphError) {
         for case let lazy? in unloaded { _ = try lazy.load() }
     }

@@ -55,7 +55,8 @@ final class FileBackend: LogBackend {
             let writer = try LogWriter(path: path, options: options) { record in
                 let converted = try Self.convert(record) { () throws(LogFormatError) -> LogReader in
                     if let chunkReader { return chunkReader }
-                    let reader = try LogReader(path: path)
+                    // Its reads pass through the configuration's fault injector (tests of failing chunk reads).
+                    let reader = try LogReader(path: path, faults: configuration.faultInjector)
                     chunkReader = reader
                     return reader
                 }

@@ -22,9 +22,15 @@ public final class LogReader: Sendable {
     /// - Throws: ``LogFormatError`` when the file is missing, is not a regular file (a directory, a FIFO, a device:
     ///   refused without waiting on a FIFO), is not a log, or was written by a
     ///   newer major version or with an unknown incompatible feature.
-    public init(path: String) throws(LogFormatError) {
+    public convenience init(path: String) throws(LogFormatError) {
+        try self.init(path: path, faults: nil)
+    }
+
+    /// Opens `path` read-only as ``init(path:)`` does, with every read of the descriptor it keeps (frames read by
+    /// offset: checkpoint chunks, blobs) passing through `faults` (tests of failing reads).
+    package init(path: String, faults: FaultInjector?) throws(LogFormatError) {
         self.path = path
-        let file = try LogFile(path: path, flags: O_RDONLY, faults: nil)
+        let file = try LogFile(path: path, flags: O_RDONLY, faults: faults)
         (header, headerCopyDamaged) = try Self.readHeader(file)
         self.file = file
     }

@@ -45,6 +45,15 @@ package final class FaultInjector: Sendable {
         var armed: [Operation: Armed] = [:]
         var counts: [Operation: Int] = [:]
         var fired: [Operation] = []
+        var failingReads: FailingReads?
+        var failedReadCount = 0
+    }
+
+    /// Reads made to fail (``failReads(_:errno:at:)``).
+    private struct FailingReads {
+        var remaining: Int
+        var errno: Int32
+        var byteOffsets: Range<UInt64>?
     }
 
     private let state = LockedValue(State())
@@ -62,6 +71,33 @@ package final class FaultInjector: Sendable {
     func willRead(path: String, at byteOffset: UInt64) {
         guard let hook = readHook.withLock({ $0 }) else { return }
         hook(path, byteOffset)
+    }
+
+    /// Makes the next `count` reads of a file opened with this injector fail with `errno` (`EIO` by default, as a
+    /// disk that cannot read a sector), each with no effect; with `byteOffsets`, only reads that start in that
+    /// range fail (and count). The reads of a checkpoint chunk after its decoded form was evicted are what tests
+    /// make fail this way (`ChunkReadFailureTests`).
+    package func failReads(_ count: Int, errno: Int32 = 5, at byteOffsets: Range<UInt64>? = nil) {
+        precondition(count >= 0, "a count of reads to fail is at least 0 (\(count))")
+        state.withLock {
+            $0.failingReads = count == 0 ? nil : FailingReads(remaining: count, errno: errno, byteOffsets: byteOffsets)
+        }
+    }
+
+    /// How many reads the injector has made fail (``failReads(_:errno:at:)``).
+    package var failedReadCount: Int { state.withLock { $0.failedReadCount } }
+
+    /// Called by the file layer before each read, after ``willRead(path:at:)``: the `errno` to fail it with, if an
+    /// armed read failure fires now.
+    func readFailure(at byteOffset: UInt64) -> Int32? {
+        state.withLock { state in
+            guard var failing = state.failingReads else { return nil }
+            if let range = failing.byteOffsets, !range.contains(byteOffset) { return nil }
+            failing.remaining -= 1
+            state.failingReads = failing.remaining > 0 ? failing : nil
+            state.failedReadCount += 1
+            return failing.errno
+        }
     }
 
     /// Calls `hook` at every ``RewriteStage`` a rewrite reaches (on the rewriting thread); an error it throws fails

@@ -40,12 +40,22 @@ struct LogFile: ~Copyable {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogFormatError) -> Int {
-        try SystemCalls.pread(descriptor, buffer, at: offset, path: path)
+        try checkReadFault(at: offset)
+        return try SystemCalls.pread(descriptor, buffer, at: offset, path: path)
+    }
+
+    /// Asks the fault injector (if any) before a read: its read hook runs, and an armed read failure is thrown.
+    private func checkReadFault(at offset: UInt64) throws(LogFormatError) {
+        guard let faults else { return }
+        faults.willRead(path: path, at: offset)
+        if let code = faults.readFailure(at: offset) {
+            throw SystemCalls.failure("pread (injected)", path: path, code: code, offset: offset)
+        }
     }
 
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
     func read(count: Int, at offset: UInt64) throws(LogFormatError) -> [UInt8] {
-        faults?.willRead(path: path, at: offset)
+        try checkReadFault(at: offset)
         let descriptor = self.descriptor
         let path = self.path
         // Not zeroed first: only the bytes `pread` filled are kept (a short read at the end of the file keeps fewer).
