@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import LogFormat
 
 /// Runs `body(thread)` on `count` threads at once (real threads, so they run together even on a machine with fewer
 /// cores) and waits for all.
@@ -21,7 +21,8 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 /// what they do next (for example a save) races.
 final class ThreadBarrier: Sendable {
     private let count: Int
-    private let arrived = Mutex(0)
+    /// A LockedValue (pthread), which the thread sanitizer sees, unlike `Synchronization.Mutex` on Linux.
+    private let arrived = LockedValue(0)
     private let gate = DispatchSemaphore(value: 0)
 
     init(count: Int) {
