@@ -160,4 +160,68 @@ struct ChunkReadFailureTests {
         #expect(text.contains("could not fulfill a lookup of the object with key"), "\(text)")
         Self.expectNamesTheChunk(text)
     }
+
+    /// A container of a compacted store of 9,000 indexed items (three entity chunks) in `directory` with chunk 1 of
+    /// the items damaged, and with the first chunk of the stored attribute index damaged too when
+    /// `damagingTheStoredIndex` (the entity's attribute index is then built from its chunks); and the damaged entity
+    /// chunk's directory entry.
+    static func openIndexedStoreWithADamagedChunk(in directory: TemporaryDirectory, damagingTheStoredIndex: Bool)
+        throws -> (EntityChunkEntry, ModelContainer)
+    {
+        let path = directory.file()
+        try StoredCheckpointIndexTests.compactedStore(at: path, count: 9_000)
+        let listed = try #require(try CheckpointChunkLayoutTests.directory(of: path))
+        let items = try #require(listed.entities.first)
+        try #require(items.chunks.count == 3)
+        try CheckpointChunkLayoutTests.flipBit(0x10, inBodyOf: items.chunks[1], at: 100, path: path)
+        if damagingTheStoredIndex {
+            let index = try #require(listed.indexes.first { $0.kind == .attribute })
+            let file = try #require(FileHandle(forUpdatingAtPath: path))
+            try file.seek(toOffset: index.chunks[0].byteOffset + 64)
+            let byte = try #require(try file.read(upToCount: 1))
+            try file.seek(toOffset: index.chunks[0].byteOffset + 64)
+            try file.write(contentsOf: [byte[0] ^ 0x10])
+            try file.close()
+        }
+        return (items.chunks[1], try ModelContainer(path: path, model: StoredCheckpointIndexTests.model))
+    }
+
+    static func expectNamesTheItemChunk(_ error: EventGraphError?, _ target: EntityChunkEntry) {
+        let message = error?.message ?? ""
+        #expect(message.contains("chunk 1 of entity IndexedItem"), "\(message)")
+        #expect(message.contains("byte offset \(target.byteOffset)"), "\(message)")
+    }
+
+    @Test func anIndexBuiltFromChunksThrowsWhenOneCannotBeLoaded() throws {
+        let directory = TemporaryDirectory()
+        let (target, container) = try Self.openIndexedStoreWithADamagedChunk(
+            in: directory, damagingTheStoredIndex: true)
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        // Before, the index was built without the damaged chunk's objects: rank 50 (items 5000-5099, all in that
+        // chunk) found nothing, as if they had been deleted.
+        let error = #expect(throws: EventGraphError.self) {
+            try StoredCheckpointIndexTests.fetch(rank: 50, in: context)
+        }
+        Self.expectNamesTheItemChunk(error, target)
+        // Nothing was built: the index is still pending, and the next lookup meets the same error.
+        #expect(container.store.state.withLock { $0.pendingAttributeIndexEntities.contains(0) })
+        #expect(throws: EventGraphError.self) { try StoredCheckpointIndexTests.fetch(rank: 1, in: context) }
+    }
+
+    @Test func aUniqueLookupWhoseHolderIsInAChunkThatCannotBeLoadedThrows() throws {
+        let directory = TemporaryDirectory()
+        let (target, container) = try Self.openIndexedStoreWithADamagedChunk(
+            in: directory, damagingTheStoredIndex: false)
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        // Before, the holder's row read as absent: the fetch found no item 5000 (and a save would take its handle).
+        let error = #expect(throws: EventGraphError.self) {
+            try StoredCheckpointIndexTests.fetch(identity: StoredCheckpointIndexTests.identity(5_000), in: context)
+        }
+        Self.expectNamesTheItemChunk(error, target)
+        // Items of the intact chunks are found as before.
+        let found = try StoredCheckpointIndexTests.fetch(identity: StoredCheckpointIndexTests.identity(5), in: context)
+        #expect(found.map(\.rank) == [0])
+    }
 }

@@ -224,8 +224,10 @@ struct StoredIndexModelChangeTests {
     }
 
     /// The same constraints declared in another order keep using the stored indexes (each found by its attribute
-    /// names); a compound constraint whose attributes come in another order builds its entries from the chunks.
-    @Test func aReorderedConstraintUsesItsStoredIndexAndAReorderedTupleDoesNot() throws {
+    /// names), and so does a compound constraint whose attributes come in another order: the index is read with
+    /// each tuple put in the order it was written in (``CheckpointIndex/storedOrder``), instead of building the
+    /// entity's entries from every one of its chunks.
+    @Test func aReorderedConstraintAndAReorderedTupleUseTheirStoredIndexes() throws {
         let directory = TemporaryDirectory()
         try Self.writeStore(at: directory.file("two"), model: GadgetModels.twoConstraints)
         let swapped = try ModelContainer(path: directory.file("two"), model: GadgetModels.twoConstraintsSwapped)
@@ -240,10 +242,21 @@ struct StoredIndexModelChangeTests {
 
         try Self.writeStore(at: directory.file("compound"), model: GadgetModels.compoundXY)
         let reversed = try ModelContainer(path: directory.file("compound"), model: GadgetModels.compoundYX)
+        defer { try? reversed.close() }
         let reversedState = reversed.store.state.withLock { $0 }
-        #expect(reversedState.storedUniqueIndexes.isEmpty)
-        #expect(reversedState.pendingUniqueEntities == [0])
-        try reversed.close()
+        let index = try #require(reversedState.storedUniqueIndexes.first)
+        #expect(reversedState.storedUniqueIndexes.count == 1)
+        #expect(index.constraint?.propertyNames == ["y", "x"])
+        #expect(index.storedOrder == [1, 0])
+        #expect(reversedState.pendingUniqueEntities.isEmpty)
+        // A tuple in the constraint's order (y, x) is found through the index written as (x, y).
+        #expect(try index.keys(matching: [.string(Self.y(7)), .string(Self.x(7))]).count == 1)
+        #expect(try index.keys(matching: [.string(Self.x(7)), .string(Self.y(7))]).isEmpty)
+        // Uniqueness follows: a taken tuple is refused, a free one (and the tail's changed one's old) accepted, and
+        // the entity's chunks were not read to build entries.
+        let change = try #require(Self.changes.first { $0.target === GadgetModels.compoundYX })
+        try Self.expectUniqueness(change, container: reversed, phase: "reversed")
+        #expect(reversed.store.state.withLock { $0.pendingUniqueEntities.isEmpty })
     }
 
     /// A store opened with the model its log records (tools, `ModelContainer(path:)`) follows the latest schema

@@ -49,6 +49,15 @@ public final class ModelContainer: Sendable {
         /// app, which decode to ≈ 2.2 MB). A larger budget trades memory for fewer re-reads when an app touches
         /// more of a large store at random; `Int.max` keeps every chunk once decoded. Chunks changed by a save are
         /// in memory whatever the budget (they are not in the checkpoint any more).
+        ///
+        /// A chunk read again can fail. A read the system reports failed (an I/O error) is tried up to 3 more times,
+        /// and the error is not kept (the next touch reads again); damage (bytes that fail their checks) is kept.
+        /// An API that can throw (a save, a fetch, ``ModelContainer/stateDigest()``, ``ModelContainer/compact()``)
+        /// throws the error, which names the file, the entity, the chunk and its byte offset. A property getter and
+        /// a lookup by ID cannot throw: they end the process with that error and the property or key read, as Core
+        /// Data does when a fault cannot be fulfilled, rather than read a null value or report an object that
+        /// exists as deleted. With `Int.max`, a chunk is read once, and only damage found on that first touch can
+        /// do this.
         public var decodedChunkByteBudget: Int = 128 << 20
         /// Fault injection into the log writer's file operations (tests).
         var faultInjector: FaultInjector?

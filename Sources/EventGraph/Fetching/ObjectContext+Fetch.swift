@@ -36,7 +36,7 @@ extension ObjectContext {
     {
         collector.statistics.usedIndex = true
         let plan = collector.scope
-        let holder = parentStore.identity(holding: tuple)
+        let holder = try parentStore.identity(holding: tuple)
         if let holder, let row = parentStore.committedRow(of: holder, in: plan.familyIndices) {
             collector.statistics.rowsExamined += 1
             let object = materialize(row, inStore: holder.storeIndex)
@@ -71,7 +71,7 @@ extension ObjectContext {
             // judged by their own values in `consider` either way), so they are not filtered a second time.
             var passedFilter = false
             if !ranges.isEmpty {
-                batches = parentStore.indexedRows(entityIndex: entityIndex, ranges: ranges, including: changed)
+                batches = try parentStore.indexedRows(entityIndex: entityIndex, ranges: ranges, including: changed)
                 if batches != nil { collector.statistics.usedIndex = true }
             }
             if batches == nil, let filter = plan.filter {
@@ -188,7 +188,15 @@ extension ObjectContext {
         }
         let constraint = entity.uniqueConstraints[ordinal]
         let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [stored])
-        if let holder = parentStore.identity(holding: tuple),
+        // A find-or-create cannot throw: a checkpoint chunk the answer depends on that cannot be loaded ends the
+        // process (as a getter does), rather than insert a duplicate of an object that exists.
+        let found: ObjectIdentity?
+        do {
+            found = try parentStore.identity(holding: tuple)
+        } catch {
+            fatalError("EventGraph could not fulfill a find-or-create of \(entity.name): \(error.message)")
+        }
+        if let holder = found,
             let row = parentStore.committedRow(of: holder, in: model.entities[constraint.entityIndex].familyIndices),
             let existing = materialize(row, inStore: holder.storeIndex) as? T, !existing.isDeleted
         {

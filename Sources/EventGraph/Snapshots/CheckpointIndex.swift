@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 
 /// One index stored in a checkpoint (format 1.4, `Docs/FileFormat-Checkpoints.md` §7): sorted runs of (values,
 /// key) entries in index chunks that stay on disk until a lookup needs one. A lookup reads only the chunks whose
@@ -14,6 +13,10 @@ struct CheckpointIndex: Sendable {
     let entityIndex: Int
     /// For a uniqueness index: the constraint (its owner, ordinal and attributes); `nil` for an attribute index.
     let constraint: UniqueConstraint?
+    /// For a uniqueness index whose constraint the model declares with its attributes in another order than the
+    /// index was written in (the same constraint: the shape keeps a constraint's attributes as a set): for each value
+    /// of a stored entry, the position of its attribute in the constraint's tuple. `nil` when the orders agree.
+    var storedOrder: [Int]? = nil
     /// For an attribute index: the property it covers.
     let propertyIndex: Int
     let arity: Int
@@ -28,13 +31,25 @@ struct CheckpointIndex: Sendable {
     /// The keys of the checkpoint's objects whose values equal `values` in the index's order, in key order: from
     /// the stored chunks whose bounds hold `values`, or, once one of the index's chunks is found damaged, from the
     /// entries rebuilt in memory from the entity's checkpoint chunks (once, reported once: ``replacement``).
-    func keys(matching values: [AttributeValue]) -> [UInt64] {
-        if let rebuilt = replacement.entries { return rebuilt[values] ?? [] }
+    ///
+    /// `values` are in the constraint's order; the index is read in its own (``storedOrder``).
+    ///
+    /// - Throws: the error of an entity chunk that cannot be loaded when the index is rebuilt (nothing is kept: the
+    ///   next lookup tries the rebuild again).
+    func keys(matching values: [AttributeValue]) throws(EventGraphError) -> [UInt64] {
+        let stored = storedOrder.map { order in order.map { values[$0] } } ?? values
+        if let rebuilt = replacement.entries { return rebuilt[stored] ?? [] }
         do {
-            return try storedKeys(matching: values)
+            return try storedKeys(matching: stored)
         } catch {
-            return replacement.build(after: error, index: self)[values] ?? []
+            return try replacement.build(after: error, index: self)[stored] ?? []
         }
+    }
+
+    /// The properties of a stored entry's values, in the index's order.
+    var storedPropertyIndices: [Int] {
+        guard let constraint else { return [propertyIndex] }
+        return storedOrder.map { order in order.map { constraint.propertyIndices[$0] } } ?? constraint.propertyIndices
     }
 
     /// The keys of `values` from the stored chunks.
@@ -120,13 +135,16 @@ struct CheckpointIndex: Sendable {
             Data("EventGraph: \(error.message); answering from the entity's chunks instead\n".utf8))
     }
 
-    /// The entries the checkpoint's objects give this index, by values: what the stored chunks would hold, computed
-    /// from the entity's checkpoint chunks (a damaged entity chunk holds no object, as everywhere).
-    fileprivate func entriesFromEntityChunks() -> [[AttributeValue]: [UInt64]] {
-        let properties = constraint?.propertyIndices ?? [propertyIndex]
+    /// The entries the checkpoint's objects give this index, by values in the index's order: what the stored chunks
+    /// would hold, computed from the entity's checkpoint chunks.
+    ///
+    /// - Throws: the error of an entity chunk that cannot be loaded: without its objects, the entries would say
+    ///   that they do not exist.
+    fileprivate func entriesFromEntityChunks() throws(EventGraphError) -> [[AttributeValue]: [UInt64]] {
+        let properties = storedPropertyIndices
         var entries: [[AttributeValue]: [UInt64]] = [:]
         for lazy in entityChunks {
-            guard let chunk = try? lazy.load() else { continue }
+            let chunk = try lazy.load()
             for position in chunk.keys.indices where chunk.isLive(position) {
                 let values = properties.map { chunk.attributeValue(at: position, property: $0) }
                 // As the writer: a uniqueness tuple with a null is not indexed; NaN has no place in the order.
@@ -144,33 +162,51 @@ struct CheckpointIndex: Sendable {
 /// entity's checkpoint chunks, once, so that later lookups neither read the damaged chunk again nor scan the entity
 /// each time; the damage is reported once, when it is found. Shared (a class) by every version of the state, like
 /// the chunks it stands for.
+///
+/// Locks: its `LockedValue` is held while it rebuilds (threads that meet the damage at once rebuild once), and the
+/// rebuild takes the lock of each entity chunk it loads (``LazyColumnChunk``): **replacement lock → chunk lock**,
+/// never the other way round. The store's state lock is never held meanwhile: a lookup reads a stored uniqueness
+/// index after letting it go (``StoreState/readStoredUniqueLookups(_:of:)``), so readers and saves go on while
+/// an index is rebuilt.
 final class CheckpointIndexReplacement: Sendable {
+    private struct State: Sendable {
+        var built: Built?
+        /// How many times the damage was reported.
+        var reportCount = 0
+    }
+
     private struct Built: Sendable {
         var entries: [[AttributeValue]: [UInt64]]
         var damage: EventGraphError
     }
 
-    private let built = Mutex<Built?>(nil)
-    private let reports = Mutex(0)
+    private let state = LockedValue(State())
 
     /// The rebuilt entries, once built.
-    var entries: [[AttributeValue]: [UInt64]]? { built.withLock { $0?.entries } }
+    var entries: [[AttributeValue]: [UInt64]]? { state.withLock { $0.built?.entries } }
 
     /// The damage that made the index unusable, once found: its message names the file, the index, the chunk and
     /// its byte offset.
-    var damage: EventGraphError? { built.withLock { $0?.damage } }
+    var damage: EventGraphError? { state.withLock { $0.built?.damage } }
 
     /// How many times the damage was reported (a probe for tests: once).
-    var reportCount: Int { reports.withLock { $0 } }
+    var reportCount: Int { state.withLock { $0.reportCount } }
 
     /// Builds the entries the first time (reporting `error` on standard error), the same entries afterwards.
-    fileprivate func build(after error: EventGraphError, index: CheckpointIndex) -> [[AttributeValue]: [UInt64]] {
-        built.withLock { built in
-            if let built { return built.entries }
-            CheckpointIndex.reportFallback(error)
-            reports.withLock { $0 += 1 }
-            let entries = index.entriesFromEntityChunks()
-            built = Built(entries: entries, damage: error)
+    ///
+    /// - Throws: the error of an entity chunk that cannot be loaded (nothing is kept; the damage is reported once
+    ///   all the same).
+    fileprivate func build(after error: EventGraphError, index: CheckpointIndex) throws(EventGraphError)
+        -> [[AttributeValue]: [UInt64]]
+    {
+        try state.withLock { (state) throws(EventGraphError) in
+            if let built = state.built { return built.entries }
+            if state.reportCount == 0 {
+                CheckpointIndex.reportFallback(error)
+                state.reportCount += 1
+            }
+            let entries = try index.entriesFromEntityChunks()
+            state.built = Built(entries: entries, damage: error)
             return entries
         }
     }
@@ -184,7 +220,8 @@ final class LazyIndexChunk: Sendable {
     private let source: CheckpointChunkSource
     private let arity: Int
     private let indexName: String
-    private let loaded = Mutex<Result<[CheckpointIndexEntry], EventGraphError>?>(nil)
+    /// The chunk's entries or its error, once read (a leaf lock, held while the chunk is read).
+    private let loaded = LockedValue<Result<[CheckpointIndexEntry], EventGraphError>?>(nil)
 
     init(entry: IndexChunkEntry, chunkIndex: Int, arity: Int, indexName: String, source: CheckpointChunkSource) {
         self.entry = entry

@@ -155,6 +155,15 @@ struct EntityColumns: Sendable {
         return low == 0 ? 0..<0 : low - 1..<low
     }
 
+    /// The row of a live object (values copied), its chunk read with ``loadedChunk(at:)``.
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the key and cannot be loaded.
+    func loadedRow(forKey key: UInt64) throws(EventGraphError) -> Row? {
+        guard let slot = try lookUpSlot(forKey: key) else { return nil }
+        return try loadedChunk(at: slot / ColumnChunk.slotCapacity).row(
+            at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+    }
+
     func row(forKey key: UInt64) -> Row? {
         slot(forKey: key).map { row(atSlot: $0) }
     }
@@ -248,11 +257,16 @@ struct EntityColumns: Sendable {
         }
     }
 
-    /// Loads every unloaded chunk (index builds, compaction, verification).
+    /// Loads every unloaded chunk and pins each (``LazyColumnChunk/pin()``, appended to `pins`), so that an index
+    /// built from this entity's chunks finds every one of them decoded.
     ///
-    /// - Throws: the error of the first chunk that is damaged or whose read failed.
-    func loadAll() throws(EventGraphError) {
-        for case let lazy? in unloaded { _ = try lazy.load() }
+    /// - Throws: the error of the first chunk that is damaged or whose read failed (the chunks pinned before it stay
+    ///   in `pins`).
+    func loadAll(pinning pins: inout [LazyColumnChunk]) throws(EventGraphError) {
+        for case let lazy? in unloaded {
+            try lazy.pin()
+            pins.append(lazy)
+        }
     }
 
     /// Makes chunk `index` resident in this version (its keys join the directory) before it is changed.

@@ -60,15 +60,17 @@ protocol ObjectStore: AnyObject, Sendable {
     func rowCount(of entityIndices: [Int]) -> Int
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extra`, per
     /// store, each store's in commit order; `nil` when no index serves the ranges or they are not selective (a
-    /// scan is then as cheap).
+    /// scan is then as cheap). Throws the error of a checkpoint chunk that cannot be loaded and that the index's
+    /// answer depends on (see `Store.indexedSlots`).
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
-    ) -> [StoreRows]?
+    ) throws(EventGraphError) -> [StoreRows]?
     /// The committed rows of one entity whose values pass `filter`, plus the rows of `extra`, per store, each
     /// store's in commit order: a scan that a store can run on its columns instead of on rows.
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows]
-    /// The committed object that holds a unique value tuple.
-    func identity(holding tuple: UniqueKey) -> ObjectIdentity?
+    /// The committed object that holds a unique value tuple. Throws the error of a checkpoint chunk that cannot be
+    /// loaded and that the answer depends on (see `Store.holder(of:)`).
+    func identity(holding tuple: UniqueKey) throws(EventGraphError) -> ObjectIdentity?
     /// An externally stored value of an object in the store at `storeIndex`; `nil` when that store's log no longer
     /// holds it (a compaction dropped it: the reader holds an older row of the object).
     func readBlob(_ reference: BlobReference, inStore storeIndex: UInt32) throws(EventGraphError) -> [UInt8]?

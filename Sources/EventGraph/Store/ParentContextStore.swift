@@ -96,16 +96,16 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
 
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
-    ) -> [StoreRows]? {
+    ) throws(EventGraphError) -> [StoreRows]? {
         // The index beneath lacks the parent's unsaved values: a scan (with the overlay) answers instead.
         guard parentChanges(of: [entityIndex]).isEmpty else { return nil }
-        return base.indexedRows(entityIndex: entityIndex, ranges: ranges, including: extra)
+        return try base.indexedRows(entityIndex: entityIndex, ranges: ranges, including: extra)
     }
 
-    func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
+    func identity(holding tuple: UniqueKey) throws(EventGraphError) -> ObjectIdentity? {
         let entity = model.entities[tuple.entityIndex]
         guard let constraint = entity.uniqueConstraints.first(where: { $0.ordinal == tuple.ordinal }) else {
-            return base.identity(holding: tuple)
+            return try base.identity(holding: tuple)
         }
         // Only the constraint's values are read: a worker's find-or-create asks this once per object it imports.
         let wanted = tuple.values
@@ -117,7 +117,7 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
             }
             if holds { return object.identity }
         }
-        guard let holder = base.identity(holding: tuple) else { return nil }
+        guard let holder = try base.identity(holding: tuple) else { return nil }
         // A holder the parent changed or deleted no longer holds the tuple, or the loop above found it.
         return parentRow(of: holder) == nil ? holder : nil
     }

@@ -6,8 +6,10 @@ import LogFormat
 extension Store {
     /// Adds the pending uniqueness entries that lookups of tuples of `entities`' constraints need (see
     /// ``StoreState/pendingUniqueEntities``).
-    func buildPendingUniqueEntries(for entities: some Sequence<Int>) {
-        buildPending { state in
+    ///
+    /// - Throws: the error of a chunk of theirs that cannot be loaded (nothing is built then).
+    func buildPendingUniqueEntries(for entities: some Sequence<Int>) throws(EventGraphError) {
+        try buildPending { state in
             state.pendingUniqueEntities(for: entities, model: model)
         } build: { state, needed in
             state.buildPendingUniqueEntries(needed, model: model)
@@ -16,8 +18,11 @@ extension Store {
 
     /// Builds the attribute indexes of one entity if they are pending (see
     /// ``StoreState/pendingAttributeIndexEntities``).
-    func buildPendingAttributeIndexes(ofEntity entityIndex: Int) {
-        buildPending(usingStoredIndexes: true) { state in
+    ///
+    /// - Throws: the error of a chunk of the entity that cannot be loaded when the indexes are built from its
+    ///   chunks (nothing is built then).
+    func buildPendingAttributeIndexes(ofEntity entityIndex: Int) throws(EventGraphError) {
+        try buildPending(usingStoredIndexes: true) { state in
             state.pendingAttributeIndexEntities.contains(entityIndex) ? [entityIndex] : []
         } build: { state, needed in
             state.buildPendingAttributeIndexes(needed)
@@ -26,18 +31,29 @@ extension Store {
 
     /// Loads what building the indexes of the entities `select` names reads, outside the state's lock (each chunk's
     /// box has its own), then runs `build` on them under it: the checkpoint's stored index chunks when
-    /// `usingStoredIndexes` and the entities have them (format 1.4), else the entities' chunks.
+    /// `usingStoredIndexes` and the entities have them (format 1.4), else the entities' chunks, pinned until the
+    /// build is done (the budget of decoded chunks cannot make it read one again under the lock).
+    ///
+    /// - Throws: the error of an entity chunk that cannot be loaded: built without it, an index would lack its
+    ///   objects (a lookup through it would find nothing, a uniqueness check would let a duplicate in). Nothing is
+    ///   built then, and the entities stay pending.
     private func buildPending(
         usingStoredIndexes: Bool = false, _ select: (StoreState) -> [Int], build: (inout StoreState, [Int]) -> Void
-    ) {
+    ) throws(EventGraphError) {
         let (needed, snapshot) = state.withLock { state in (select(state), state) }
         guard !needed.isEmpty else { return }
+        var pins: [LazyColumnChunk] = []
         if !usingStoredIndexes || !snapshot.preloadStoredAttributeIndexes(of: needed) {
-            // A damaged chunk is left to read as empty here: lookups cannot throw; commits and compaction throw its
-            // error (`prepareState(for:)`, `StoreState.pinningCheckpointChunks()`).
-            for entityIndex in needed { try? snapshot.version(ofEntity: entityIndex).loadAll() }
+            do {
+                for entityIndex in needed { try snapshot.version(ofEntity: entityIndex).loadAll(pinning: &pins) }
+            } catch {
+                for box in pins { box.unpin() }
+                throw error
+            }
         }
+        let held = ChunkPins(pins)
         state.withLock { build(&$0, needed) }
+        withExtendedLifetime(held) {}
     }
 
     /// Loads the chunks a commit's operations touch and builds the uniqueness indexes it checks. The chunks stay
@@ -50,7 +66,7 @@ extension Store {
         guard snapshot.hasUnloadedChunks || !snapshot.pendingUniqueEntities.isEmpty else { return nil }
         let pins = try snapshot.loadChunks(touchedBy: operations)
         let entities = Set(operations.lazy.map { Int($0.object.entityIndex) }).filter { $0 < model.entities.count }
-        buildPendingUniqueEntries(for: entities)
+        try buildPendingUniqueEntries(for: entities)
         return pins
     }
 }

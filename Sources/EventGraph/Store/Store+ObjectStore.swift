@@ -42,9 +42,11 @@ extension Store: ObjectStore {
 
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
-    ) -> [StoreRows]? {
+    ) throws(EventGraphError) -> [StoreRows]? {
         for identity in extra { requireOwn(identity.storeIndex) }
-        guard let (version, slots) = indexedSlots(entityIndex: entityIndex, ranges: ranges, extraKeys: extra.map(\.key))
+        guard
+            let (version, slots) = try indexedSlots(
+                entityIndex: entityIndex, ranges: ranges, extraKeys: extra.map(\.key))
         else { return nil }
         return [StoreRows(storeIndex: Self.ownStoreIndex, version: version, slots: slots)]
     }
@@ -55,8 +57,8 @@ extension Store: ObjectStore {
         return [StoreRows(storeIndex: Self.ownStoreIndex, version: version, slots: slots)]
     }
 
-    func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
-        holder(of: tuple).map { ObjectIdentity(storeIndex: Self.ownStoreIndex, key: $0) }
+    func identity(holding tuple: UniqueKey) throws(EventGraphError) -> ObjectIdentity? {
+        try holder(of: tuple).map { ObjectIdentity(storeIndex: Self.ownStoreIndex, key: $0) }
     }
 
     func readBlob(_ reference: BlobReference, inStore storeIndex: UInt32) throws(EventGraphError) -> [UInt8]? {

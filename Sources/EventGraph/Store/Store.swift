@@ -109,10 +109,13 @@ final class Store: Sendable {
 
     /// The slots of one entity that an attribute index finds for some value ranges, plus those of `extraKeys`, in
     /// the version taken with the lookup; `nil` when a scan is as cheap (see `StoreState.indexedRows`).
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be loaded when the index is built from the entity's
+    ///   chunks, or when it holds a key the index found (its object would otherwise look deleted).
     func indexedSlots(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
-    ) -> (EntityColumns, [Int])? {
-        buildPendingAttributeIndexes(ofEntity: entityIndex)
+    ) throws(EventGraphError) -> (EntityColumns, [Int])? {
+        try buildPendingAttributeIndexes(ofEntity: entityIndex)
         // The index lookup under the lock; the slots from the version taken with it, after the lock is let go.
         let (version, keys) = state.withLock { state in
             (
@@ -121,13 +124,30 @@ final class Store: Sendable {
                     entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
             )
         }
-        return keys.map { keys in (version, keys.compactMap { version.slot(forKey: $0) }) }
+        guard let keys else { return nil }
+        var slots: [Int] = []
+        slots.reserveCapacity(keys.count)
+        for key in keys { if let slot = try version.lookUpSlot(forKey: key) { slots.append(slot) } }
+        return (version, slots)
     }
 
     /// The holder of a unique value tuple.
-    func holder(of tuple: UniqueKey) -> UInt64? {
-        buildPendingUniqueEntries(for: [tuple.entityIndex])
-        return state.withLock { $0.holder(of: tuple) }
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be loaded when the uniqueness entries are built from
+    ///   the entity's chunks, or a stored index is rebuilt from them, or it holds a key the index found.
+    func holder(of tuple: UniqueKey) throws(EventGraphError) -> UInt64? {
+        try buildPendingUniqueEntries(for: [tuple.entityIndex])
+        // The changes since the checkpoint and the stored indexes to read are taken under the lock; the stored
+        // indexes are read (and one found damaged rebuilt from the entity's chunks) after it is let go.
+        let (holder, lookups) = state.withLock { state in
+            let holder = state.uniqueIndex[tuple]
+            return (
+                holder, holder != nil || state.storedUniqueIndexes.isEmpty ? [] : state.storedUniqueLookups(of: tuple)
+            )
+        }
+        if let holder { return holder }
+        guard !lookups.isEmpty else { return nil }
+        return try StoreState.readStoredUniqueLookups(lookups, of: tuple)
     }
 
     /// Allocates a key; keys are never reused, even when the object is never saved.

@@ -4,24 +4,56 @@ import LogFormat
 /// checkpoint applied on top: a lookup by a unique value reads one index chunk and the found object's entity chunk;
 /// an attribute index is built from its stored entries (already sorted) and the deferred changes of the tail.
 extension StoreState {
-    /// The holder of a tuple among the checkpoint's stored uniqueness entries that the object still holds. A key
-    /// the tail changed or deleted is not found through its stale entry (its current values are checked); a key the
-    /// tail gave the tuple is in ``uniqueIndex``, which ``holder(of:)`` asks first.
-    func storedHolder(of tuple: UniqueKey) -> UInt64? {
-        for index in storedUniqueIndexes {
+    /// A stored uniqueness index that may hold a tuple, with the version of the index's entity taken with it under
+    /// the store's lock: what a lookup reads after letting the lock go (``readStoredUniqueLookups(_:of:)``).
+    struct StoredUniqueLookup: Sendable {
+        let index: CheckpointIndex
+        let constraint: UniqueConstraint
+        let version: EntityColumns
+    }
+
+    /// The stored uniqueness indexes of `tuple`'s constraint, each with its entity's current version (cheap: no
+    /// chunk is read; take it under the store's lock, with ``uniqueIndex``, which is asked first).
+    func storedUniqueLookups(of tuple: UniqueKey) -> [StoredUniqueLookup] {
+        storedUniqueIndexes.compactMap { index in
             guard let constraint = index.constraint, constraint.entityIndex == tuple.entityIndex,
                 constraint.ordinal == tuple.ordinal
-            else { continue }
-            // A damaged index chunk is answered from the entity's chunks (never a wrong answer, never a crash):
-            // the index's entries are rebuilt from them once, and the damage is reported once.
-            for key in index.keys(matching: tuple.values) {
-                guard let row = row(entityIndex: index.entityIndex, key: key),
-                    UniqueKey(constraint, values: row.values) == tuple
+            else { return nil }
+            return StoredUniqueLookup(index: index, constraint: constraint, version: tables[index.entityIndex])
+        }
+    }
+
+    /// The holder of a tuple among the checkpoint's stored uniqueness entries that the object still holds, read from
+    /// `lookups` (``storedUniqueLookups(of:)``) with no lock held: it reads index chunks and entity chunks, and a
+    /// damaged index chunk makes the index rebuild its entries from the entity's chunks (once; see
+    /// ``CheckpointIndexReplacement``) — readers and saves go on meanwhile. A key the tail changed or deleted is
+    /// not found through its stale entry (its values in the version are checked); a key the tail gave the tuple is
+    /// in ``uniqueIndex``, which ``holder(of:)`` asks first.
+    ///
+    /// - Throws: the error of an entity chunk that cannot be loaded (a found key's, or one the rebuild reads):
+    ///   the holder may be in it.
+    static func readStoredUniqueLookups(_ lookups: [StoredUniqueLookup], of tuple: UniqueKey)
+        throws(EventGraphError) -> UInt64?
+    {
+        for lookup in lookups {
+            for key in try lookup.index.keys(matching: tuple.values) {
+                guard let row = try lookup.version.loadedRow(forKey: key),
+                    UniqueKey(lookup.constraint, values: row.values) == tuple
                 else { continue }
                 return key
             }
         }
         return nil
+    }
+
+    /// ``readStoredUniqueLookups(_:of:)`` in this state, for a caller that holds the store's lock and cannot throw
+    /// (a save's uniqueness checks): a chunk that cannot be loaded ends the process with its error.
+    func storedHolder(of tuple: UniqueKey) -> UInt64? {
+        do {
+            return try Self.readStoredUniqueLookups(storedUniqueLookups(of: tuple), of: tuple)
+        } catch {
+            fatalError("EventGraph could not fulfill a uniqueness lookup: \(error.message)")
+        }
     }
 
     /// The attribute indexes of a pending entity built from the checkpoint's stored entries and the tail's

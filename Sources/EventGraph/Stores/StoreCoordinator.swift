@@ -197,13 +197,13 @@ final class StoreCoordinator: ObjectStore {
 
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
-    ) -> [StoreRows]? {
+    ) throws(EventGraphError) -> [StoreRows]? {
         var batches: [StoreRows] = []
         for (position, store) in stores.enumerated() {
             let storeIndex = UInt32(position)
             let extraKeys = extra.lazy.filter { $0.storeIndex == storeIndex }.map(\.key)
             guard
-                let (version, slots) = store.indexedSlots(
+                let (version, slots) = try store.indexedSlots(
                     entityIndex: entityIndex, ranges: ranges, extraKeys: Array(extraKeys))
             else { return nil }
             guard !slots.isEmpty else { continue }
@@ -214,9 +214,9 @@ final class StoreCoordinator: ObjectStore {
         return batches
     }
 
-    func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
+    func identity(holding tuple: UniqueKey) throws(EventGraphError) -> ObjectIdentity? {
         for (position, store) in stores.enumerated() {
-            if let key = store.holder(of: tuple) { return ObjectIdentity(storeIndex: UInt32(position), key: key) }
+            if let key = try store.holder(of: tuple) { return ObjectIdentity(storeIndex: UInt32(position), key: key) }
         }
         return nil
     }

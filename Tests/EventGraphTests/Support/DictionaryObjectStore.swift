@@ -86,11 +86,11 @@ final class DictionaryObjectStore: ObjectStore {
 
     func indexedRows(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
-    ) -> [StoreRows]? {
+    ) throws(EventGraphError) -> [StoreRows]? {
         nil
     }
 
-    func identity(holding tuple: UniqueKey) -> ObjectIdentity? {
+    func identity(holding tuple: UniqueKey) throws(EventGraphError) -> ObjectIdentity? {
         state.withLock { state in
             state.order.first { identity in
                 guard let row = state.rows[identity] else { return false }
