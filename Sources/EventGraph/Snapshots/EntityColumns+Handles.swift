@@ -196,13 +196,7 @@ extension EntityColumns {
     ) throws(Failure) {
         guard let slots else {
             for chunkIndex in 0..<chunkCount {
-                var chunk = chunk(at: chunkIndex)
-                // Objects of a checkpoint chunk hold its box, not its decoded form (which the cache may evict).
-                var box = checkpointChunk(at: chunkIndex)
-                if let chunkView {
-                    chunk = chunkView(chunkIndex, chunk)
-                    box = nil
-                }
+                let (chunk, box) = chunkForCommittedRows(at: chunkIndex, chunkView: chunkView)
                 for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
                     var bits = word
                     while bits != 0 {
@@ -222,18 +216,25 @@ extension EntityColumns {
         for slot in slots where slot != previous {
             if slot / ColumnChunk.slotCapacity != chunkIndex {
                 chunkIndex = slot / ColumnChunk.slotCapacity
-                chunk = self.chunk(at: chunkIndex)
-                box = checkpointChunk(at: chunkIndex)
-                if let chunkView {
-                    chunk = chunkView(chunkIndex, chunk)
-                    box = nil
-                }
+                (chunk, box) = chunkForCommittedRows(at: chunkIndex, chunkView: chunkView)
             }
             let row = chunk.committedRow(
                 at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, checkpointChunk: box)
             guard try body(row) else { return }
             previous = slot
         }
+    }
+
+    /// Chunk `index` as ``forEachCommittedRow(atSlots:chunkView:_:)`` hands out its slots, and the box they read
+    /// through (`nil` when they hold the chunk's columns). Objects of a checkpoint chunk hold its box, not its
+    /// decoded form (which the cache may evict), so the scan only lists its slots when the cache has no room for
+    /// it; a coordinator's view renumbers the chunk's values, which its slots then hold.
+    @inline(__always)
+    private func chunkForCommittedRows(
+        at index: Int, chunkView: ((_ chunkIndex: Int, ColumnChunk) -> ColumnChunk)?
+    ) -> (chunk: ColumnChunk, box: LazyColumnChunk?) {
+        guard let chunkView else { return (chunkListingSlots(at: index), checkpointChunk(at: index)) }
+        return (chunkView(index, chunk(at: index)), nil)
     }
 
     /// ``committedRow(inMemoryForKey:)`` with the index of the chunk that holds the object.
