@@ -128,12 +128,13 @@ struct EntityColumns: Sendable {
     /// The largest key an unloaded chunk may hold.
     var unloadedMaxKeyForLookup: UInt64 { unloadedMaxKey }
 
-    /// A resident live slot as a reader holds it, read from the chunk in place (not copied out of the array).
+    /// A resident live slot holding `key` as a reader holds it, read from the chunk in place (not copied out of the
+    /// array).
     @inline(__always)
-    func residentCommittedRow(atSlot slot: Int) -> CommittedRow {
+    func residentCommittedRow(atSlot slot: Int, key: UInt64) -> CommittedRow {
         let index = slot / ColumnChunk.slotCapacity
         precondition(unloaded[index] == nil, "slot \(slot) of entity #\(entityIndex) is in a chunk on disk")
-        return resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+        return resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, key: key)
     }
 
     /// The positions in ``chunksByMinKey`` of the checkpoint chunks whose key ranges may include `key`, in chunk
