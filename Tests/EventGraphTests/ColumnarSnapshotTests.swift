@@ -132,6 +132,22 @@ struct ColumnRoundTripTests {
         }
     }
 
+    @Test("a column's arena bytes read in place through a pointer are the slot's bytes, rewritten ones included")
+    func arenaBytesReadInPlace() {
+        var column = Column()
+        let texts = ["", "short", String(repeating: "long text é ", count: 40), "😀"]
+        for (slot, text) in texts.enumerated() { column.set(.attribute(.string(text)), at: slot * 2) }
+        column.set(.attribute(.string("rewritten")), at: 2)
+        let expected = ["", "rewritten", texts[2], texts[3]]
+        withUnsafePointer(to: column) { pointer in
+            for slot in 0..<(texts.count * 2 + 3) {
+                let inPlace = Column.withArenaBytes(of: pointer, at: slot) { Array($0) }
+                #expect(inPlace == column.arena.withBytes(at: slot) { Array($0) })
+                #expect(inPlace == (slot % 2 == 0 && slot / 2 < expected.count ? Array(expected[slot / 2].utf8) : []))
+            }
+        }
+    }
+
     @Test("rows of one entity with different numbers of properties (schemas in force) keep their own length")
     func differentLengths() {
         var table = EntityColumns(entityIndex: 0)

@@ -88,4 +88,44 @@ struct ObjectRegistryTests {
         for (index, object) in again.enumerated() { #expect(object === fetched[1_000 + index]) }
         try container.close()
     }
+
+    @Test("sequential keys take neighbouring places, 16 to a group, so a fetch's registrations walk memory in order")
+    func consecutiveKeysAreNeighbours() {
+        var registry = ObjectRegistry()
+        registry.reserveCapacity(1_000)
+        let objects = (0..<1_000).map { _ in ManagedObject() }
+        for (index, object) in objects.enumerated() {
+            registry[ObjectIdentity(storeIndex: 0, key: UInt64(index + 1))] = object
+        }
+        let capacity = registry.capacityForTests
+        var neighbours = 0
+        for key in 1..<1_000 {
+            let place = registry.placeForTests(of: ObjectIdentity(storeIndex: 0, key: UInt64(key)))!
+            let next = registry.placeForTests(of: ObjectIdentity(storeIndex: 0, key: UInt64(key + 1)))!
+            if next == (place + 1) % capacity { neighbours += 1 }
+        }
+        // Within a group of 16 the places follow each other (unless another group's run is in the way); Fibonacci
+        // hashing of each key alone spread them (about 1 in 2,048 neighbours).
+        #expect(neighbours >= 800, "\(neighbours) of 999 sequential keys sit next to the one before")
+        for (index, object) in objects.enumerated() {
+            #expect(registry[ObjectIdentity(storeIndex: 0, key: UInt64(index + 1))] === object)
+        }
+    }
+
+    @Test("tearing a registry down calls back for the objects referenced elsewhere only, and empties it")
+    func teardownCallsForSharedObjects() {
+        var registry = ObjectRegistry()
+        var kept: [ManagedObject] = []
+        for key in 0..<100 {
+            let object = ManagedObject()
+            if key % 3 == 0 { kept.append(object) }
+            registry[ObjectIdentity(storeIndex: 0, key: UInt64(key))] = object
+        }
+        var called: [ObjectIdentifier] = []
+        registry.removeAll(callingForShared: { called.append(ObjectIdentifier($0)) })
+        #expect(Set(called) == Set(kept.map(ObjectIdentifier.init)))
+        #expect(called.count == kept.count)
+        #expect(registry.isEmpty && registry.values.isEmpty)
+        #expect(registry[ObjectIdentity(storeIndex: 0, key: 0)] == nil)
+    }
 }

@@ -48,8 +48,9 @@ public final class ObjectContext {
         guard !registered.isEmpty else { return }
         // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`).
         let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .released)
-        // An object only the registry holds goes away with it: it needs no detaching.
-        registered.forEachSharedObject { $0.detach(detachment) }
+        // An object only the registry holds goes away with it: it needs no detaching. One pass detaches the others
+        // and releases every object, instead of a second pass when the table's storage is freed.
+        registered.removeAll(callingForShared: { $0.detach(detachment) })
     }
 
     /// The model of the store.

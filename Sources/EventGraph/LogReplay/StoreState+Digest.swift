@@ -197,7 +197,7 @@ extension StoreState {
             hasher.combine(Column.attributeValueUnlessRelationship(of: column, at: slot) ?? .null)
             return
         }
-        column.pointee.arena.withBytes(at: slot) { bytes in
+        Column.withArenaBytes(of: column, at: slot) { bytes in
             if tag == .binary || tag == .transformable || ByteArena.isASCII(bytes) {
                 hasher.combine(byteValue: tag, bytes)
             } else {

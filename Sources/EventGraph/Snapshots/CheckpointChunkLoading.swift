@@ -71,13 +71,17 @@ struct CheckpointChunkDecoder: Sendable {
 
     /// Reads, verifies and decodes one chunk into a column chunk whose slot *i* holds the chunk's record *i*: each
     /// value goes straight from the payload into its column (a string's bytes into the arena, checked to be UTF-8
-    /// once), without a `PropertyValue` or a `String` per value.
-    func columnChunk(_ entry: EntityChunkEntry, chunkIndex: Int) throws(EventGraphError) -> ColumnChunk {
+    /// once), without a `PropertyValue` or a `String` per value. With `includesValues` false, only the slots are
+    /// listed (keys, versions, value counts, live bits; every column empty): the same reads and checks, for a scan
+    /// that hands out slots read through the chunk's box later (``LazyColumnChunk/slotListing()``).
+    func columnChunk(_ entry: EntityChunkEntry, chunkIndex: Int, includesValues: Bool = true) throws(EventGraphError)
+        -> ColumnChunk
+    {
         let builder = try source.visit(
             entry, chunkIndex: chunkIndex, entityIndex: entityIndex, entityName: entityName,
             visitor: ColumnChunkBuilder(
                 defaults: defaults, version: source.checkpointTransactionID, foreignStores: foreignStores,
-                entityName: entityName))
+                entityName: entityName, includesValues: includesValues))
         if let problem = builder.storeProblem ?? builder.propertyProblem {
             throw source.damage(entry, chunkIndex: chunkIndex, entityName: entityName, problem)
         }
@@ -93,10 +97,13 @@ struct CheckpointChunkDecoder: Sendable {
 /// Builds a column chunk from an entity chunk as it is decoded: slot *i* holds record *i*, with the recorded
 /// defaults for the properties the record leaves out. What it cannot use (a store the checkpoint's first chunk does
 /// not list, a property the entity lacks) is noted and thrown once the chunk has decoded and passed LogFormat's
-/// checks, in the order the checks ran when the chunk was decoded into records first.
+/// checks, in the order the checks ran when the chunk was decoded into records first. Without values
+/// (`includesValues` false) it lists the slots only, checking the same.
 struct ColumnChunkBuilder: CheckpointChunkVisitor {
     private(set) var chunk = ColumnChunk()
     let defaults: [PropertyValue]
+    /// Whether the values are written into the columns (else the columns stay empty: a listing of the slots).
+    let includesValues: Bool
     let version: UInt64
     /// The state's foreign stores, which the chunk's own table is re-expressed in.
     let foreignStores: [LogUUID]
@@ -111,8 +118,12 @@ struct ColumnChunkBuilder: CheckpointChunkVisitor {
     private var setBy: [Int]
     private var recordNumber = 0
 
-    init(defaults: [PropertyValue], version: UInt64, foreignStores: [LogUUID], entityName: String) {
+    init(
+        defaults: [PropertyValue], version: UInt64, foreignStores: [LogUUID], entityName: String,
+        includesValues: Bool = true
+    ) {
         self.defaults = defaults
+        self.includesValues = includesValues
         self.version = version
         self.foreignStores = foreignStores
         self.entityName = entityName
@@ -152,7 +163,7 @@ struct ColumnChunkBuilder: CheckpointChunkVisitor {
             }
             return
         }
-        guard let slot else { return }
+        guard let slot, includesValues else { return }
         setBy[property] = recordNumber
         switch value {
         case .value(let value):
@@ -168,7 +179,7 @@ struct ColumnChunkBuilder: CheckpointChunkVisitor {
     }
 
     mutating func endRecord() {
-        guard let slot else { return }
+        guard let slot, includesValues else { return }
         for property in defaults.indices where setBy[property] != recordNumber {
             chunk.set(defaults[property], property: property, at: slot)
         }
@@ -240,8 +251,11 @@ final class LazyColumnChunk: Sendable {
         /// Why the chunk cannot be used, once a read found it damaged (kept: the bytes will not heal; a read that
         /// failed is not kept).
         var failure: EventGraphError?
-        /// How many times it has been read from the file (each try of a read that failed counts).
+        /// How many times it has been read from the file (decoded, or listed: ``slotListing()``; each try of a read
+        /// that failed counts).
         var readCount = 0
+        /// How many times its values have been decoded.
+        var decodeCount = 0
         /// How many commits or replayed transactions hold it decoded between loading it and changing it
         /// (``ChunkPins``); the cache's eviction waits for the last of them.
         var pinCount = 0
@@ -274,8 +288,45 @@ final class LazyColumnChunk: Sendable {
     /// Whether its decoded form is in memory now (not evicted), for tests.
     var isDecoded: Bool { state.withLock { $0.decoded != nil } }
 
-    /// How many times it has been read from the file (more than once after evictions), for tests.
+    /// How many times it has been read from the file (more than once after evictions or listings), for tests.
     var readCount: Int { state.withLock { $0.readCount } }
+
+    /// How many times its values have been decoded (more than once after evictions), for tests.
+    var decodeCount: Int { state.withLock { $0.decodeCount } }
+
+    /// The chunk's slots for a scan that hands them out to be read through this box later (``ChunkSlot``): the
+    /// decoded chunk when it is in memory; otherwise, when the store's budget of decoded chunks has no room for
+    /// another one, a listing of its slots read from the file without its values (nothing kept, nothing evicted):
+    /// decoding it now would evict a chunk, or this one before its objects are read. With room, it is decoded.
+    ///
+    /// - Throws: the chunk's error, as ``load()`` (found by the listing too: damage is kept, a read that failed is tried
+    ///   again up to ``readRetryCount`` times and not kept).
+    func slotListing() throws(EventGraphError) -> ColumnChunk {
+        let cache = decoder.source.cache
+        if cache.isUnbounded || cache.hasRoomForAnotherChunk { return try load() }
+        let known = state.withLock { state -> Result<ColumnChunk, EventGraphError>? in
+            if let decoded = state.decoded { return .success(decoded.chunk) }
+            if let failure = state.failure { return .failure(failure) }
+            state.readCount += 1
+            return nil
+        }
+        if let known { return try known.get() }
+        var retries = 0
+        while true {
+            do {
+                return try decoder.columnChunk(entry, chunkIndex: chunkIndex, includesValues: false)
+            } catch {
+                // As a decode: a read that failed is tried again and not kept; damage is kept.
+                if error.isFailedRead && retries < Self.readRetryCount {
+                    retries += 1
+                    state.withLock { $0.readCount += 1 }
+                    continue
+                }
+                if !error.isFailedRead { state.withLock { $0.failure = $0.failure ?? error } }
+                throw error
+            }
+        }
+    }
 
     /// The decoded chunk: read and decoded on the first call and again after an eviction (under the box's own lock,
     /// never the store's).
@@ -390,6 +441,7 @@ final class LazyColumnChunk: Sendable {
             switch decodeRetryingFailedReads(&state) {
             case .success(let decoded):
                 state.decoded = decoded
+                state.decodeCount += 1
                 decodedByteCount = decoded.chunk.heapByteCount &+ decoded.sortedKeys.capacity &* 16
                 return .success(body(decoded))
             case .failure(let error):

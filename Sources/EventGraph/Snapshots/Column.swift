@@ -105,7 +105,20 @@ struct Column: Sendable {
     /// A string or binary value from the arena; not inlined, so that the closure does not grow every read.
     @inline(never)
     private static func bytesValue(of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int) -> AttributeValue {
-        column.pointee.arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) }
+        withArenaBytes(of: column, at: slot) { AttributeValue(bytes: tag, $0) }
+    }
+
+    /// Where a column's arena lies in it.
+    private static let arenaOffset = MemoryLayout<Column>.offset(of: \Column.arena)!
+
+    /// Calls `body` with the arena bytes of a slot of the column at `column`, read in place (see
+    /// ``ByteArena/withBytes(of:at:_:)``: `column.pointee.arena.withBytes` copies the arena first).
+    @inline(__always)
+    static func withArenaBytes<R>(
+        of column: UnsafePointer<Column>, at slot: Int, _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
+        let arena = UnsafeRawPointer(column).advanced(by: arenaOffset).assumingMemoryBound(to: ByteArena.self)
+        return ByteArena.withBytes(of: arena, at: slot, body)
     }
 
     /// Calls `body` with each slot that holds a blob reference, in no particular order (a checkpoint collects the

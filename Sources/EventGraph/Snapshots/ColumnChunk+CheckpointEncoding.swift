@@ -102,7 +102,7 @@ extension ColumnChunk {
         of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int, property: Int,
         default defaultValue: PropertyValue, into encoder: inout CheckpointChunkEncoder
     ) throws(LogFormatError) {
-        let result = column.pointee.arena.withBytes(at: slot) { (bytes) -> Result<Void, LogFormatError> in
+        let result = Column.withArenaBytes(of: column, at: slot) { (bytes) -> Result<Void, LogFormatError> in
             let kind = ByteValueKind(tag) ?? .transformable
             var defaultText: String?
             var defaultBytes: [UInt8]?

@@ -35,6 +35,8 @@ final class DecodedChunkCache: Sendable {
         var byteCount = 0
         /// How many decoded chunks were evicted (for tests and reports).
         var evictionCount = 0
+        /// The most bytes one chunk counted in so far: what another chunk is expected to take.
+        var largestChunkByteCount = 0
     }
 
     init(byteBudget: Int = DecodedChunkCache.defaultByteBudget) {
@@ -54,6 +56,15 @@ final class DecodedChunkCache: Sendable {
     /// How many decoded chunks have been evicted since the store opened.
     var evictionCount: Int { state.withLock { $0.evictionCount } }
 
+    /// Whether another chunk (as large as the largest counted in so far) fits in the budget beside those held
+    /// without evicting one; true before any chunk was counted in. A hint: other threads may decode meanwhile.
+    var hasRoomForAnotherChunk: Bool {
+        guard !isUnbounded else { return true }
+        return state.withLock { state in
+            state.largestChunkByteCount == 0 || state.byteCount <= byteBudget &- state.largestChunkByteCount
+        }
+    }
+
     /// Counts in a box that has just decoded its chunk (`byteCount` bytes), then evicts the coldest others while the
     /// total is over the budget. Called once per decode, after the box's lock is let go.
     func admit(_ box: LazyColumnChunk, byteCount: Int) {
@@ -61,6 +72,7 @@ final class DecodedChunkCache: Sendable {
         let victims = state.withLock { state in
             state.entries.append((box, byteCount))
             state.byteCount &+= byteCount
+            state.largestChunkByteCount = max(state.largestChunkByteCount, byteCount)
             return Self.victims(in: &state, keeping: box, budget: byteBudget)
         }
         for victim in victims { victim.evict() }

@@ -66,6 +66,15 @@ struct EntityColumns: Sendable {
         return (try? lazy.load()) ?? ColumnChunk.unloaded
     }
 
+    /// Chunk `index` for a scan that hands out its slots to be read through the chunk's box (``checkpointChunk(at:)``,
+    /// ``ChunkSlot``), not from the chunk returned: a checkpoint chunk's slots are only listed, its values not decoded,
+    /// when the budget of decoded chunks has no room for it (``LazyColumnChunk/slotListing()``). Reads as
+    /// ``chunk(at:)`` otherwise.
+    func chunkListingSlots(at index: Int) -> ColumnChunk {
+        guard let lazy = unloaded[index], !pinsCheckpointChunks else { return resident[index] }
+        return (try? lazy.slotListing()) ?? ColumnChunk.unloaded
+    }
+
     /// The box of chunk `index` when this version still holds it as the checkpoint's chunk (no commit changed it):
     /// readers that keep a slot of it hold the box, whose decoded form the store's cache may evict.
     @inline(__always)
@@ -133,12 +142,13 @@ struct EntityColumns: Sendable {
     /// The largest key an unloaded chunk may hold.
     var unloadedMaxKeyForLookup: UInt64 { unloadedMaxKey }
 
-    /// A resident live slot as a reader holds it, read from the chunk in place (not copied out of the array).
+    /// A resident live slot holding `key` as a reader holds it, read from the chunk in place (not copied out of the
+    /// array).
     @inline(__always)
-    func residentCommittedRow(atSlot slot: Int) -> CommittedRow {
+    func residentCommittedRow(atSlot slot: Int, key: UInt64) -> CommittedRow {
         let index = slot / ColumnChunk.slotCapacity
         precondition(unloaded[index] == nil, "slot \(slot) of entity #\(entityIndex) is in a chunk on disk")
-        return resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex)
+        return resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, key: key)
     }
 
     /// The positions in ``chunksByMinKey`` of the checkpoint chunks whose key ranges may include `key`, in chunk

@@ -7,8 +7,19 @@ protocol ProbingTableEntry {
     var isEmpty: Bool { get }
     /// The entry's key (meaningless for an empty place).
     var key: Key { get }
-    /// A 64-bit mix of a key whose top bits pick its home place (Fibonacci hashing: multiply by 2^64 / φ).
+    /// A 64-bit mix of a key whose top bits pick its home place (Fibonacci hashing: multiply by 2^64 / φ). When
+    /// ``groupsSequentialKeys`` is true, it mixes the key's group (its value divided by 16), not the key.
     static func hash(_ key: Key) -> UInt64
+    /// Whether keys that differ only in their last 4 bits share one hash, the key's place in its group of 16
+    /// (``placeInGroup(_:)``) being added to the home: sequential keys then sit in neighbouring places.
+    static var groupsSequentialKeys: Bool { get }
+    /// The key's place in its group of 16 sequential keys, 0 to 15 (used when ``groupsSequentialKeys`` is true).
+    static func placeInGroup(_ key: Key) -> Int
+}
+
+extension ProbingTableEntry {
+    static var groupsSequentialKeys: Bool { false }
+    static func placeInGroup(_ key: Key) -> Int { 0 }
 }
 
 /// The bound on a ``ProbingTable``'s probe walks.
@@ -53,8 +64,10 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     @inline(__always)
     private func home(of key: Entry.Key) -> Int {
         let hash = Entry.hash(key)
-        guard seed != 0 else { return Int(truncatingIfNeeded: hash >> shift) }
-        return Int(truncatingIfNeeded: Self.mix(hash ^ seed) >> shift)
+        let home = Int(truncatingIfNeeded: (seed == 0 ? hash : Self.mix(hash ^ seed)) >> shift)
+        // A group's 16 keys take 16 neighbouring places from the group's home (a table has at least 16 places).
+        guard Entry.groupsSequentialKeys else { return home }
+        return (home &+ Entry.placeInGroup(key)) & mask
     }
 
     /// MurmurHash3's 64-bit finalizer: every bit of the result depends on every bit of `value`.
@@ -78,6 +91,13 @@ struct ProbingTable<Entry: ProbingTableEntry> {
             distance += 1
         }
         return (index, distance)
+    }
+
+    /// The place of a key's entry, if the table holds it (for tests: which places keys take).
+    func placeForTests(of key: Entry.Key) -> Int? {
+        guard count > 0 else { return nil }
+        let index = place(of: key)
+        return entries[index].isEmpty ? nil : index
     }
 
     /// The longest walk from an entry's home to its place (for tests; goes through the whole table).
@@ -159,6 +179,17 @@ struct ProbingTable<Entry: ProbingTableEntry> {
         count = 0
     }
 
+    /// Removes every entry in one pass, calling `body` with each (in place, in no particular order) before it is
+    /// removed; the table keeps its capacity.
+    mutating func removeAll(calling body: (inout Entry) -> Void) {
+        guard count > 0 else { return }
+        for index in entries.indices where !entries[index].isEmpty {
+            body(&entries[index])
+            entries[index] = .empty
+        }
+        count = 0
+    }
+
     /// Makes room for `capacity` entries in all without growing.
     mutating func reserveCapacity(_ capacity: Int) {
         if capacity * 2 > entries.count { grow(toHold: capacity) }
@@ -168,13 +199,6 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     func forEach(_ body: (Entry) throws -> Void) rethrows {
         guard count > 0 else { return }
         for entry in entries where !entry.isEmpty { try body(entry) }
-    }
-
-    /// Calls `body` with every entry in place, in no particular order; `body` must not change an entry's key or
-    /// empty it.
-    mutating func forEachInPlace(_ body: (inout Entry) -> Void) {
-        guard count > 0 else { return }
-        for index in entries.indices where !entries[index].isEmpty { body(&entries[index]) }
     }
 
     /// Rebuilds the table with room for at least `needed` entries at most half full.
