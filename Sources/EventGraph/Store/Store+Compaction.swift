@@ -12,6 +12,11 @@ public struct CompactionReport: Hashable, Sendable {
     public var blobCount: Int
     /// The digest of the state before and after (equal, or the rewrite is refused).
     public var stateDigest: StateDigest
+    /// How many entity chunks were encoded from the live state.
+    package var encodedEntityChunkCount = 0
+    /// How many entity chunks, unchanged since the last checkpoint, were copied from it as stored (its compressed
+    /// bytes, verified) instead of encoded again.
+    package var copiedEntityChunkCount = 0
 }
 
 extension Store {
@@ -79,9 +84,12 @@ extension Store {
             }
             automaticCheckpoint.recordCheckpoint(at: input.begin.lastTransactionID)
             crossStoreParts.forget(confirmed)
-            return CompactionReport(
+            var report = CompactionReport(
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
                 blobCount: input.blobs.count, stateDigest: try input.digest.value())
+            report.copiedEntityChunkCount = input.copiedEntityChunkCount
+            report.encodedEntityChunkCount = input.entityChunks.count - input.copiedEntityChunkCount
+            return report
         }
     }
 
@@ -121,7 +129,7 @@ extension Store {
         let begin = plan.begin
         var entityChunks = EntityChunkSource()
         entityChunks.count = plan.entityChunks.count
-        entityChunks.payload = { (index) throws(LogFormatError) in try plan.entityChunkPayload(index, model: model) }
+        entityChunks.content = { (index) throws(LogFormatError) in try plan.entityChunkContent(index, model: model) }
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         do throws(EventGraphError) {
             for reference in snapshot.referencedBlobs(model: model) {
@@ -137,9 +145,11 @@ extension Store {
             digest.cancel()
             throw error
         }
-        return CheckpointInput(
+        var input = CheckpointInput(
             begin: begin, chunks: plan.chunks, entityChunks: entityChunks,
             indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) }, digest: digest, blobs: blobs)
+        input.copiedEntityChunkCount = plan.copiedEntityChunkCount
+        return input
     }
 }
 
