@@ -300,7 +300,9 @@ final class LazyColumnChunk: Sendable {
         let defaults = decoder.defaults
         guard foreignStores.isEmpty, decoder.foreignStores.isEmpty, defaults.count == entity.defaultValues.count
         else { return false }
-        return defaults.indices.allSatisfy { !entity.isPersistentProperty[$0] || defaults[$0] == entity.defaultValues[$0] }
+        return defaults.indices.allSatisfy {
+            !entity.isPersistentProperty[$0] || defaults[$0] == entity.defaultValues[$0]
+        }
     }
 
     /// The chunk's frame as the checkpoint stores it, read again and verified (its checksums, its type and

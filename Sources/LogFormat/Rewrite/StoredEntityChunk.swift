@@ -47,14 +47,15 @@ extension LogReader {
         let (frameHeader, body): (FrameHeader, [UInt8])
         do throws(LogFormatError) {
             (frameHeader, body) = try readStoredFrame(at: offset)
-        } catch where error.code == .invalidArgument {
+        } catch  where error.code == .invalidArgument {
             throw damagedChunk("checkpoint chunk", at: offset, "cannot be read: \(error.message)")
         }
         guard frameHeader.type == .checkpointEntityChunk, frameHeader.transactionID == checkpointTransactionID else {
             throw damagedChunk(
                 "checkpoint chunk", at: offset,
                 "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not a "
-                    + "\(FrameType.checkpointEntityChunk) frame of the checkpoint at transaction \(checkpointTransactionID)")
+                    + "\(FrameType.checkpointEntityChunk) frame of the checkpoint at transaction \(checkpointTransactionID)"
+            )
         }
         return StoredEntityChunk(
             entityIndex: entityIndex, entry: entry, codec: frameHeader.codec, rawByteCount: frameHeader.rawByteCount,
