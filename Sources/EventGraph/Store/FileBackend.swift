@@ -207,7 +207,7 @@ final class FileBackend: LogBackend {
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
                     try sink.appendEntityChunks(
                         count: checkpoint.entityChunks.count, content: checkpoint.entityChunks.content)
-                    for (index, chunks) in checkpoint.indexChunks {
+                    for (index, chunks) in checkpoint.indexChunks() {
                         for chunk in chunks { try sink.appendIndexChunk(chunk, of: index) }
                     }
                 },

@@ -105,8 +105,9 @@ struct CheckpointInput {
     var entityChunks = EntityChunkSource()
     /// How many of ``entityChunks`` are the last checkpoint's, copied as stored.
     var copiedEntityChunkCount = 0
-    /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order.
-    var indexChunks: [(index: IndexChunks, chunks: [CheckpointIndexChunk])] = []
+    /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order: built
+    /// beside the entity chunks, and waited for when the writer comes to them.
+    var indexChunks: @Sendable () -> [(index: IndexChunks, chunks: [CheckpointIndexChunk])] = { [] }
     /// The live state's digest, which the checkpoint-end frame carries: computed beside the rewrite, which asks
     /// for it (``end()``) only once every chunk is written.
     var digest: BackgroundDigest

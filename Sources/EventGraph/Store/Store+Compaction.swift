@@ -125,7 +125,15 @@ extension Store {
         let plan = snapshot.checkpointEntityChunkPlan(model: model, nextKey: keyWatermark)
         // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (1.4).
         let entities = Set(plan.entityChunks.map(\.entityIndex))
-        let indexChunks = snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: entities) : []
+        // Built on a Dispatch worker while the entity chunks are written (they come after them in the file).
+        let indexChunks = LockedValue<[(index: IndexChunks, chunks: [CheckpointIndexChunk])]>([])
+        let indexesBuilt = DispatchGroup()
+        if snapshot.isIndexed {
+            DispatchQueue.global().async(group: indexesBuilt) {
+                let built = snapshot.checkpointIndexChunks(model: model, entities: entities)
+                indexChunks.withLock { $0 = built.map { (index: $0.0, chunks: $0.1) } }
+            }
+        }
         let begin = plan.begin
         var entityChunks = EntityChunkSource()
         entityChunks.count = plan.entityChunks.count
@@ -147,7 +155,10 @@ extension Store {
         }
         var input = CheckpointInput(
             begin: begin, chunks: plan.chunks, entityChunks: entityChunks,
-            indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) }, digest: digest, blobs: blobs)
+            indexChunks: {
+                indexesBuilt.wait()
+                return indexChunks.withLock { $0 }
+            }, digest: digest, blobs: blobs)
         input.copiedEntityChunkCount = plan.copiedEntityChunkCount
         return input
     }
