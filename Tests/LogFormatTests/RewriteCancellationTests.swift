@@ -81,11 +81,11 @@ struct RewriteCancellationTests {
             ) { sink in
                 try sink.appendEntityChunks(
                     count: ParallelEntityChunkTests.chunks.count,
-                    payload: { (index) throws(LogFormatError) in
+                    content: { (index) throws(LogFormatError) in
                         // Chunks are asked for a batch (32) at a time: raise the flag inside the batch chosen.
                         if index == 32 * batchesBeforeCancel { cancellation.cancel() }
                         asked.withLock { $0 += 1 }
-                        return try EntityChunkPayload(ParallelEntityChunkTests.chunks[index])
+                        return .encoded(try EntityChunkPayload(ParallelEntityChunkTests.chunks[index]))
                     })
             }
         } throws: { error in

@@ -60,7 +60,11 @@ final class Comparison {
     func run(readsOnly: Bool = false, writesOnly: Bool = false) throws {
         if largeOnly { return try largeStoreScenarios() }
         if storesOnly { return try crossStoreScenarios() }
-        if onlyWriteScenarios != nil { return try writeScenarios() }
+        if let only = onlyWriteScenarios {
+            if !only.subtracting(["compact-1m"]).isEmpty { try writeScenarios() }
+            if only.contains("compact-1m") { try largeStoreScenarios(compactionOnly: true) }
+            return
+        }
         if writesOnly {
             try writeScenarios()
             try largeStoreScenarios(compactionOnly: true)

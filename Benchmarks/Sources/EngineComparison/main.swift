@@ -66,7 +66,8 @@ if flag("--help") || flag("-h") {
           --large          only the large store's open scenarios (open-1m, memory-*, open-1m-tail, open-10m-tail)
           --stores         only the two cross-store notes (issue 12: a save and a fetch across two stores against one)
           --only KEYS      only these write scenarios, comma-separated (bulk-insert, single-save-durable,
-                           single-save-relaxed, concurrent-writers), at the run's size (full unless --quick)
+                           single-save-relaxed, concurrent-writers, compact-1m), at the run's size (full unless
+                           --quick); compact-1m builds the large store and reports size-1m too
         """)
     exit(0)
 }
@@ -79,7 +80,9 @@ let jsonPath = value(after: "--json")
 let chartPath = value(after: "--chart")
 let markdownPath = value(after: "--markdown")
 let onlyKeys = value(after: "--only").map { Set($0.split(separator: ",").map(String.init)) }
-let writeKeys: Set<String> = ["bulk-insert", "single-save-durable", "single-save-relaxed", "concurrent-writers"]
+let writeKeys: Set<String> = [
+    "bulk-insert", "single-save-durable", "single-save-relaxed", "concurrent-writers", "compact-1m",
+]
 if let onlyKeys, onlyKeys.isEmpty || !onlyKeys.isSubset(of: writeKeys) {
     fail("--only takes write scenarios, comma-separated: \(writeKeys.sorted().joined(separator: ", "))")
 }

@@ -61,12 +61,18 @@ extension StoreState {
         var plan = CheckpointEntityChunkPlan(begin: checkpointBegin(nextKey: nextKey), foreignStores: foreignStores)
         for entityIndex in model.entities.indices {
             let table = tables[entityIndex]
-            var live: [ColumnChunk] = []
+            let entity = model.entities[entityIndex]
+            var live: [(chunk: ColumnChunk, stored: LazyColumnChunk?)] = []
             var surelyFits = true
             for chunkIndex in 0..<table.chunkCount {
                 let chunk = table.chunk(at: chunkIndex)
                 guard chunk.liveBits.contains(where: { $0 != 0 }) else { continue }
-                live.append(chunk)
+                // A chunk this version still holds as the checkpoint's is unchanged since: copied as stored when
+                // encoding it would give the same payload.
+                let stored = table.checkpointChunk(at: chunkIndex).flatMap {
+                    $0.isCopyable(as: entity, foreignStores: foreignStores) ? $0 : nil
+                }
+                live.append((chunk, stored))
                 if Self.checkpointByteBound(of: chunk) > LogLimits.maxFrameRawByteCount - 4096 { surelyFits = false }
             }
             guard !live.isEmpty else { continue }
@@ -79,7 +85,7 @@ extension StoreState {
                     continue
                 }
             }
-            plan.entityChunks += live.map { (entityIndex, $0) }
+            plan.entityChunks += live.map { (entityIndex, $0.chunk, $0.stored) }
         }
         return plan
     }
@@ -220,14 +226,25 @@ struct CheckpointEntityChunkPlan: Sendable {
     /// The store UUIDs that references with a store index above 0 name, listed in every chunk.
     var foreignStores: [LogUUID]
     /// The column chunks written as entity chunks, in the file's order (entity after entity, slot order), each
-    /// with at least one live object.
-    var entityChunks: [(entityIndex: Int, chunk: ColumnChunk)] = []
+    /// with at least one live object; with the old checkpoint's chunk when it is copied as stored
+    /// (``LazyColumnChunk/isCopyable(as:foreignStores:)``).
+    var entityChunks: [(entityIndex: Int, chunk: ColumnChunk, stored: LazyColumnChunk?)] = []
     /// The objects of the entities that might not fit a frame per chunk, as ordinary checkpoint chunks.
     var chunks: [CheckpointChunk] = []
 
-    /// The encoded entity chunk `index` of ``entityChunks``.
+    /// How many of ``entityChunks`` are copied as stored.
+    var copiedEntityChunkCount: Int { entityChunks.reduce(0) { $0 + ($1.stored == nil ? 0 : 1) } }
+
+    /// Entity chunk `index` of ``entityChunks``: the old checkpoint's frame read again and verified when it is
+    /// copied, else encoded from the columns.
+    func entityChunkContent(_ index: Int, model: ObjectModel) throws(LogFormatError) -> EntityChunkContent {
+        if let stored = entityChunks[index].stored { return .stored(try stored.storedChunk()) }
+        return .encoded(try entityChunkPayload(index, model: model))
+    }
+
+    /// Entity chunk `index` of ``entityChunks`` encoded from the columns (whether or not it is copied).
     func entityChunkPayload(_ index: Int, model: ObjectModel) throws(LogFormatError) -> EntityChunkPayload {
-        let (entityIndex, chunk) = entityChunks[index]
+        let (entityIndex, chunk, _) = entityChunks[index]
         return try chunk.checkpointPayload(
             entityIndex: entityIndex, entity: model.entities[entityIndex], foreignStores: foreignStores)
     }

@@ -78,7 +78,10 @@ extension StoreState {
             entries.append(CheckpointIndexEntry(values: values, key: chunk.keys[position]))
         }
         guard isStorable else { return nil }
-        entries.sort(by: CheckpointIndex.precedes)
+        // Often already in order (a value that grows with the key, as an identity does): checked in one pass.
+        if !entries.indices.dropFirst().allSatisfy({ CheckpointIndex.precedes(entries[$0 - 1], entries[$0]) }) {
+            entries.sort(by: CheckpointIndex.precedes)
+        }
         var chunks: [CheckpointIndexChunk] = []
         var current: [CheckpointIndexEntry] = []
         var byteCount = 0

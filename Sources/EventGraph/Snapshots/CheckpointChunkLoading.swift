@@ -382,6 +382,33 @@ final class LazyColumnChunk: Sendable {
         }.get()
     }
 
+    /// Whether a checkpoint written now may copy this chunk as stored (``storedChunk()``) instead of encoding its
+    /// objects: what it would encode is the same payload byte for byte. The chunk is unchanged (the caller asks of a
+    /// version that still holds it as this box); the values it leaves out are those equal to the same defaults (the
+    /// recorded schema's are the model's, for every persistent property); and no table of foreign stores is
+    /// involved (the state's was empty when the chunk was read — so the chunk's own was, or it would not have
+    /// loaded — and `foreignStores`, the new checkpoint's, is empty).
+    func isCopyable(as entity: EntityDescription, foreignStores: [LogUUID]) -> Bool {
+        let defaults = decoder.defaults
+        guard foreignStores.isEmpty, decoder.foreignStores.isEmpty, defaults.count == entity.defaultValues.count
+        else { return false }
+        return defaults.indices.allSatisfy {
+            !entity.isPersistentProperty[$0] || defaults[$0] == entity.defaultValues[$0]
+        }
+    }
+
+    /// The chunk's frame as the checkpoint stores it, read again and verified (its checksums, its type and
+    /// checkpoint), not decoded: what a rewrite copies when ``isCopyable(as:foreignStores:)``. Safe from any
+    /// thread (`pread`).
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` naming the file and the byte offset when the frame does not verify
+    ///   (the bytes changed since the chunk was decoded): the rewrite stops rather than copy them.
+    func storedChunk() throws(LogFormatError) -> StoredEntityChunk {
+        try decoder.source.reader.storedEntityChunk(
+            entry, entityIndex: UInt32(decoder.entityIndex),
+            checkpointTransactionID: decoder.source.checkpointTransactionID)
+    }
+
     /// The cache its decoded form is counted in, for tests.
     var cacheForTests: DecodedChunkCache { decoder.source.cache }
 

@@ -21,25 +21,39 @@ extension ColumnChunk {
         var maxKey = UInt64.min
         let defaults = entity.defaultValues
         let persistent = entity.isPersistentProperty
+        // The defaults of byte values as their comparisons need them, made once per chunk: taking a default's
+        // `String` or array out of its `PropertyValue` retained and released it for every value.
+        let byteDefaults = defaults.map(ByteDefault.init)
         // Columns are read through a pointer (`columns[i]` copies the whole column per value; see `Column`).
         try columns.withUnsafeBufferPointer { (buffer) throws(LogFormatError) in
-            for (wordIndex, word) in liveBits.enumerated() where word != 0 {
-                var bits = word
-                while bits != 0 {
-                    let slot = wordIndex * 64 + bits.trailingZeroBitCount
-                    bits &= bits - 1
-                    let key = keys[slot]
-                    minKey = min(minKey, key)
-                    maxKey = max(maxKey, key)
-                    try encoder.beginRecord(ObjectReference(entityIndex: UInt32(entityIndex), key: key))
-                    let count = Int(valueCounts[slot])
-                    precondition(count <= buffer.count, "slot \(slot) has \(count) values in \(buffer.count) columns")
-                    for property in 0..<count where persistent[property] {
-                        try Self.encodeValue(
-                            of: buffer.baseAddress! + property, at: slot, property: property,
-                            default: defaults[property], into: &encoder)
+            try byteDefaults.withUnsafeBufferPointer { (byteDefaults) throws(LogFormatError) in
+                for (wordIndex, word) in liveBits.enumerated() where word != 0 {
+                    var bits = word
+                    while bits != 0 {
+                        let slot = wordIndex * 64 + bits.trailingZeroBitCount
+                        bits &= bits - 1
+                        let key = keys[slot]
+                        minKey = min(minKey, key)
+                        maxKey = max(maxKey, key)
+                        try encoder.beginRecord(ObjectReference(entityIndex: UInt32(entityIndex), key: key))
+                        let count = Int(valueCounts[slot])
+                        precondition(
+                            count <= buffer.count, "slot \(slot) has \(count) values in \(buffer.count) columns")
+                        for property in 0..<count where persistent[property] {
+                            let column = buffer.baseAddress! + property
+                            let tag = slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
+                            if tag.isBytes {
+                                try Self.encodeBytes(
+                                    of: column, tag, at: slot, property: property,
+                                    default: byteDefaults.baseAddress! + property, into: &encoder)
+                            } else {
+                                try Self.encodeValue(
+                                    of: column, tag, at: slot, property: property, default: defaults[property],
+                                    into: &encoder)
+                            }
+                        }
+                        try encoder.endRecord()
                     }
-                    try encoder.endRecord()
                 }
             }
         }
@@ -48,13 +62,13 @@ extension ColumnChunk {
             bytes: try encoder.finish())
     }
 
-    /// Writes one slot's value with its property index, unless it equals the property's default (then nothing).
+    /// Writes one slot's value that is not bytes in the arena (its tag is `tag`) with its property index, unless it
+    /// equals the property's default (then nothing).
     @inline(__always)
     private static func encodeValue(
-        of column: UnsafePointer<Column>, at slot: Int, property: Int, default defaultValue: PropertyValue,
-        into encoder: inout CheckpointChunkEncoder
+        of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int, property: Int,
+        default defaultValue: PropertyValue, into encoder: inout CheckpointChunkEncoder
     ) throws(LogFormatError) {
-        let tag = slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
         switch tag {
         case .absent, .null:
             guard defaultValue != .attribute(.null) else { return }
@@ -66,7 +80,7 @@ extension ColumnChunk {
             try encoder.writePropertyIndex(property)
             try encoder.writeAttribute(value)
         case .string, .url, .decimal, .binary, .transformable:
-            try encodeBytes(of: column, tag, at: slot, property: property, default: defaultValue, into: &encoder)
+            preconditionFailure("a byte value is written by encodeBytes")
         case .uuid, .blob:
             let value = Column.otherValue(of: column, at: slot)
             guard defaultValue != .attribute(value) else { return }
@@ -94,31 +108,58 @@ extension ColumnChunk {
         }
     }
 
+    /// A property's default as the comparison of a byte value with it needs it.
+    private struct ByteDefault {
+        /// The default's tag when it is a byte value (``ValueTag/absent`` otherwise: no byte value equals it).
+        var tag = ValueTag.absent
+        /// The default's bytes: a text's UTF-8, a binary's bytes.
+        var bytes: [UInt8] = []
+        /// The default text, when it is text.
+        var text: String?
+        /// Whether the default is ASCII text.
+        var isASCIIText = false
+
+        init(_ value: PropertyValue) {
+            switch value {
+            case .attribute(.string(let text)): (tag, self.text) = (.string, text)
+            case .attribute(.url(let text)): (tag, self.text) = (.url, text)
+            case .attribute(.decimal(let text)): (tag, self.text) = (.decimal, text)
+            case .attribute(.binary(let bytes)): (tag, self.bytes) = (.binary, bytes)
+            case .attribute(.transformable(let bytes)): (tag, self.bytes) = (.transformable, bytes)
+            default: break
+            }
+            if let text {
+                bytes = Array(text.utf8)
+                isASCIIText = bytes.allSatisfy { $0 < 0x80 }
+            }
+        }
+
+        /// Whether `bytes` are the default's bytes.
+        func hasBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            self.bytes.count == bytes.count && self.bytes.elementsEqual(bytes)
+        }
+    }
+
     /// Writes a string, URL, decimal or binary value from the arena. ASCII text is written as its bytes; other
     /// text goes through a `String`, as the record encoder's does, so that its bytes and its comparison with the
-    /// default (canonical equivalence) are the same.
+    /// default (canonical equivalence) are the same. ASCII text is compared with an ASCII default byte for byte (two
+    /// ASCII strings are equivalent only when equal), without a `String`; with another default, as decoded text.
     @inline(never)
     private static func encodeBytes(
         of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int, property: Int,
-        default defaultValue: PropertyValue, into encoder: inout CheckpointChunkEncoder
+        default byteDefault: UnsafePointer<ByteDefault>, into encoder: inout CheckpointChunkEncoder
     ) throws(LogFormatError) {
         let result = Column.withArenaBytes(of: column, at: slot) { (bytes) -> Result<Void, LogFormatError> in
             let kind = ByteValueKind(tag) ?? .transformable
-            var defaultText: String?
-            var defaultBytes: [UInt8]?
-            switch (tag, defaultValue) {
-            case (.string, .attribute(.string(let text))), (.url, .attribute(.url(let text))),
-                (.decimal, .attribute(.decimal(let text))):
-                defaultText = text
-            case (.binary, .attribute(.binary(let data))), (.transformable, .attribute(.transformable(let data))):
-                defaultBytes = data
-            default: break
-            }
-            if let defaultBytes, defaultBytes.elementsEqual(bytes) { return .success(()) }
-            let isText = defaultBytes == nil && (tag == .string || tag == .url || tag == .decimal)
+            let isText = tag == .string || tag == .url || tag == .decimal
+            let isDefaultKind = byteDefault.pointee.tag == tag
             guard isText, !ByteArena.isASCII(bytes) else {
-                if let defaultText, AttributeValue(bytes: tag, bytes) == Self.text(tag, defaultText) {
-                    return .success(())
+                if isDefaultKind {
+                    let isDefault =
+                        !isText || byteDefault.pointee.isASCIIText
+                        ? byteDefault.pointee.hasBytes(bytes)
+                        : AttributeValue(bytes: tag, bytes) == Self.text(tag, byteDefault.pointee.text!)
+                    if isDefault { return .success(()) }
                 }
                 return Result { () throws(LogFormatError) in
                     try encoder.writePropertyIndex(property)
@@ -128,7 +169,7 @@ extension ColumnChunk {
             // Not ASCII: the `String` the record encoder would have made, and its UTF-8 (a repaired sequence
             // included).
             var text = String(decoding: bytes, as: UTF8.self)
-            if let defaultText, text == defaultText { return .success(()) }
+            if isDefaultKind, text == byteDefault.pointee.text! { return .success(()) }
             return text.withUTF8 { utf8 in
                 Result { () throws(LogFormatError) in
                     try encoder.writePropertyIndex(property)

@@ -1,3 +1,4 @@
+import Dispatch
 import LogFormat
 
 /// The committed objects of one entity, by column in chunks of ``ColumnChunk/slotCapacity``, in commit order
@@ -94,12 +95,20 @@ struct EntityColumns: Sendable {
     /// decoded once for the whole pass, whatever the budget of decoded chunks (``DecodedChunkCache``), and cannot
     /// fail to read again half-way (a chunk that did would read as empty). Held only for that pass.
     ///
-    /// - Throws: the error of the first damaged chunk.
+    /// The chunks are read and decoded on every core (each box under its own lock), a few at a time.
+    ///
+    /// - Throws: the error of the first damaged chunk (in chunk order).
     func pinningCheckpointChunks() throws(EventGraphError) -> EntityColumns {
         guard unloadedObjectCount > 0, !pinsCheckpointChunks else { return self }
+        let boxes = unloaded.enumerated().compactMap { index, lazy in lazy.map { (index, $0) } }
+        let loaded = LockedValue<[Result<ColumnChunk, EventGraphError>?]>(Array(repeating: nil, count: boxes.count))
+        DispatchQueue.concurrentPerform(iterations: boxes.count) { position in
+            let result = Result { () throws(EventGraphError) in try boxes[position].1.load() }
+            loaded.withLock { $0[position] = result }
+        }
         var copy = self
-        for (index, lazy) in unloaded.enumerated() {
-            if let lazy { copy.resident[index] = try lazy.load() }
+        for (position, result) in loaded.withLock({ $0 }).enumerated() {
+            copy.resident[boxes[position].0] = try result!.get()
         }
         copy.pinsCheckpointChunks = true
         return copy

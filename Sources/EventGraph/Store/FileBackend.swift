@@ -207,8 +207,8 @@ final class FileBackend: LogBackend {
                     for blob in checkpoint.blobs { try sink.appendBlob(blob.reference, bytes: blob.bytes) }
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
                     try sink.appendEntityChunks(
-                        count: checkpoint.entityChunks.count, payload: checkpoint.entityChunks.payload)
-                    for (index, chunks) in checkpoint.indexChunks {
+                        count: checkpoint.entityChunks.count, content: checkpoint.entityChunks.content)
+                    for (index, chunks) in checkpoint.indexChunks() {
                         for chunk in chunks { try sink.appendIndexChunk(chunk, of: index) }
                     }
                 },

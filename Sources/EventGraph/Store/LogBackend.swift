@@ -103,8 +103,11 @@ struct CheckpointInput {
     /// Chunks of one entity's objects each (format 1.3), written as entity chunks with a directory: encoded by the
     /// writer as it writes them, a batch at a time (see ``EntityChunkSource``).
     var entityChunks = EntityChunkSource()
-    /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order.
-    var indexChunks: [(index: IndexChunks, chunks: [CheckpointIndexChunk])] = []
+    /// How many of ``entityChunks`` are the last checkpoint's, copied as stored.
+    var copiedEntityChunkCount = 0
+    /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order: built
+    /// beside the entity chunks, and waited for when the writer comes to them.
+    var indexChunks: @Sendable () -> [(index: IndexChunks, chunks: [CheckpointIndexChunk])] = { [] }
     /// The live state's digest, which the checkpoint-end frame carries: computed beside the rewrite, which asks
     /// for it (``end()``) only once every chunk is written.
     var digest: BackgroundDigest
@@ -122,13 +125,13 @@ struct CheckpointInput {
     }
 }
 
-/// The entity chunks of a checkpoint, each encoded when the writer asks for it (on any thread), so that a
-/// checkpoint's chunks are never all held at once.
+/// The entity chunks of a checkpoint, each encoded (or read as stored, when unchanged since the last checkpoint)
+/// when the writer asks for it (on any thread), so that a checkpoint's chunks are never all held at once.
 struct EntityChunkSource: Sendable {
     /// How many there are.
     var count = 0
-    /// Encodes chunk `index` (0 ..< ``count``), in the file's order.
-    var payload: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkPayload = { index in
+    /// Chunk `index` (0 ..< ``count``), in the file's order: encoded now, or the old checkpoint's stored frame.
+    var content: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent = { index in
         preconditionFailure("no entity chunk \(index) in an empty source")
     }
 }

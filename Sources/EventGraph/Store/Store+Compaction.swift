@@ -12,6 +12,11 @@ public struct CompactionReport: Hashable, Sendable {
     public var blobCount: Int
     /// The digest of the state before and after (equal, or the rewrite is refused).
     public var stateDigest: StateDigest
+    /// How many entity chunks were encoded from the live state.
+    package var encodedEntityChunkCount = 0
+    /// How many entity chunks, unchanged since the last checkpoint, were copied from it as stored (its compressed
+    /// bytes, verified) instead of encoded again.
+    package var copiedEntityChunkCount = 0
 }
 
 extension Store {
@@ -79,9 +84,12 @@ extension Store {
             }
             automaticCheckpoint.recordCheckpoint(at: input.begin.lastTransactionID)
             crossStoreParts.forget(confirmed)
-            return CompactionReport(
+            var report = CompactionReport(
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
                 blobCount: input.blobs.count, stateDigest: try input.digest.value())
+            report.copiedEntityChunkCount = input.copiedEntityChunkCount
+            report.encodedEntityChunkCount = input.entityChunks.count - input.copiedEntityChunkCount
+            return report
         }
     }
 
@@ -117,11 +125,19 @@ extension Store {
         let plan = snapshot.checkpointEntityChunkPlan(model: model, nextKey: keyWatermark)
         // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (1.4).
         let entities = Set(plan.entityChunks.map(\.entityIndex))
-        let indexChunks = snapshot.isIndexed ? snapshot.checkpointIndexChunks(model: model, entities: entities) : []
+        // Built on a Dispatch worker while the entity chunks are written (they come after them in the file).
+        let indexChunks = LockedValue<[(index: IndexChunks, chunks: [CheckpointIndexChunk])]>([])
+        let indexesBuilt = DispatchGroup()
+        if snapshot.isIndexed {
+            DispatchQueue.global().async(group: indexesBuilt) {
+                let built = snapshot.checkpointIndexChunks(model: model, entities: entities)
+                indexChunks.withLock { $0 = built.map { (index: $0.0, chunks: $0.1) } }
+            }
+        }
         let begin = plan.begin
         var entityChunks = EntityChunkSource()
         entityChunks.count = plan.entityChunks.count
-        entityChunks.payload = { (index) throws(LogFormatError) in try plan.entityChunkPayload(index, model: model) }
+        entityChunks.content = { (index) throws(LogFormatError) in try plan.entityChunkContent(index, model: model) }
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         do throws(EventGraphError) {
             for reference in snapshot.referencedBlobs(model: model) {
@@ -137,9 +153,14 @@ extension Store {
             digest.cancel()
             throw error
         }
-        return CheckpointInput(
+        var input = CheckpointInput(
             begin: begin, chunks: plan.chunks, entityChunks: entityChunks,
-            indexChunks: indexChunks.map { (index: $0.0, chunks: $0.1) }, digest: digest, blobs: blobs)
+            indexChunks: {
+                indexesBuilt.wait()
+                return indexChunks.withLock { $0 }
+            }, digest: digest, blobs: blobs)
+        input.copiedEntityChunkCount = plan.copiedEntityChunkCount
+        return input
     }
 }
 

@@ -1,6 +1,6 @@
 /// The payload of one checkpoint-entity-chunk frame (format 1.3), encoded, with what the checkpoint's directory
 /// lists about it: a writer that encodes chunks from its own layout (``CheckpointChunkEncoder``) hands these to
-/// ``CheckpointSink/appendEntityChunks(count:payload:)`` without building ``CheckpointChunk``s.
+/// ``CheckpointSink/appendEntityChunks(count:content:)`` without building ``CheckpointChunk``s.
 package struct EntityChunkPayload: Sendable {
     /// The entity whose objects the chunk holds (all of them of this store).
     package var entityIndex: UInt32

@@ -91,7 +91,7 @@ extension LogReader {
         }
     }
 
-    private func damagedChunk(_ what: String, at offset: UInt64, _ reason: String) -> LogFormatError {
+    func damagedChunk(_ what: String, at offset: UInt64, _ reason: String) -> LogFormatError {
         LogFormatError(.damaged, "the \(what) at byte offset \(offset) \(reason)", path: path, byteOffset: offset)
     }
 }

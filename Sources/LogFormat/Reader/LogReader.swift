@@ -183,6 +183,38 @@ public final class LogReader: Sendable {
     ///
     /// The object layer reads externally stored binary values this way, from offsets learned while replaying.
     package func readFrame(at byteOffset: UInt64) throws(LogFormatError) -> (FrameHeader, [UInt8]) {
+        let (frameHeader, padded) = try readPaddedFrame(at: byteOffset)
+        let seed = header.checksumSeed
+        let result = padded.withUnsafeBytes {
+            FrameBody.payload(of: $0, header: frameHeader, seed: seed, dictionary: nil)
+        }
+        switch result {
+        case .success(let payload):
+            return (frameHeader, payload)
+        case .failure(let rejection):
+            throw LogFormatError(
+                .damaged, "frame at byte offset \(byteOffset) fails its checks: \(rejection.reason)", path: path,
+                byteOffset: byteOffset)
+        }
+    }
+
+    /// Reads the single frame at `byteOffset` as ``readFrame(at:)`` does, verifying its header, its body's checksum
+    /// and its padding, but returns its body as stored (compressed as the header's codec says), not decompressed:
+    /// what a rewrite copies into a new file unchanged (``StoredEntityChunk``).
+    package func readStoredFrame(at byteOffset: UInt64) throws(LogFormatError) -> (FrameHeader, [UInt8]) {
+        let (frameHeader, padded) = try readPaddedFrame(at: byteOffset)
+        let seed = header.checksumSeed
+        if let rejection = padded.withUnsafeBytes({ FrameBody.checkStored($0, header: frameHeader, seed: seed) }) {
+            throw LogFormatError(
+                .damaged, "frame at byte offset \(byteOffset) fails its checks: \(rejection.reason)", path: path,
+                byteOffset: byteOffset)
+        }
+        return (frameHeader, Array(padded[0..<Int(frameHeader.bodyByteCount)]))
+    }
+
+    /// The checked header of the frame at `byteOffset` and its body with the padding after it, as on disk (not
+    /// verified yet).
+    private func readPaddedFrame(at byteOffset: UInt64) throws(LogFormatError) -> (FrameHeader, [UInt8]) {
         guard byteOffset >= LogFileHeader.framesByteOffset, byteOffset % UInt64(FrameHeader.alignment) == 0 else {
             throw LogFormatError(.invalidArgument, "no frame can start at byte offset \(byteOffset)", path: path)
         }
@@ -210,17 +242,7 @@ public final class LogReader: Sendable {
             throw LogFormatError(
                 .damaged, "truncated frame body at byte offset \(byteOffset)", path: path, byteOffset: byteOffset)
         }
-        let result = padded.withUnsafeBytes {
-            FrameBody.payload(of: $0, header: frameHeader, seed: seed, dictionary: nil)
-        }
-        switch result {
-        case .success(let payload):
-            return (frameHeader, payload)
-        case .failure(let rejection):
-            throw LogFormatError(
-                .damaged, "frame at byte offset \(byteOffset) fails its checks: \(rejection.reason)", path: path,
-                byteOffset: byteOffset)
-        }
+        return (frameHeader, padded)
     }
 
     /// Reads an externally stored binary value from its blob frame.

@@ -100,7 +100,8 @@ package struct CheckpointSink: ~Copyable {
     package mutating func appendEntityChunk(_ chunk: CheckpointChunk) throws(LogFormatError) {
         let payload = try EntityChunkPayload(chunk)
         try appendEntityChunk(
-            payload, encoded: Self.encodeEntityChunk(payload.bytes, seed: writer.seed, transactionID: transactionID))
+            ListedEntityChunk(payload),
+            encoded: Self.encodeEntityChunk(payload.bytes, seed: writer.seed, transactionID: transactionID))
     }
 
     /// Appends chunks as ``appendEntityChunk(_:)`` does, one after the other in the given order, while their
@@ -108,42 +109,92 @@ package struct CheckpointSink: ~Copyable {
     /// encoded chunks is held besides the chunks themselves). The file is the same as with one call per chunk.
     package mutating func appendEntityChunks(_ chunks: [CheckpointChunk]) throws(LogFormatError) {
         try appendEntityChunks(count: chunks.count) { (index) throws(LogFormatError) in
-            try EntityChunkPayload(chunks[index])
+            .encoded(try EntityChunkPayload(chunks[index]))
         }
     }
 
-    /// Appends `count` entity chunks in order, chunk `i` being what `payload(i)` encodes: the payloads are made,
-    /// compressed and checksummed on every core a batch at a time, so only a batch of them is ever held (a writer
-    /// that encodes from its own layout never holds the whole checkpoint). The file is the same as with one
-    /// ``appendEntityChunk(_:)`` per chunk of the same payloads.
+    /// Appends `count` entity chunks in order, chunk `i` being what `content(i)` gives: a payload, which is
+    /// compressed and checksummed here, or a chunk of the old checkpoint as stored (``StoredEntityChunk``), whose
+    /// body is only checksummed again with the new file's seed. The contents are made on every core a batch at a
+    /// time while the batch before is written (so at most two batches are held: a writer that encodes from its own
+    /// layout never holds the whole checkpoint, and the cores do not wait for the file's writes). The file is the
+    /// same as with one ``appendEntityChunk(_:)`` per chunk of the same payloads.
     ///
-    /// - Precondition: each payload as ``appendEntityChunk(_:)`` requires of a chunk.
-    /// - Throws: what `payload` throws; ``LogFormatError/Code/limitExceeded`` when a payload does not fit one frame.
+    /// - Precondition: each chunk as ``appendEntityChunk(_:)`` requires of a chunk.
+    /// - Throws: what `content` throws; ``LogFormatError/Code/limitExceeded`` when a payload does not fit one frame.
     package mutating func appendEntityChunks(
-        count: Int, payload: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkPayload
+        count: Int, content: @escaping @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent
     ) throws(LogFormatError) {
         let (seed, transactionID) = (writer.seed, transactionID)
         let batchSize = 32
+        var made: [Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError>?] = []
         for start in stride(from: 0, to: count, by: batchSize) {
             try checkCancellation()
             let batch = start..<min(start + batchSize, count)
-            let encoded = LockedValue<[Result<(EntityChunkPayload, EncodedEntityChunk), LogFormatError>?]>(
+            let encoded = LockedValue<[Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError>?]>(
                 Array(repeating: nil, count: batch.count))
-            DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
-                let result = Result { () throws(LogFormatError) in
-                    var chunk = try payload(batch.lowerBound + offset)
-                    let body = try Self.encodeEntityChunk(chunk.bytes, seed: seed, transactionID: transactionID)
-                    // The payload's bytes are in the frame's body now: let them go before the batch is written.
-                    chunk.bytes = []
-                    return (chunk, body)
+            let group = DispatchGroup()
+            DispatchQueue.global().async(group: group) {
+                DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
+                    let result = Self.make(content, batch.lowerBound + offset, seed: seed, transactionID: transactionID)
+                    encoded.withLock { $0[offset] = result }
                 }
-                encoded.withLock { $0[offset] = result }
             }
-            let results = encoded.withLock { $0 }
-            for result in results {
-                let (chunk, body) = try result!.get()
-                try appendEntityChunk(chunk, encoded: body)
+            // The batch before is written while this one is made; this one is waited for even when that fails.
+            do {
+                defer { group.wait() }
+                try appendMade(made)
             }
+            made = encoded.withLock { $0 }
+        }
+        try appendMade(made)
+    }
+
+    /// Makes the frame body of one entity chunk (on any thread).
+    private static func make(
+        _ content: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent, _ index: Int, seed: UInt32,
+        transactionID: UInt64
+    ) -> Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError> {
+        Result { () throws(LogFormatError) in
+            switch try content(index) {
+            case .encoded(let chunk):
+                // The payload's bytes go into the frame's body here and are let go with the payload.
+                let body = try encodeEntityChunk(chunk.bytes, seed: seed, transactionID: transactionID)
+                return (ListedEntityChunk(chunk), body)
+            case .stored(let chunk):
+                let body = EncodedEntityChunk(
+                    payloadByteCount: Int(chunk.rawByteCount),
+                    body: chunk.encodedBody(seed: seed, transactionID: transactionID))
+                return (ListedEntityChunk(chunk), body)
+            }
+        }
+    }
+
+    /// Appends a batch of made entity chunks in order; throws the first failure.
+    private mutating func appendMade(_ made: [Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError>?])
+        throws(LogFormatError)
+    {
+        for result in made {
+            let (chunk, body) = try result!.get()
+            try appendEntityChunk(chunk, encoded: body)
+        }
+    }
+
+    /// What the directory lists about an entity chunk besides its offset.
+    struct ListedEntityChunk: Sendable {
+        var entityIndex: UInt32
+        var objectCount: Int
+        var minKey: UInt64
+        var maxKey: UInt64
+
+        init(_ payload: EntityChunkPayload) {
+            (entityIndex, objectCount) = (payload.entityIndex, payload.objectCount)
+            (minKey, maxKey) = (payload.minKey, payload.maxKey)
+        }
+
+        init(_ stored: StoredEntityChunk) {
+            (entityIndex, objectCount) = (stored.entityIndex, Int(stored.entry.objectCount))
+            (minKey, maxKey) = (stored.entry.minKey, stored.entry.maxKey)
         }
     }
 
@@ -170,7 +221,7 @@ package struct CheckpointSink: ~Copyable {
         return EncodedEntityChunk(payloadByteCount: payload.count, body: body)
     }
 
-    private mutating func appendEntityChunk(_ chunk: EntityChunkPayload, encoded: EncodedEntityChunk)
+    private mutating func appendEntityChunk(_ chunk: ListedEntityChunk, encoded: EncodedEntityChunk)
         throws(LogFormatError)
     {
         precondition(
