@@ -132,7 +132,8 @@ extension ObjectContext {
         inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], abandoned: [ManagedObject],
         result: CommitResult?
     ) {
-        let rows = result?.rows ?? [:]
+        let rows = result?.rows ?? []
+        var committed = CommittedRowMatcher(rows)
         for (inserted, permanent) in result?.permanentIdentities ?? [:] {
             guard let object = registered.removeValue(forKey: inserted) else { continue }
             registered[permanent]?.flags.insert(.isFault)
@@ -148,7 +149,7 @@ extension ObjectContext {
             object.flags.remove([.isInserted, .isListedAsChanged])
             if isChild && wasInserted {
                 object.row = ParentContextStore.row(overlaying: object)
-            } else if let row = rows[object.identity] ?? nil {
+            } else if let row = committed.row(of: object.identity) {
                 object.row = row
             } else {
                 object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
@@ -159,7 +160,7 @@ extension ObjectContext {
         // The store may have changed objects this save did not (the other side of a relationship it kept in
         // agreement): objects of this context that hold an older row take the saved one, so they agree with it. A
         // push returns rows of the objects it was given only, which the loop above updated.
-        for case (let identity, let row?) in isChild ? [:] : rows {
+        for case (let identity, let row?) in isChild ? [] : rows {
             guard let object = registered[identity], let held = object.row, held !== row, !object.hasPersistentChanges,
                 !object.flags.contains(.isInserted)
             else { continue }
