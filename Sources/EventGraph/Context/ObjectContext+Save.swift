@@ -39,7 +39,8 @@ extension ObjectContext {
             throw EventGraphError(.deleteDenied, "\(denied.count) delete(s) refused by deny rules", failures: denied)
         }
         var failures: [EventGraphError.Failure] = []
-        for object in inserted + updated { failures += validationFailures(of: object) }
+        // Joined, not concatenated: a bulk save's objects are not copied (and retained) into a new array.
+        for object in [inserted, updated].joined() { failures += validationFailures(of: object) }
         guard failures.isEmpty else {
             throw EventGraphError(.validation, "\(failures.count) validation failure(s)", failures: failures)
         }
@@ -144,7 +145,7 @@ extension ObjectContext {
         renameInChildren(result?.permanentIdentities ?? [:])
         // A child's push returns no rows for its inserts: the parent holds exactly these values.
         let isChild = parentStore is ParentContextStore
-        for object in inserted + updated {
+        for object in [inserted, updated].joined() {
             let wasInserted = object.flags.contains(.isInserted)
             object.flags.remove([.isInserted, .isListedAsChanged])
             if isChild && wasInserted {
@@ -172,7 +173,7 @@ extension ObjectContext {
             let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted)
             for object in deleted { object.detach(detachment) }
         }
-        for object in deleted + abandoned {
+        for object in [deleted, abandoned].joined() {
             registered[object.identity] = nil
             object.flags = [.isDead]
             object.pending.removeAll()
