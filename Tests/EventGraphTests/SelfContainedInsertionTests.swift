@@ -25,6 +25,31 @@ struct SelfContainedInsertionTests {
         #expect(!Store.isSelfContainedInsertion([insert(course, .toOne(nil)), .delete(existing)]))
     }
 
+    /// The inserted keys are a bitmap over their range when dense and a set when sparse; either way a target is
+    /// found exactly when it is one of them, at both ends of the range and beyond them.
+    @Test func targetsAreFoundAmongDenseAndSparseKeys() {
+        func insert(_ key: UInt64, pointingAt targets: [UInt64]) -> ChangeOperation {
+            .insert(
+                ObjectReference(entityIndex: 0, key: key),
+                [.init(propertyIndex: 0, value: .toMany(targets.map { ObjectReference(entityIndex: 0, key: $0) }))])
+        }
+        let dense = (100..<300).map { insert($0, pointingAt: []) }
+        #expect(InsertedKeys(dense, low: 100, high: 299).isBitmap)
+        for target: UInt64 in [100, 163, 164, 299] {
+            #expect(Store.isSelfContainedInsertion(dense + [insert(300, pointingAt: [target])]))
+        }
+        for target: UInt64 in [0, 99, 301, 1 << 40, .max] {
+            #expect(!Store.isSelfContainedInsertion(dense + [insert(300, pointingAt: [target])]))
+        }
+        let keys: [UInt64] = [1, 1 << 40, .max]
+        let sparse = keys.map { insert($0, pointingAt: keys) }
+        #expect(!InsertedKeys(sparse, low: 1, high: .max).isBitmap)
+        #expect(Store.isSelfContainedInsertion(sparse))
+        #expect(!Store.isSelfContainedInsertion(sparse + [insert(2, pointingAt: [3])]))
+        #expect(Store.isSelfContainedInsertion([insert(.max, pointingAt: [.max])]))
+        #expect(!Store.isSelfContainedInsertion([insert(.max, pointingAt: [.max - 64])]))
+    }
+
     @Test(arguments: [MergePolicy.error, .objectWins])
     func aNewObjectPointingAtOneDeletedMeanwhileStillFollowsThePolicy(policy: MergePolicy) throws {
         let directory = TemporaryDirectory()

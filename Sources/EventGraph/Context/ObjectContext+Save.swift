@@ -39,7 +39,8 @@ extension ObjectContext {
             throw EventGraphError(.deleteDenied, "\(denied.count) delete(s) refused by deny rules", failures: denied)
         }
         var failures: [EventGraphError.Failure] = []
-        for object in inserted + updated { failures += validationFailures(of: object) }
+        // Joined, not concatenated: a bulk save's objects are not copied (and retained) into a new array.
+        for object in [inserted, updated].joined() { failures += validationFailures(of: object) }
         guard failures.isEmpty else {
             throw EventGraphError(.validation, "\(failures.count) validation failure(s)", failures: failures)
         }
@@ -132,7 +133,8 @@ extension ObjectContext {
         inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], abandoned: [ManagedObject],
         result: CommitResult?
     ) {
-        let rows = result?.rows ?? [:]
+        let rows = result?.rows ?? []
+        var committed = CommittedRowMatcher(rows)
         for (inserted, permanent) in result?.permanentIdentities ?? [:] {
             guard let object = registered.removeValue(forKey: inserted) else { continue }
             registered[permanent]?.flags.insert(.isFault)
@@ -143,12 +145,12 @@ extension ObjectContext {
         renameInChildren(result?.permanentIdentities ?? [:])
         // A child's push returns no rows for its inserts: the parent holds exactly these values.
         let isChild = parentStore is ParentContextStore
-        for object in inserted + updated {
+        for object in [inserted, updated].joined() {
             let wasInserted = object.flags.contains(.isInserted)
             object.flags.remove([.isInserted, .isListedAsChanged])
             if isChild && wasInserted {
                 object.row = ParentContextStore.row(overlaying: object)
-            } else if let row = rows[object.identity] ?? nil {
+            } else if let row = committed.row(of: object.identity) {
                 object.row = row
             } else {
                 object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
@@ -159,7 +161,7 @@ extension ObjectContext {
         // The store may have changed objects this save did not (the other side of a relationship it kept in
         // agreement): objects of this context that hold an older row take the saved one, so they agree with it. A
         // push returns rows of the objects it was given only, which the loop above updated.
-        for case (let identity, let row?) in isChild ? [:] : rows {
+        for case (let identity, let row?) in isChild ? [] : rows {
             guard let object = registered[identity], let held = object.row, held !== row, !object.hasPersistentChanges,
                 !object.flags.contains(.isInserted)
             else { continue }
@@ -171,7 +173,7 @@ extension ObjectContext {
             let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted)
             for object in deleted { object.detach(detachment) }
         }
-        for object in deleted + abandoned {
+        for object in [deleted, abandoned].joined() {
             registered[object.identity] = nil
             object.flags = [.isDead]
             object.pending.removeAll()

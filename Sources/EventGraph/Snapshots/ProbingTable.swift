@@ -22,6 +22,12 @@ extension ProbingTableEntry {
     static func placeInGroup(_ key: Key) -> Int { 0 }
 }
 
+extension ProbingTableEntry where Key == UInt64 {
+    /// Fibonacci hashing of an object key (multiply by 2^64 / φ): dense keys spread evenly over the top bits.
+    @inline(__always)
+    static func hash(_ key: UInt64) -> UInt64 { key &* 0x9E37_79B9_7F4A_7C15 }
+}
+
 /// The bound on a ``ProbingTable``'s probe walks.
 enum ProbingTableLimit {
     /// How many places an insert may walk past its home before the table takes a seed.

@@ -23,13 +23,6 @@ struct CommitQueue {
         var pins: ChunkPins? = nil
     }
 
-    /// The newest queued row of a key (`nil` when deleted) and the transaction that wrote it.
-    struct OverlayRow {
-        var entityIndex: Int
-        var row: Row?
-        var transactionID: UInt64
-    }
-
     /// The holder of a unique tuple after the queued saves (`nil` when released) and the transaction that set it.
     struct OverlayHolder {
         var key: UInt64?
@@ -45,7 +38,6 @@ struct CommitQueue {
     var lastCommitTimeMicroseconds: Int64
     /// Queued saves in transaction order.
     var queued: [Entry] = []
-    var overlayRows: [UInt64: OverlayRow] = [:]
     var overlayHolders: [UniqueKey: OverlayHolder] = [:]
 
     init(lastTransactionID: UInt64, lastCommitTimeMicroseconds: Int64) {
@@ -53,9 +45,21 @@ struct CommitQueue {
         self.lastCommitTimeMicroseconds = lastCommitTimeMicroseconds
     }
 
+    /// The newest queued row of a key (`row` is `nil` when deleted) and its entity; `nil` when no queued save
+    /// touches the key.
+    ///
+    /// Looked up in the queued saves' own staged changes, newest first (the queue is as long as the saves waiting
+    /// for one sync): a bulk save copied every row into a dictionary of the queue and removed it again.
+    func newestRow(ofKey key: UInt64) -> (entityIndex: Int, row: Row?)? {
+        for entry in queued.reversed() {
+            if let found = entry.staged[key] { return found }
+        }
+        return nil
+    }
+
     /// The newest row of an object: queued, else committed.
     func row(entityIndex: Int, key: UInt64, in state: StoreState) -> Row? {
-        if let entry = overlayRows[key] { return entry.entityIndex == entityIndex ? entry.row : nil }
+        if let found = newestRow(ofKey: key) { return found.entityIndex == entityIndex ? found.row : nil }
         return state.row(entityIndex: entityIndex, key: key)
     }
 
@@ -76,55 +80,46 @@ struct CommitQueue {
         var entry = entry
         let id = entry.transactionID
         // Grown once for a large save, not by doubling (each doubling rehashes every entry so far).
-        if entry.staged.order.count > 64 {
-            overlayRows.reserveCapacity(overlayRows.count + entry.staged.order.count)
-            if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
-                overlayHolders.reserveCapacity(overlayHolders.count + entry.staged.order.count)
-            }
+        if entry.staged.count > 64, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+            overlayHolders.reserveCapacity(overlayHolders.count + entry.staged.count)
         }
-        for key in entry.staged.order {
-            guard let (entityIndex, newRow) = entry.staged.rows[key] else { continue }
+        // The rows need no copy here (``newestRow(ofKey:)`` finds them in the entry); the unique tuples do.
+        for change in entry.staged.changes where !model.entities[change.entityIndex].uniqueConstraints.isEmpty {
+            let (key, entityIndex, newRow) = (change.key, change.entityIndex, change.row)
             let constraints = model.entities[entityIndex].uniqueConstraints
-            if !constraints.isEmpty {
-                if let old = row(entityIndex: entityIndex, key: key, in: state) {
-                    for constraint in constraints {
-                        guard let tuple = UniqueKey(constraint, values: old.values), holder(of: tuple, in: state) == key
-                        else { continue }
-                        overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id)
-                        entry.uniqueKeys.append(tuple)
-                    }
-                }
-                if let newRow {
-                    for constraint in constraints {
-                        guard let tuple = UniqueKey(constraint, values: newRow.values) else { continue }
-                        overlayHolders[tuple] = OverlayHolder(key: key, transactionID: id)
-                        entry.uniqueKeys.append(tuple)
-                    }
+            if let old = row(entityIndex: entityIndex, key: key, in: state) {
+                for constraint in constraints {
+                    guard let tuple = UniqueKey(constraint, values: old.values), holder(of: tuple, in: state) == key
+                    else { continue }
+                    overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id)
+                    entry.uniqueKeys.append(tuple)
                 }
             }
-            overlayRows[key] = OverlayRow(entityIndex: entityIndex, row: newRow, transactionID: id)
+            if let newRow {
+                for constraint in constraints {
+                    guard let tuple = UniqueKey(constraint, values: newRow.values) else { continue }
+                    overlayHolders[tuple] = OverlayHolder(key: key, transactionID: id)
+                    entry.uniqueKeys.append(tuple)
+                }
+            }
         }
         queued.append(entry)
         lastTransactionID = id
         lastCommitTimeMicroseconds = entry.commitTimeMicroseconds
     }
 
-    /// Removes and returns the queued saves up to `transactionID`, dropping the overlay entries that only they
-    /// wrote (the committed state holds them once the caller installs the saves).
+    /// Removes and returns the queued saves up to `transactionID` (with them their rows leave the overlay), dropping
+    /// the unique holders that only they wrote (the committed state holds them once the caller installs the saves).
     mutating func dequeue(through transactionID: UInt64) -> [Entry] {
         let count = queued.prefix { $0.transactionID <= transactionID }.count
         guard count > 0 else { return [] }
         let done = Array(queued[..<count])
         queued.removeFirst(count)
         if queued.isEmpty {
-            overlayRows.removeAll()
             overlayHolders.removeAll()
             return done
         }
         for entry in done {
-            for key in entry.staged.order where overlayRows[key]?.transactionID == entry.transactionID {
-                overlayRows[key] = nil
-            }
             for tuple in entry.uniqueKeys where overlayHolders[tuple]?.transactionID == entry.transactionID {
                 overlayHolders[tuple] = nil
             }

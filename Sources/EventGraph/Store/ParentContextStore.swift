@@ -145,10 +145,8 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         parent.reportPendingChanges(.pushedByChild, pushedBy: ObjectIdentifier(self))
         // No row for an insert: the parent holds exactly the child's values, so the child builds the row from its
         // own object (``row(overlaying:)``) without a lookup here.
-        var rows: [ObjectIdentity: Row?] = [:]
-        rows.reserveCapacity(touched.count)
-        for (identity, reference) in touched {
-            rows[identity] = row(of: identity, entityIndex: Int(reference.entityIndex))
+        let rows = touched.map { identity, reference in
+            (identity: identity, row: row(of: identity, entityIndex: Int(reference.entityIndex)))
         }
         return CommitResult(transactionID: base.lastTransactionID, rows: rows, permanentIdentities: [:])
     }

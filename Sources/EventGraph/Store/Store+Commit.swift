@@ -36,9 +36,9 @@ extension Store {
     static func result(
         of transactionID: UInt64, _ staged: StagedChanges, _ permanentIdentities: [ObjectIdentity: ObjectIdentity]
     ) -> CommitResult {
-        var rows: [ObjectIdentity: Row?] = [:]
-        rows.reserveCapacity(staged.rows.count)
-        for (key, entry) in staged.rows { rows[ObjectIdentity(storeIndex: Self.ownStoreIndex, key: key)] = entry.row }
+        let rows = staged.changes.map { change in
+            (identity: ObjectIdentity(storeIndex: Self.ownStoreIndex, key: change.key), row: change.row)
+        }
         return CommitResult(transactionID: transactionID, rows: rows, permanentIdentities: permanentIdentities)
     }
 
@@ -95,12 +95,11 @@ extension Store {
             commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
             author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
             operations: operations, sequenceReservations: request.sequenceReservations, crossStore: crossStore)
-        let overlay = queue.overlayRows
         let staged = try state.withLock { state throws(EventGraphError) in
             // Rows keep references in the state's own table of foreign stores (unchanged, and not copied,
             // when the changeset names none).
             let localized = state.localize(changeset)
-            return try state.stage(localized, model: model, overlay: overlay)
+            return try state.stage(localized, model: model, overlay: queue)
         }
         let failures = state.withLock { uniquenessFailures(staged, in: $0, queue) }
         guard failures.isEmpty else {
@@ -295,10 +294,11 @@ extension Store {
         var failures: [EventGraphError.Failure] = []
         var claimed: [UniqueKey: UInt64] = [:]
         if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
-            claimed.reserveCapacity(staged.order.count)
+            claimed.reserveCapacity(staged.count)
         }
-        for key in staged.order {
-            guard let (entityIndex, row) = staged.rows[key], let row else { continue }
+        for change in staged.changes {
+            guard let row = change.row else { continue }
+            let (key, entityIndex) = (change.key, change.entityIndex)
             let entity = model.entities[entityIndex]
             for constraint in entity.uniqueConstraints {
                 guard let tuple = UniqueKey(constraint, values: row.values) else { continue }
@@ -306,7 +306,7 @@ extension Store {
                 if let other = claimed[tuple], other != key { clash = other }
                 claimed[tuple] = key
                 if clash == nil, let holder = queue.holder(of: tuple, in: state), holder != key {
-                    if let entry = staged.rows[holder] {
+                    if let entry = staged[holder] {
                         if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple {
                             clash = holder
                         }

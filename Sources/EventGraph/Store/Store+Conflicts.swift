@@ -33,14 +33,17 @@ extension Store {
     /// meanwhile) and ``resolveConflicts(_:_:_:)`` would return the operations as they are. Uniqueness is checked
     /// apart from this, for every save.
     static func isSelfContainedInsertion(_ operations: [ChangeOperation]) -> Bool {
-        var inserted: Set<UInt64> = []
-        inserted.reserveCapacity(operations.count)
+        var low = UInt64.max
+        var high = UInt64.min
         for operation in operations {
             guard case .insert(let reference, _) = operation, reference.storeIndex == ownStoreIndex else {
                 return false
             }
-            inserted.insert(reference.key)
+            low = min(low, reference.key)
+            high = max(high, reference.key)
         }
+        guard !operations.isEmpty else { return true }
+        let inserted = InsertedKeys(operations, low: low, high: high)
         func isInserted(_ target: ObjectReference) -> Bool {
             target.storeIndex != ownStoreIndex || inserted.contains(target.key)
         }
@@ -68,6 +71,47 @@ extension Store {
             return rows
         }
     }
+}
+
+/// The keys a changeset of inserts gives its new objects: a bitmap over their range when they are dense (new keys
+/// are handed out in sequence, so a bulk save's are), else a set. A membership test of the bitmap is a shift and a
+/// mask; the set hashed every key and every relationship target it was asked about.
+struct InsertedKeys {
+    private let low: UInt64
+    private var words: [UInt64] = []
+    private var sparse: Set<UInt64> = []
+    private let isDense: Bool
+
+    /// The keys of the inserts among `operations`, which lie in `low...high`.
+    init(_ operations: [ChangeOperation], low: UInt64, high: UInt64) {
+        self.low = low
+        // At most 2 words (128 keys' worth of bits) per key: the bitmap is never much larger than the set would be.
+        isDense = (high - low) / 128 < UInt64(operations.count)
+        if isDense {
+            words = Array(repeating: 0, count: Int((high - low) / 64) + 1)
+            for case .insert(let reference, _) in operations {
+                let offset = reference.key - low
+                words[Int(offset / 64)] |= 1 << (offset % 64)
+            }
+        } else {
+            sparse.reserveCapacity(operations.count)
+            for case .insert(let reference, _) in operations { sparse.insert(reference.key) }
+        }
+    }
+
+    /// Whether one of the inserts has this key.
+    @inline(__always)
+    func contains(_ key: UInt64) -> Bool {
+        guard isDense else { return sparse.contains(key) }
+        guard key >= low else { return false }
+        let offset = key - low
+        let word = offset / 64
+        guard word < UInt64(words.count) else { return false }
+        return words[Int(word)] & (1 << (offset % 64)) != 0
+    }
+
+    /// Whether the keys are held in a bitmap (for tests).
+    var isBitmap: Bool { isDense }
 }
 
 /// Which objects a changeset inserts, and which existing ones it changes or points at.

@@ -16,11 +16,11 @@ extension StoreState {
     /// error (the strict policy, as every commit uses).
     ///
     /// - Parameters:
-    ///   - overlay: rows of saves queued before this one and not yet installed, which take precedence.
+    ///   - overlay: the saves queued before this one and not yet installed, whose rows take precedence.
     ///   - insertDefaults: per entity, the values of properties an insert leaves out (replay passes those of the
     ///     schema frame in force); `nil` takes the model's defaults.
     func stage(
-        _ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:],
+        _ changeset: Changeset, model: ObjectModel, overlay: CommitQueue? = nil,
         insertDefaults: [[PropertyValue]]? = nil
     ) throws(EventGraphError) -> StagedChanges {
         var ignored: [String] = []
@@ -34,16 +34,15 @@ extension StoreState {
     /// - Parameter anomalies: under the tolerant policy, receives a sentence for each operation that was skipped
     ///   because it does not fit the state.
     func stage(
-        _ changeset: Changeset, model: ObjectModel, overlay: [UInt64: CommitQueue.OverlayRow] = [:],
+        _ changeset: Changeset, model: ObjectModel, overlay: CommitQueue? = nil,
         insertDefaults: [[PropertyValue]]?, policy: ReplayPolicy, anomalies: inout [String]
     ) throws(EventGraphError) -> StagedChanges {
         func row(entityIndex: Int, key: UInt64) -> Row? {
-            if !overlay.isEmpty, let entry = overlay[key] { return entry.entityIndex == entityIndex ? entry.row : nil }
+            if let overlay { return overlay.row(entityIndex: entityIndex, key: key, in: self) }
             return self.row(entityIndex: entityIndex, key: key)
         }
         var staged = StagedChanges()
-        staged.rows.reserveCapacity(changeset.operations.count)
-        staged.order.reserveCapacity(changeset.operations.count)
+        staged.reserveCapacity(changeset.operations.count)
         let version = changeset.transactionID
         let check = OperationCheck(version: version, model: model, entityCount: tables.count, policy: policy)
         func reject(_ sentence: String) throws(EventGraphError) { try check.reject(sentence, &anomalies) }
@@ -53,7 +52,7 @@ extension StoreState {
         }
         func current(_ reference: ObjectReference, _ verb: String) throws(EventGraphError) -> Row? {
             guard let entityIndex = try ownEntity(of: reference, verb) else { return nil }
-            if let entry = staged.rows[reference.key] {
+            if let entry = staged[reference.key] {
                 guard let row = entry.row else {
                     try reject("\(verb) \(name(reference)) after deleting it")
                     return nil
@@ -67,7 +66,7 @@ extension StoreState {
             return row
         }
         func put(_ key: UInt64, _ entityIndex: Int, _ row: Row?) {
-            if staged.rows.updateValue((entityIndex, row), forKey: key) == nil { staged.order.append(key) }
+            staged.put(key: key, entityIndex: entityIndex, row: row)
         }
         func apply(_ changes: [PropertyChange], to values: inout [PropertyValue], of reference: ObjectReference)
             throws(EventGraphError)
@@ -78,7 +77,7 @@ extension StoreState {
             switch operation {
             case .insert(let reference, let changes):
                 guard let entityIndex = try ownEntity(of: reference, "inserts") else { continue }
-                if staged.rows[reference.key]?.row != nil || row(entityIndex: entityIndex, key: reference.key) != nil {
+                if staged[reference.key]?.row != nil || row(entityIndex: entityIndex, key: reference.key) != nil {
                     // Tolerated, the insert replaces the object: the log's latest word on it.
                     try reject("inserts \(name(reference)), which exists")
                 }
@@ -394,21 +393,21 @@ extension StoreState {
     mutating func install(_ staged: StagedChanges, model: ObjectModel) {
         var indexChanges = IndexChanges(indexes)
         var deferred: IndexChanges?
-        if staged.order.count > 64 {
+        if staged.count > 64 {
             // Grow every table and the uniqueness index once, not by doubling along the way.
             var added = Array(repeating: 0, count: tables.count)
-            for entry in staged.rows.values where entry.row != nil { added[entry.entityIndex] += 1 }
+            for change in staged.changes where change.row != nil { added[change.entityIndex] += 1 }
             for (entityIndex, count) in added.enumerated() where count > 0 {
                 reserveCapacity(ofEntity: entityIndex, adding: count)
             }
             if isIndexed, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
-                uniqueIndex.reserveCapacity(uniqueIndex.count + staged.order.count)
+                uniqueIndex.reserveCapacity(uniqueIndex.count + staged.count)
             }
         }
         // Per entity, the properties whose old values an install reads (see `oldValuesNeeded(ofEntity:model:)`).
         var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
-        for key in staged.order {
-            guard let (entityIndex, newRow) = staged.rows[key] else { continue }
+        for change in staged.changes {
+            let (key, entityIndex, newRow) = (change.key, change.entityIndex, change.row)
             if neededProperties[entityIndex] == nil {
                 neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
             }
@@ -571,9 +570,6 @@ private struct TouchedObject: ProbingTableEntry {
     static var empty: TouchedObject { TouchedObject(key: 0, entityIndex: -1, isDeleted: false, place: 0) }
 
     var isEmpty: Bool { entityIndex < 0 }
-
-    @inline(__always)
-    static func hash(_ key: UInt64) -> UInt64 { key &* 0x9E37_79B9_7F4A_7C15 }
 }
 
 /// What staging and in-place replay check of each operation, and how they refuse one: an error naming the

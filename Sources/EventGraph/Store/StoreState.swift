@@ -220,11 +220,3 @@ struct UniqueKey: Hashable, Sendable {
         self.rest = rest
     }
 }
-
-/// The rows a changeset produces, computed before anything is installed.
-struct StagedChanges {
-    /// Final row (or `nil` for deleted) of every object the changeset touches, by key.
-    var rows: [UInt64: (entityIndex: Int, row: Row?)] = [:]
-    /// Keys in first-touch order, so installation is deterministic.
-    var order: [UInt64] = []
-}

@@ -11,7 +11,7 @@ extension StoreCoordinator {
         let parts = split(request)
         // A save of several stores commits in all or none of them; one of a single store is that store's commit.
         if parts.count > 1 { return try commitAcrossStores(parts) }
-        var result = CommitResult(transactionID: 0, rows: [:], permanentIdentities: [:])
+        var result = CommitResult(transactionID: 0, rows: [], permanentIdentities: [:])
         for (storeIndex, part) in parts.sorted(by: { $0.key < $1.key }) {
             let committed = try stores[Int(storeIndex)].commit(part)
             merge(committed, fromStoreAt: storeIndex, into: &result)
@@ -72,9 +72,16 @@ extension StoreCoordinator {
         func identity(_ local: ObjectIdentity) -> ObjectIdentity {
             ObjectIdentity(storeIndex: storeIndex, key: local.key)
         }
+        // Each store's rows name objects of that store only: appended, they stay one row per object.
+        result.rows.reserveCapacity(result.rows.count + committed.rows.count)
         for (local, row) in committed.rows {
-            result.rows[identity(local)] = .some(
-                row.map { numbering.toCoordinator($0, hasRelationships: hasRelationships(ofEntity: $0.entityIndex)) })
+            result.rows.append(
+                (
+                    identity(local),
+                    row.map {
+                        numbering.toCoordinator($0, hasRelationships: hasRelationships(ofEntity: $0.entityIndex))
+                    }
+                ))
         }
         for (inserted, permanent) in committed.permanentIdentities {
             result.permanentIdentities[identity(inserted)] = identity(permanent)

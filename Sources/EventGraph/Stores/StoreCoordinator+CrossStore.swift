@@ -62,7 +62,7 @@ extension StoreCoordinator {
             return prepared.map { Store.result(of: $0.transactionID, $0.staged, $0.permanentIdentities) }
         }
         for store in participants { store.observers.deliverPending() }
-        var result = CommitResult(transactionID: 0, rows: [:], permanentIdentities: [:])
+        var result = CommitResult(transactionID: 0, rows: [], permanentIdentities: [:])
         for (storeIndex, part) in zip(order, committed) { merge(part, fromStoreAt: storeIndex, into: &result) }
         result.transactionID = lastTransactionID
         return result

@@ -120,10 +120,17 @@ final class DictionaryObjectStore: ObjectStore {
             state.lastTransactionID += 1
             state.requests.append(request)
             let version = state.lastTransactionID
-            var touched: [ObjectIdentity: Row?] = [:]
+            // One row per object, the last an operation left it with, in the order of first touch (as a store's).
+            var touched: [(identity: ObjectIdentity, row: Row?)] = []
+            var positions: [ObjectIdentity: Int] = [:]
             for operation in request.operations {
                 let row = Self.apply(operation, to: &state, version: version, model: model)
-                touched[row.identity] = row.row
+                if let position = positions[row.identity] {
+                    touched[position].row = row.row
+                } else {
+                    positions[row.identity] = touched.count
+                    touched.append((row.identity, row.row))
+                }
             }
             return CommitResult(transactionID: version, rows: touched, permanentIdentities: [:])
         }
