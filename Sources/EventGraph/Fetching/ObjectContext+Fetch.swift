@@ -75,10 +75,11 @@ extension ObjectContext {
                 if batches != nil { collector.statistics.usedIndex = true }
             }
             if batches == nil, let filter = plan.filter {
-                batches = parentStore.filteredRows(entityIndex: entityIndex, filter: filter, including: changed)
+                batches = try parentStore.filteredRows(entityIndex: entityIndex, filter: filter, including: changed)
                 passedFilter = true
             }
-            let scanned = batches ?? parentStore.rows(of: entityIndex)
+            let scanned: [StoreRows]
+            if let batches { scanned = batches } else { scanned = try parentStore.rows(of: entityIndex) }
             registered.reserveCapacity(registered.count + scanned.reduce(0) { $0 + $1.count })
             for batch in scanned {
                 var isFull = false

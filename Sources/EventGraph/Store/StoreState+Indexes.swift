@@ -68,7 +68,7 @@ extension StoreState {
     }
 
     /// Adds the uniqueness entries of some entities whose entries are pending, from their columns (every chunk of
-    /// theirs is loaded; a damaged one counts as holding no object).
+    /// theirs is read: the caller loaded and pinned them first, see `Store.buildPendingUniqueEntries(for:)`).
     mutating func buildPendingUniqueEntries(_ entities: [Int], model: ObjectModel) {
         for entityIndex in entities where pendingUniqueEntities.remove(entityIndex) != nil {
             let constraints = model.entities[entityIndex].uniqueConstraints
