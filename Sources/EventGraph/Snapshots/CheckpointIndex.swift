@@ -11,8 +11,9 @@ struct CheckpointIndex: Sendable {
     let kind: CheckpointIndexKind
     /// The entity whose objects the entries hold.
     let entityIndex: Int
-    /// For a uniqueness index: the constraint (its owner, ordinal and attributes); `nil` for an attribute index.
-    let constraint: UniqueConstraint?
+    /// For a uniqueness index: the constraint (its owner, ordinal and attributes); `nil` for an attribute index. A
+    /// later schema frame that declares the same constraint otherwise renumbers it (with ``storedOrder``).
+    var constraint: UniqueConstraint?
     /// For a uniqueness index whose constraint the model declares with its attributes in another order than the
     /// index was written in (the same constraint: the shape keeps a constraint's attributes as a set): for each value
     /// of a stored entry, the position of its attribute in the constraint's tuple. `nil` when the orders agree.
