@@ -261,7 +261,10 @@ struct StoredIndexModelChangeTests {
 
     /// A store opened with the model its log records (tools, `ModelContainer(path:)`) follows the latest schema
     /// frame; when that frame declares the constraints in another order than the checkpoint's, uniqueness and
-    /// fetches still follow it.
+    /// fetches still follow it. The uniqueness entries are renumbered and the stored indexes kept: no entity becomes
+    /// pending, so no entries are built from the chunks, at open or by the checks. (Before, every such entity's
+    /// stored uniqueness indexes were dropped and the entity made pending: its entries were built from every one of
+    /// its chunks on the first check.)
     @Test(arguments: [
         (GadgetModels.twoConstraints, GadgetModels.twoConstraintsSwapped, "two constraints swapped"),
         (GadgetModels.compoundXY, GadgetModels.compoundYX, "a compound constraint reversed"),
@@ -284,30 +287,6 @@ struct StoredIndexModelChangeTests {
         let change = try #require(Self.changes.first { $0.target === target })
         let recorded = try ModelContainer(path: path)
         defer { try? recorded.close() }
-        try Self.expectUniqueness(change, container: recorded, phase: "recorded model")
-        try Self.expectIndexedFetchesMatchAScan(change, container: recorded, phase: "recorded model")
-    }
-
-    /// A later schema frame that declares the same constraints in another order (the store opened with the model
-    /// its log records) renumbers the uniqueness entries and keeps reading the stored indexes: no entity becomes
-    /// pending, so no entries are built from the chunks, at open or by the checks. Before, every such entity's
-    /// stored uniqueness indexes were dropped and the entity made pending: its entries were built from every one of
-    /// its chunks on the first check.
-    @Test(arguments: [
-        (GadgetModels.twoConstraints, GadgetModels.twoConstraintsSwapped, "two constraints swapped"),
-        (GadgetModels.compoundXY, GadgetModels.compoundYX, "a compound constraint reversed"),
-    ])
-    func aLaterSchemaFrameThatReordersTheConstraintsKeepsTheStoredIndexes(
-        base: ObjectModel, target: ObjectModel, name: String
-    ) throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file()
-        try Self.writeStore(at: path, model: base)
-        let container = try ModelContainer(path: path, model: target)
-        try container.close()
-
-        let recorded = try ModelContainer(path: path)
-        defer { try? recorded.close() }
         let state = recorded.store.state.withLock { $0 }
         #expect(state.pendingUniqueEntities.isEmpty, "\(name)")
         // Each stored index now answers for the new model's constraint over its attributes.
@@ -317,7 +296,6 @@ struct StoredIndexModelChangeTests {
             let constraint = try #require(index.constraint)
             #expect(constraints[constraint.ordinal] == constraint, "\(name)")
         }
-        let change = try #require(Self.changes.first { $0.target === target })
         try Self.expectUniqueness(change, container: recorded, phase: "recorded model")
         // The tail's entries, made under the old order before the reordering frame, follow too: gadget 10 was
         // changed to (x-changed, y-changed), which is taken, and gave up (x-00010, y-00010).
@@ -332,8 +310,7 @@ struct StoredIndexModelChangeTests {
                 #expect(throws: Never.self, "\(name): (\(x), \(y))") { try context.save() }
             }
         }
-        let after = recorded.store.state.withLock { $0 }
-        #expect(after.pendingUniqueEntities.isEmpty, "\(name)")
-        #expect(after.storedUniqueIndexes.count == base.entities[0].uniqueConstraints.count, "\(name)")
+        #expect(recorded.store.state.withLock { $0.pendingUniqueEntities.isEmpty }, "\(name)")
+        try Self.expectIndexedFetchesMatchAScan(change, container: recorded, phase: "recorded model")
     }
 }
