@@ -95,12 +95,12 @@ struct RowHandleTests {
     }
 
     @Test("a handle keeps reading its version while later commits change, delete and compact the chunks")
-    func handleKeepsItsVersion() {
+    func handleKeepsItsVersion() throws {
         let seed = TestSeed.make()
         var generator = SeededGenerator(seed: seed)
         var table = EntityColumns(entityIndex: 0)
         for key in UInt64(1)...5_000 { table.put(randomRow(&generator, key: key, version: 1)) }
-        let handles = table.liveRowHandles
+        let handles = try table.liveRowHandles()
         let expected = handles.map { Array($0.values) }
         // Change every object, then delete most (the deletes outnumber the live objects, so the chunks are rewritten).
         for key in UInt64(1)...5_000 { table.put(randomRow(&generator, key: key, version: 2)) }

@@ -261,7 +261,10 @@ struct StoredIndexModelChangeTests {
 
     /// A store opened with the model its log records (tools, `ModelContainer(path:)`) follows the latest schema
     /// frame; when that frame declares the constraints in another order than the checkpoint's, uniqueness and
-    /// fetches still follow it.
+    /// fetches still follow it. The uniqueness entries are renumbered and the stored indexes kept: no entity becomes
+    /// pending, so no entries are built from the chunks, at open or by the checks. (Before, every such entity's
+    /// stored uniqueness indexes were dropped and the entity made pending: its entries were built from every one of
+    /// its chunks on the first check.)
     @Test(arguments: [
         (GadgetModels.twoConstraints, GadgetModels.twoConstraintsSwapped, "two constraints swapped"),
         (GadgetModels.compoundXY, GadgetModels.compoundYX, "a compound constraint reversed"),
@@ -284,7 +287,30 @@ struct StoredIndexModelChangeTests {
         let change = try #require(Self.changes.first { $0.target === target })
         let recorded = try ModelContainer(path: path)
         defer { try? recorded.close() }
+        let state = recorded.store.state.withLock { $0 }
+        #expect(state.pendingUniqueEntities.isEmpty, "\(name)")
+        // Each stored index now answers for the new model's constraint over its attributes.
+        let constraints = target.entities[0].uniqueConstraints
+        #expect(state.storedUniqueIndexes.count == constraints.count, "\(name)")
+        for index in state.storedUniqueIndexes {
+            let constraint = try #require(index.constraint)
+            #expect(constraints[constraint.ordinal] == constraint, "\(name)")
+        }
         try Self.expectUniqueness(change, container: recorded, phase: "recorded model")
+        // The tail's entries, made under the old order before the reordering frame, follow too: gadget 10 was
+        // changed to (x-changed, y-changed), which is taken, and gave up (x-00010, y-00010).
+        for (x, y, isTaken) in [("x-changed", "y-changed", true), (Self.x(10), Self.y(10), false)] {
+            let context = recorded.newBackgroundContext()
+            let gadget = context.insert(entityNamed: "Gadget")
+            gadget.setValue(.attribute(.string(x)), forKey: "x")
+            gadget.setValue(.attribute(.string(y)), forKey: "y")
+            if isTaken {
+                #expect(throws: EventGraphError.self, "\(name): (\(x), \(y))") { try context.save() }
+            } else {
+                #expect(throws: Never.self, "\(name): (\(x), \(y))") { try context.save() }
+            }
+        }
+        #expect(recorded.store.state.withLock { $0.pendingUniqueEntities.isEmpty }, "\(name)")
         try Self.expectIndexedFetchesMatchAScan(change, container: recorded, phase: "recorded model")
     }
 }

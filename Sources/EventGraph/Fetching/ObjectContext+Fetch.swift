@@ -6,6 +6,11 @@ extension ObjectContext {
     ///
     /// Committed rows are scanned from the store's snapshot (objects without unsaved changes are brought up
     /// to date); the context's unsaved inserts are included and its unsaved deletes excluded.
+    ///
+    /// - Throws: ``EventGraphError`` when the descriptor does not fit the model, or (``EventGraphError/Code/log``)
+    ///   when a chunk of the store's checkpoint that the fetch reads cannot be loaded (damaged, or its reads kept
+    ///   failing when tried again), naming the file, the entity, the chunk and its byte offset: a fetch never leaves
+    ///   such a chunk's objects out.
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> [T] {
         let plan = try FetchPlan(descriptor, entity: try resolveEntity(descriptor), model: model)
         var collector = FetchCollector(plan)
@@ -75,10 +80,11 @@ extension ObjectContext {
                 if batches != nil { collector.statistics.usedIndex = true }
             }
             if batches == nil, let filter = plan.filter {
-                batches = parentStore.filteredRows(entityIndex: entityIndex, filter: filter, including: changed)
+                batches = try parentStore.filteredRows(entityIndex: entityIndex, filter: filter, including: changed)
                 passedFilter = true
             }
-            let scanned = batches ?? parentStore.rows(of: entityIndex)
+            let scanned: [StoreRows]
+            if let batches { scanned = batches } else { scanned = try parentStore.rows(of: entityIndex) }
             registered.reserveCapacity(registered.count + scanned.reduce(0) { $0 + $1.count })
             for batch in scanned {
                 var isFull = false
@@ -147,6 +153,8 @@ extension ObjectContext {
     }
 
     /// The number of objects a fetch would return.
+    ///
+    /// - Throws: as `fetch(_:)` does: a count with a predicate scans; a count without one reads no chunk.
     public func fetchCount<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws(EventGraphError) -> Int {
         if descriptor.predicate == nil, descriptor.filter == nil, !descriptor.includesPendingChanges || !hasChanges {
             let entity = try resolveEntity(descriptor)

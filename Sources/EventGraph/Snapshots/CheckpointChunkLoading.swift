@@ -235,8 +235,9 @@ extension ByteValueKind {
 /// otherwise, only to take or drop its decoded form; no value is read under it. Never taken under the cache's lock
 /// or the store's, nor the other way round.
 final class LazyColumnChunk: Sendable {
-    /// How many more times a read that failed with an I/O error is tried before the error is given to the caller.
-    static let readRetryCount = 3
+    /// How many more times a read that failed with an I/O error is tried before the error is given to the caller
+    /// (``CheckpointChunkRead/retryCount``).
+    static let readRetryCount = CheckpointChunkRead.retryCount
 
     let entry: EntityChunkEntry
     let chunkIndex: Int
@@ -307,25 +308,18 @@ final class LazyColumnChunk: Sendable {
         let known = state.withLock { state -> Result<ColumnChunk, EventGraphError>? in
             if let decoded = state.decoded { return .success(decoded.chunk) }
             if let failure = state.failure { return .failure(failure) }
-            state.readCount += 1
             return nil
         }
         if let known { return try known.get() }
-        var retries = 0
-        while true {
-            do {
-                return try decoder.columnChunk(entry, chunkIndex: chunkIndex, includesValues: false)
-            } catch {
-                // As a decode: a read that failed is tried again and not kept; damage is kept.
-                if error.isFailedRead && retries < Self.readRetryCount {
-                    retries += 1
-                    state.withLock { $0.readCount += 1 }
-                    continue
-                }
-                if !error.isFailedRead { state.withLock { $0.failure = $0.failure ?? error } }
-                throw error
-            }
+        // As a decode (the same rule): a read that failed is tried again and not kept; damage is kept.
+        let listed = CheckpointChunkRead.retryingFailedReads(eachTry: { state.withLock { $0.readCount += 1 } }) {
+            () throws(EventGraphError) -> ColumnChunk in
+            try decoder.columnChunk(entry, chunkIndex: chunkIndex, includesValues: false)
         }
+        if case .failure(let error) = listed {
+            state.withLock { if $0.failure == nil { CheckpointChunkRead.keep(error, in: &$0.failure) } }
+        }
+        return try listed.get()
     }
 
     /// The decoded chunk: read and decoded on the first call and again after an eviction (under the box's own lock,
@@ -472,8 +466,7 @@ final class LazyColumnChunk: Sendable {
                 decodedByteCount = decoded.chunk.heapByteCount &+ decoded.sortedKeys.capacity &* 16
                 return .success(body(decoded))
             case .failure(let error):
-                // Damage is kept; a read that failed is not (the next touch reads again).
-                if !error.isFailedRead { state.failure = error }
+                CheckpointChunkRead.keep(error, in: &state.failure)
                 return .failure(error)
             }
         }
@@ -482,16 +475,10 @@ final class LazyColumnChunk: Sendable {
     }
 
     /// Reads, verifies and decodes the chunk (under the box's lock), trying a read that failed again up to
-    /// ``readRetryCount`` times; counts every read in `state`.
+    /// ``readRetryCount`` times (``CheckpointChunkRead``); counts every read in `state`.
     private func decodeRetryingFailedReads(_ state: inout State) -> Result<Decoded, EventGraphError> {
-        var retries = 0
-        while true {
-            state.readCount += 1
-            let result = Result(catching: { () throws(EventGraphError) -> Decoded in try decode() })
-            guard case .failure(let error) = result, error.isFailedRead, retries < Self.readRetryCount else {
-                return result
-            }
-            retries += 1
+        CheckpointChunkRead.retryingFailedReads(eachTry: { state.readCount += 1 }) {
+            () throws(EventGraphError) -> Decoded in try decode()
         }
     }
 

@@ -11,8 +11,9 @@ struct CheckpointIndex: Sendable {
     let kind: CheckpointIndexKind
     /// The entity whose objects the entries hold.
     let entityIndex: Int
-    /// For a uniqueness index: the constraint (its owner, ordinal and attributes); `nil` for an attribute index.
-    let constraint: UniqueConstraint?
+    /// For a uniqueness index: the constraint (its owner, ordinal and attributes); `nil` for an attribute index. A
+    /// later schema frame that declares the same constraint otherwise renumbers it (with ``storedOrder``).
+    var constraint: UniqueConstraint?
     /// For a uniqueness index whose constraint the model declares with its attributes in another order than the
     /// index was written in (the same constraint: the shape keeps a constraint's attributes as a set): for each value
     /// of a stored entry, the position of its attribute in the constraint's tuple. `nil` when the orders agree.
@@ -35,12 +36,16 @@ struct CheckpointIndex: Sendable {
     /// `values` are in the constraint's order; the index is read in its own (``storedOrder``).
     ///
     /// - Throws: the error of an entity chunk that cannot be loaded when the index is rebuilt (nothing is kept: the
-    ///   next lookup tries the rebuild again).
+    ///   next lookup tries the rebuild again), or of an index chunk whose read failed (an I/O error, tried again by
+    ///   its box and not kept: the index is not replaced for it).
     func keys(matching values: [AttributeValue]) throws(EventGraphError) -> [UInt64] {
         let stored = storedOrder.map { order in order.map { values[$0] } } ?? values
         if let rebuilt = replacement.entries { return rebuilt[stored] ?? [] }
         do {
             return try storedKeys(matching: stored)
+        } catch  where error.isFailedRead {
+            // Not damage: the chunk's box tried the read again and keeps nothing; the next lookup reads again.
+            throw error
         } catch {
             return try replacement.build(after: error, index: self)[stored] ?? []
         }
@@ -213,15 +218,27 @@ final class CheckpointIndexReplacement: Sendable {
 }
 
 /// One index chunk of a checkpoint, read, verified (frame, directory bounds, order) and decoded the first time a
-/// lookup needs it, once: the box is shared by every version of the state.
+/// lookup needs it: the box is shared by every version of the state, and keeps the entries once read.
+///
+/// It reads by the same rule as an entity chunk's box (``CheckpointChunkRead``): a read that fails with an I/O error
+/// is tried again up to ``CheckpointChunkRead/retryCount`` times and not kept (the next lookup reads again); damage
+/// is kept, and every later load throws it without reading.
 final class LazyIndexChunk: Sendable {
     let entry: IndexChunkEntry
     let chunkIndex: Int
     private let source: CheckpointChunkSource
     private let arity: Int
     private let indexName: String
-    /// The chunk's entries or its error, once read (a leaf lock, held while the chunk is read).
-    private let loaded = LockedValue<Result<[CheckpointIndexEntry], EventGraphError>?>(nil)
+    /// The chunk's entries once read, or its damage (a leaf lock, held while the chunk is read).
+    private let state = LockedValue(State())
+
+    private struct State: Sendable {
+        var entries: [CheckpointIndexEntry]?
+        /// Why the chunk cannot be used, once a read found it damaged (a read that failed is not kept).
+        var failure: EventGraphError?
+        /// How many times it has been read from the file (each try of a read that failed counts).
+        var readCount = 0
+    }
 
     init(entry: IndexChunkEntry, chunkIndex: Int, arity: Int, indexName: String, source: CheckpointChunkSource) {
         self.entry = entry
@@ -232,16 +249,28 @@ final class LazyIndexChunk: Sendable {
     }
 
     /// Whether it has been read (successfully or not).
-    var isLoaded: Bool { loaded.withLock { $0 != nil } }
+    var isLoaded: Bool { readCount > 0 }
 
-    /// The chunk's entries: read on the first call (under the box's own lock), the same value or error afterwards.
+    /// How many times it has been read from the file, for tests.
+    var readCount: Int { state.withLock { $0.readCount } }
+
+    /// The chunk's entries: read on the first call (under the box's own lock) and kept; a read that failed is tried
+    /// again (``CheckpointChunkRead``).
     ///
-    /// - Throws: ``EventGraphError/Code/log`` naming the file, the index, the chunk and its byte offset.
+    /// - Throws: ``EventGraphError/Code/log`` naming the file, the index, the chunk and its byte offset: the same
+    ///   error on every call once damage is found; a read that failed ``CheckpointChunkRead/retryCount`` + 1 times
+    ///   (``EventGraphError/isFailedRead``), which the next call tries again.
     func load() throws(EventGraphError) -> [CheckpointIndexEntry] {
-        try loaded.withLock { state in
-            if let state { return state }
-            let result = Result { () throws(EventGraphError) -> [CheckpointIndexEntry] in try read() }
-            state = result
+        try state.withLock { state -> Result<[CheckpointIndexEntry], EventGraphError> in
+            if let entries = state.entries { return .success(entries) }
+            if let failure = state.failure { return .failure(failure) }
+            let result = CheckpointChunkRead.retryingFailedReads(eachTry: { state.readCount += 1 }) {
+                () throws(EventGraphError) -> [CheckpointIndexEntry] in try read()
+            }
+            switch result {
+            case .success(let entries): state.entries = entries
+            case .failure(let error): CheckpointChunkRead.keep(error, in: &state.failure)
+            }
             return result
         }.get()
     }
@@ -253,7 +282,8 @@ final class LazyIndexChunk: Sendable {
                 entry, arity: arity, checkpointTransactionID: source.checkpointTransactionID
             ).entries
         } catch {
-            throw damage(error.message)
+            // The LogFormat error is kept as the underlying one only for a read that failed (which is tried again).
+            throw damage(error.message, underlying: error.code == .io ? error : nil)
         }
         // The order is the object layer's (LogFormat does not order values): an entry out of order is damage.
         for position in entries.indices.dropFirst()
@@ -263,10 +293,11 @@ final class LazyIndexChunk: Sendable {
         return entries
     }
 
-    private func damage(_ reason: String) -> EventGraphError {
+    private func damage(_ reason: String, underlying: LogFormatError? = nil) -> EventGraphError {
         EventGraphError(
             .log,
             "\(source.reader.path): chunk \(chunkIndex) of \(indexName) (byte offset \(entry.byteOffset)) in the "
-                + "checkpoint at transaction \(source.checkpointTransactionID) cannot be loaded: \(reason)")
+                + "checkpoint at transaction \(source.checkpointTransactionID) cannot be loaded: \(reason)",
+            underlying: underlying)
     }
 }

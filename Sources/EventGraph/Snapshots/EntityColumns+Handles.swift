@@ -200,13 +200,16 @@ extension EntityColumns {
     /// often it is listed) — as a reader holds it, until `body` returns false. Consecutive slots are mostly in one
     /// chunk: it is taken once per run, not once per slot. `chunkView`, when given, is applied to each chunk taken
     /// (with its index) before its slots are handed out: a coordinator's view with its references renumbered.
-    func forEachCommittedRow<Failure: Error>(
+    ///
+    /// - Throws: what `body` throws, or the error of a checkpoint chunk that cannot be loaded (damaged, or its read
+    ///   failed past the retries): a scan that went on without it would silently miss its objects.
+    func forEachCommittedRow(
         atSlots slots: [Int]?, chunkView: ((_ chunkIndex: Int, ColumnChunk) -> ColumnChunk)? = nil,
-        _ body: (CommittedRow) throws(Failure) -> Bool
-    ) throws(Failure) {
+        _ body: (CommittedRow) throws(EventGraphError) -> Bool
+    ) throws(EventGraphError) {
         guard let slots else {
             for chunkIndex in 0..<chunkCount {
-                let (chunk, box) = chunkForCommittedRows(at: chunkIndex, chunkView: chunkView)
+                let (chunk, box) = try chunkForCommittedRows(at: chunkIndex, chunkView: chunkView)
                 for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
                     var bits = word
                     while bits != 0 {
@@ -226,7 +229,7 @@ extension EntityColumns {
         for slot in slots where slot != previous {
             if slot / ColumnChunk.slotCapacity != chunkIndex {
                 chunkIndex = slot / ColumnChunk.slotCapacity
-                (chunk, box) = chunkForCommittedRows(at: chunkIndex, chunkView: chunkView)
+                (chunk, box) = try chunkForCommittedRows(at: chunkIndex, chunkView: chunkView)
             }
             let row = chunk.committedRow(
                 at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, checkpointChunk: box)
@@ -239,12 +242,14 @@ extension EntityColumns {
     /// through (`nil` when they hold the chunk's columns). Objects of a checkpoint chunk hold its box, not its
     /// decoded form (which the cache may evict), so the scan only lists its slots when the cache has no room for
     /// it; a coordinator's view renumbers the chunk's values, which its slots then hold.
+    ///
+    /// - Throws: the chunk's error when it cannot be loaded.
     @inline(__always)
     private func chunkForCommittedRows(
         at index: Int, chunkView: ((_ chunkIndex: Int, ColumnChunk) -> ColumnChunk)?
-    ) -> (chunk: ColumnChunk, box: LazyColumnChunk?) {
-        guard let chunkView else { return (chunkListingSlots(at: index), checkpointChunk(at: index)) }
-        return (chunkView(index, chunk(at: index)), nil)
+    ) throws(EventGraphError) -> (chunk: ColumnChunk, box: LazyColumnChunk?) {
+        guard let chunkView else { return (try chunkListingSlots(at: index), checkpointChunk(at: index)) }
+        return (chunkView(index, try loadedChunk(at: index)), nil)
     }
 
     /// ``committedRow(inMemoryForKey:)`` with the index of the chunk that holds the object.
@@ -273,10 +278,12 @@ extension EntityColumns {
     }
 
     /// The handle rows of the live objects in commit order: no value is copied.
-    var liveRowHandles: [Row] {
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be loaded.
+    func liveRowHandles() throws(EventGraphError) -> [Row] {
         var rows: [Row] = []
         rows.reserveCapacity(count)
-        forEachCommittedRow(atSlots: nil) { (row: CommittedRow) -> Bool in
+        try forEachCommittedRow(atSlots: nil) { (row: CommittedRow) -> Bool in
             rows.append(row.row)
             return true
         }

@@ -15,9 +15,13 @@ import LogFormat
 /// decided by that function on the slot's value, so the result never depends on the representation.
 extension EntityColumns {
     /// The slots of the live objects whose values pass `filter`, in commit order.
-    func slots(matching filter: ResolvedFilter) -> [Int] {
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be loaded (``loadedChunk(at:)``): without it, its
+    ///   objects would silently not match.
+    func slots(matching filter: ResolvedFilter) throws(EventGraphError) -> [Int] {
         var slots: [Int] = []
-        for (chunkIndex, chunk) in chunks.enumerated() {
+        for chunkIndex in 0..<chunkCount {
+            let chunk = try loadedChunk(at: chunkIndex)
             let bits = Self.evaluate(filter.root, in: chunk)
             let base = chunkIndex * ColumnChunk.slotCapacity
             for (wordIndex, word) in bits.enumerated() where word != 0 {

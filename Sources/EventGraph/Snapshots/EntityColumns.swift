@@ -60,20 +60,32 @@ struct EntityColumns: Sendable {
         return last * ColumnChunk.slotCapacity + (unloaded[last]?.objectCount ?? resident[last].slotCount)
     }
 
-    /// Chunk `index`, read from the checkpoint the first time any version touches it. A chunk that cannot be read
-    /// reads as holding no object here; ``loadedChunk(at:)`` and ``load(keys:pinning:)`` throw its error.
+    /// Chunk `index`, read from the checkpoint the first time any version touches it, for a caller that cannot
+    /// throw: the commit path and the index builds, which load and pin the chunks they read first (``ChunkPins``,
+    /// so this cannot fail there), a pass over a version that holds every chunk (``pinningCheckpointChunks()``), and a
+    /// lookup by key for a getter or a fault (as ``slot(forKey:)``). A chunk that cannot be loaded ends the process
+    /// with the message of a getter (``LazyColumnChunk/unfulfilledReadMessage(_:property:)``: the file, the entity,
+    /// the chunk, its byte offset); it never reads as holding no object, which would make its objects look deleted.
+    /// Scans call ``loadedChunk(at:)`` and ``chunkListingSlots(at:)``, which throw.
     func chunk(at index: Int) -> ColumnChunk {
         guard let lazy = unloaded[index], !pinsCheckpointChunks else { return resident[index] }
-        return (try? lazy.load()) ?? ColumnChunk.unloaded
+        do {
+            return try lazy.load()
+        } catch {
+            fatalError(lazy.unfulfilledReadMessage(error, property: nil))
+        }
     }
 
     /// Chunk `index` for a scan that hands out its slots to be read through the chunk's box (``checkpointChunk(at:)``,
     /// ``ChunkSlot``), not from the chunk returned: a checkpoint chunk's slots are only listed, its values not decoded,
     /// when the budget of decoded chunks has no room for it (``LazyColumnChunk/slotListing()``). Reads as
-    /// ``chunk(at:)`` otherwise.
-    func chunkListingSlots(at index: Int) -> ColumnChunk {
+    /// ``loadedChunk(at:)`` otherwise.
+    ///
+    /// - Throws: the chunk's error when it cannot be loaded (damaged, or its read failed): a scan that went on
+    ///   without it would miss its objects.
+    func chunkListingSlots(at index: Int) throws(EventGraphError) -> ColumnChunk {
         guard let lazy = unloaded[index], !pinsCheckpointChunks else { return resident[index] }
-        return (try? lazy.slotListing()) ?? ColumnChunk.unloaded
+        return try lazy.slotListing()
     }
 
     /// The box of chunk `index` when this version still holds it as the checkpoint's chunk (no commit changed it):
@@ -93,7 +105,7 @@ struct EntityColumns: Sendable {
     /// A copy of this version that holds the decoded form of every checkpoint chunk itself (each read now if its
     /// box does not hold it), for a pass over every chunk — a checkpoint's plan and its digest: each chunk is then
     /// decoded once for the whole pass, whatever the budget of decoded chunks (``DecodedChunkCache``), and cannot
-    /// fail to read again half-way (a chunk that did would read as empty). Held only for that pass.
+    /// fail to read again half-way. Held only for that pass.
     ///
     /// The chunks are read and decoded on every core (each box under its own lock), a few at a time.
     ///
@@ -114,7 +126,7 @@ struct EntityColumns: Sendable {
         return copy
     }
 
-    /// Every chunk in slot order (each unloaded one is loaded).
+    /// Every chunk in slot order (each unloaded one is loaded, as ``chunk(at:)``: for a pinned version).
     var chunks: [ColumnChunk] { resident.indices.map(chunk(at:)) }
 
     /// The slot of a live object, for a caller that cannot throw: a checkpoint chunk that may hold the key and
@@ -404,7 +416,14 @@ struct EntityColumns: Sendable {
 
     /// Rewrites the chunks with the live objects only, in the same order.
     private mutating func compact() {
-        let live = liveRowHandles
+        // An install cannot fail (the log already holds the transaction): a checkpoint chunk still on disk that
+        // cannot be loaded ends the process, as in ``chunk(at:)``, rather than drop its objects from the version.
+        let live: [Row]
+        do {
+            live = try liveRowHandles()
+        } catch {
+            fatalError("EventGraph could not fulfill a read of the objects of entity #\(entityIndex): \(error.message)")
+        }
         resident.removeAll()
         unloaded.removeAll()
         chunksByMinKey = []

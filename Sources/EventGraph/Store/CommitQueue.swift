@@ -70,37 +70,58 @@ struct CommitQueue {
     }
 
     /// The newest holder of a unique tuple.
-    func holder(of tuple: UniqueKey, in state: StoreState) -> UInt64? {
+    ///
+    /// - Throws: the error of a checkpoint chunk that the answer depends on and that cannot be loaded
+    ///   (``StoreState/holder(of:)``).
+    func holder(of tuple: UniqueKey, in state: StoreState) throws(EventGraphError) -> UInt64? {
         if let entry = overlayHolders[tuple] { return entry.key }
-        return state.holder(of: tuple)
+        return try state.holder(of: tuple)
     }
 
-    /// Records a queued save's effects in the overlay (before anything of it is installed).
-    mutating func enqueue(_ entry: Entry, state: StoreState, model: ObjectModel) {
+    /// The unique tuples that the objects a save changes hold now and give up (their newest rows' tuples, each
+    /// where the object is the tuple's holder), for ``enqueue(_:releasing:model:)``: looked up while the save is
+    /// prepared, when a lookup that reads a checkpoint chunk may still fail the save — once the changeset is in the
+    /// log, nothing may.
+    ///
+    /// - Throws: the error of a checkpoint chunk that a holder lookup cannot load.
+    func releasedTuples(of staged: StagedChanges, in state: StoreState, model: ObjectModel)
+        throws(EventGraphError) -> [UniqueKey]
+    {
+        var released: [UniqueKey] = []
+        for change in staged.changes where !model.entities[change.entityIndex].uniqueConstraints.isEmpty {
+            guard let old = row(entityIndex: change.entityIndex, key: change.key, in: state) else { continue }
+            for constraint in model.entities[change.entityIndex].uniqueConstraints {
+                guard let tuple = UniqueKey(constraint, values: old.values),
+                    try holder(of: tuple, in: state) == change.key
+                else { continue }
+                released.append(tuple)
+            }
+        }
+        return released
+    }
+
+    /// Records a queued save's effects in the overlay (before anything of it is installed): the tuples its objects
+    /// give up (``releasedTuples(of:in:model:)``, looked up when it was prepared), then those its new rows take.
+    mutating func enqueue(_ entry: Entry, releasing released: [UniqueKey], model: ObjectModel) {
         var entry = entry
         let id = entry.transactionID
         // Grown once for a large save, not by doubling (each doubling rehashes every entry so far).
         if entry.staged.count > 64, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
             overlayHolders.reserveCapacity(overlayHolders.count + entry.staged.count)
         }
+        // Released first: an object of the save that takes a tuple another one gives up holds it afterwards, as
+        // when each change released and took its tuples in turn.
+        for tuple in released {
+            overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id)
+            entry.uniqueKeys.append(tuple)
+        }
         // The rows need no copy here (``newestRow(ofKey:)`` finds them in the entry); the unique tuples do.
         for change in entry.staged.changes where !model.entities[change.entityIndex].uniqueConstraints.isEmpty {
-            let (key, entityIndex, newRow) = (change.key, change.entityIndex, change.row)
-            let constraints = model.entities[entityIndex].uniqueConstraints
-            if let old = row(entityIndex: entityIndex, key: key, in: state) {
-                for constraint in constraints {
-                    guard let tuple = UniqueKey(constraint, values: old.values), holder(of: tuple, in: state) == key
-                    else { continue }
-                    overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id)
-                    entry.uniqueKeys.append(tuple)
-                }
-            }
-            if let newRow {
-                for constraint in constraints {
-                    guard let tuple = UniqueKey(constraint, values: newRow.values) else { continue }
-                    overlayHolders[tuple] = OverlayHolder(key: key, transactionID: id)
-                    entry.uniqueKeys.append(tuple)
-                }
+            guard let newRow = change.row else { continue }
+            for constraint in model.entities[change.entityIndex].uniqueConstraints {
+                guard let tuple = UniqueKey(constraint, values: newRow.values) else { continue }
+                overlayHolders[tuple] = OverlayHolder(key: change.key, transactionID: id)
+                entry.uniqueKeys.append(tuple)
             }
         }
         queued.append(entry)

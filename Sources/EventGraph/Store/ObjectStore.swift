@@ -55,7 +55,9 @@ protocol ObjectStore: AnyObject, Sendable {
     /// ``row(of:in:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``.
     func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow?
     /// Every committed row of one entity (sub-entities not included), per store, for scanning without a lock.
-    func rows(of entityIndex: Int) -> [StoreRows]
+    /// Throws the error of a checkpoint chunk that cannot be loaded when the rows are read now (a child context's
+    /// overlay reads them; a store hands out its slots, read when the batch is, see ``StoreRows``).
+    func rows(of entityIndex: Int) throws(EventGraphError) -> [StoreRows]
     /// How many committed objects some entities have in all.
     func rowCount(of entityIndices: [Int]) -> Int
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extra`, per
@@ -66,8 +68,10 @@ protocol ObjectStore: AnyObject, Sendable {
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], including extra: [ObjectIdentity]
     ) throws(EventGraphError) -> [StoreRows]?
     /// The committed rows of one entity whose values pass `filter`, plus the rows of `extra`, per store, each
-    /// store's in commit order: a scan that a store can run on its columns instead of on rows.
-    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows]
+    /// store's in commit order: a scan that a store can run on its columns instead of on rows. Throws the error of a
+    /// checkpoint chunk that cannot be loaded (its objects would otherwise silently not match).
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity])
+        throws(EventGraphError) -> [StoreRows]
     /// The committed object that holds a unique value tuple. Throws the error of a checkpoint chunk that cannot be
     /// loaded and that the answer depends on (see `Store.holder(of:)`).
     func identity(holding tuple: UniqueKey) throws(EventGraphError) -> ObjectIdentity?
@@ -88,8 +92,9 @@ protocol ObjectStore: AnyObject, Sendable {
 /// A store hands out the slots of an entity version (``Content/slots(_:_:)``): a fetch reads them as
 /// ``CommittedRow``s, and the objects it makes hold the slots, so no ``Row`` is allocated per object; a coordinator
 /// of several stores hands out slots of chunks with their references renumbered (``renumbering``). Code that
-/// rewrites a batch (a child context's overlay, the reference cleanup) reads and sets ``rows``, which makes handle
-/// rows of the slots.
+/// rewrites a batch (a child context's overlay, the reference cleanup) reads ``rows()``, which makes handle rows of
+/// the slots, and sets them (``replaceRows(with:)``). Reading a batch of slots throws the error of a checkpoint chunk
+/// that cannot be loaded: a scan never reads such a chunk as holding no object.
 struct StoreRows: Sendable {
     /// What a batch holds.
     enum Content: Sendable {
@@ -131,24 +136,26 @@ struct StoreRows: Sendable {
     }
 
     /// The rows of the batch; a batch of slots makes a handle row for each (an allocation per object).
-    var rows: [Row?] {
-        get {
-            switch content {
-            case .rows(let rows): return rows
-            case .slots(let version, let slots):
-                var rows: [Row?] = []
-                rows.reserveCapacity(slots?.count ?? version.count)
-                forEachCommittedRow { (row: CommittedRow) -> Bool in
-                    rows.append(row.row)
-                    return true
-                }
-                return rows
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be loaded.
+    func rows() throws(EventGraphError) -> [Row?] {
+        switch content {
+        case .rows(let rows): return rows
+        case .slots(let version, let slots):
+            var rows: [Row?] = []
+            rows.reserveCapacity(slots?.count ?? version.count)
+            try forEachCommittedRow { (row: CommittedRow) -> Bool in
+                rows.append(row.row)
+                return true
             }
+            return rows
         }
-        set {
-            content = .rows(newValue)
-            renumbering = nil
-        }
+    }
+
+    /// Makes the batch hold `rows`.
+    mutating func replaceRows(with rows: [Row?]) {
+        content = .rows(rows)
+        renumbering = nil
     }
 
     /// An upper bound of the number of rows (holes included).
@@ -161,8 +168,10 @@ struct StoreRows: Sendable {
 
     /// Calls `body` with each committed row in commit order until it returns false; a batch of slots makes no
     /// ``Row``.
+    ///
+    /// - Throws: what `body` throws, or the error of a checkpoint chunk that cannot be loaded.
     @inline(__always)
-    func forEachCommittedRow<Failure: Error>(_ body: (CommittedRow) throws(Failure) -> Bool) throws(Failure) {
+    func forEachCommittedRow(_ body: (CommittedRow) throws(EventGraphError) -> Bool) throws(EventGraphError) {
         switch content {
         case .rows(let rows):
             for case let row? in rows { guard try body(CommittedRow(row)) else { return } }
@@ -191,20 +200,25 @@ extension ObjectStore {
     }
 
     /// The rows ``rows(of:)`` returns that pass `filter` on their committed values or are in `extra`.
-    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity])
+        throws(EventGraphError) -> [StoreRows]
+    {
         let extra = Set(extra)
-        return rows(of: entityIndex).map { batch in
+        var filtered: [StoreRows] = []
+        for batch in try rows(of: entityIndex) {
             var kept = batch
-            kept.rows = batch.rows.filter { row in
-                guard let row else { return false }
-                return extra.contains(row.identity(inStore: batch.storeIndex))
-                    || filter.matches { index in
-                        if case .attribute(let value) = row.values[index] { return value }
-                        return .null
-                    }
-            }
-            return kept
+            kept.replaceRows(
+                with: try batch.rows().filter { row in
+                    guard let row else { return false }
+                    return extra.contains(row.identity(inStore: batch.storeIndex))
+                        || filter.matches { index in
+                            if case .attribute(let value) = row.values[index] { return value }
+                            return .null
+                        }
+                })
+            filtered.append(kept)
         }
+        return filtered
     }
 
     /// The index of a store in the table, if it is beneath.

@@ -52,21 +52,21 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         return base.row(of: identity, in: entityIndices)
     }
 
-    func rows(of entityIndex: Int) -> [StoreRows] {
-        let batches = base.rows(of: entityIndex)
+    func rows(of entityIndex: Int) throws(EventGraphError) -> [StoreRows] {
+        let batches = try base.rows(of: entityIndex)
         let changed = parentChanges(of: [entityIndex])
         guard !changed.isEmpty else { return batches }
         var overlay: [ObjectIdentity: Row?] = [:]
         for object in changed {
             if let row = parentRow(of: object.identity) { overlay[object.identity] = row }
         }
-        var result = batches.map { batch in
-            StoreRows(
-                storeIndex: batch.storeIndex,
-                rows: batch.rows.map { row in
-                    guard let row else { return nil }
-                    return overlay.removeValue(forKey: row.identity(inStore: batch.storeIndex)) ?? row
-                })
+        var result: [(storeIndex: UInt32, rows: [Row?])] = []
+        for batch in batches {
+            let rows = try batch.rows().map { row -> Row? in
+                guard let row else { return nil }
+                return overlay.removeValue(forKey: row.identity(inStore: batch.storeIndex)) ?? row
+            }
+            result.append((batch.storeIndex, rows))
         }
         // What is left are the parent's inserts, which the store beneath does not hold.
         for object in changed {
@@ -75,10 +75,10 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
             if let position = result.firstIndex(where: { $0.storeIndex == identity.storeIndex }) {
                 result[position].rows.append(row)
             } else {
-                result.append(StoreRows(storeIndex: identity.storeIndex, rows: [row]))
+                result.append((identity.storeIndex, [row]))
             }
         }
-        return result
+        return result.map { StoreRows(storeIndex: $0.storeIndex, rows: $0.rows) }
     }
 
     func rowCount(of entityIndices: [Int]) -> Int {

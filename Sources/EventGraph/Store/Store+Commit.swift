@@ -53,6 +53,8 @@ extension Store {
         var permanentIdentities: [ObjectIdentity: ObjectIdentity]
         /// The checkpoint chunks it changes, held decoded until it is installed (or dropped).
         var pins: ChunkPins?
+        /// The unique tuples its objects give up (``CommitQueue/releasedTuples(of:in:model:)``).
+        var releasedTuples: [UniqueKey] = []
     }
 
     /// Resolves upserts and conflicts, moves large binary values to blobs, checks uniqueness and encodes the
@@ -85,7 +87,7 @@ extension Store {
                     "the store is full: it has handed out every object key, so the new "
                         + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
         }
-        let permanentIdentities = resolveUpserts(&operations, request.upserts, queue)
+        let permanentIdentities = try resolveUpserts(&operations, request.upserts, queue)
         let pinned = try resolveConflicts(&operations, request, queue)
         repairInverses(&operations, pinned: pinned, queue)
         var blobs: [[UInt8]] = []
@@ -101,17 +103,22 @@ extension Store {
             let localized = state.localize(changeset)
             return try state.stage(localized, model: model, overlay: queue)
         }
-        let failures = state.withLock { uniquenessFailures(staged, in: $0, queue) }
-        guard failures.isEmpty else {
-            throw EventGraphError(
-                .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures
-            )
+        // The holder lookups may read checkpoint chunks (a stored uniqueness index, the objects it names): one that
+        // cannot be loaded fails the save here, out of the lock, before anything of it is queued.
+        let releasedTuples = try state.withLock { state throws(EventGraphError) -> [UniqueKey] in
+            let failures = try uniquenessFailures(staged, in: state, queue)
+            guard failures.isEmpty else {
+                throw EventGraphError(
+                    .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures
+                )
+            }
+            return try queue.releasedTuples(of: staged, in: state, model: model)
         }
         let payload: [UInt8]
         do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
         return PreparedCommit(
             transactionID: transactionID, changeset: changeset, payload: payload, blobs: blobs, staged: staged,
-            permanentIdentities: permanentIdentities, pins: pins)
+            permanentIdentities: permanentIdentities, pins: pins, releasedTuples: releasedTuples)
     }
 
     /// Queues a prepared changeset in the log (no I/O is waited for) and its effects in the queue's overlay.
@@ -122,7 +129,7 @@ extension Store {
             transactionID: prepared.transactionID, commitTimeMicroseconds: prepared.changeset.commitTimeMicroseconds,
             nextKey: prepared.changeset.nextKey, staged: prepared.staged, blobHandles: queued.blobHandles,
             uniqueKeys: [], changeset: prepared.changeset, pins: prepared.pins)
-        state.withLock { state in queue.enqueue(entry, state: state, model: model) }
+        queue.enqueue(entry, releasing: prepared.releasedTuples, model: model)
         return queued
     }
 
@@ -183,9 +190,11 @@ extension Store {
     // MARK: - Upserts
 
     /// Turns inserts whose unique values already exist in the store into updates of the existing objects.
+    ///
+    /// - Throws: the error of a checkpoint chunk that a holder lookup cannot load.
     private func resolveUpserts(
         _ operations: inout [ChangeOperation], _ upserts: [ObjectIdentity: Int], _ queue: CommitQueue
-    ) -> [ObjectIdentity: ObjectIdentity] {
+    ) throws(EventGraphError) -> [ObjectIdentity: ObjectIdentity] {
         guard !upserts.isEmpty else { return [:] }
         var merged: [ObjectIdentity: ObjectReference] = [:]
         for operation in operations {
@@ -197,8 +206,8 @@ extension Store {
             for change in changes { values[Int(change.propertyIndex)] = change.value }
             guard let tuple = UniqueKey(entity.uniqueConstraints[ordinal], values: values) else { continue }
             let family = model.entities[tuple.entityIndex].familyIndices
-            let found = state.withLock { state -> Row? in
-                guard let existingKey = queue.holder(of: tuple, in: state) else { return nil }
+            let found = try state.withLock { state throws(EventGraphError) -> Row? in
+                guard let existingKey = try queue.holder(of: tuple, in: state) else { return nil }
                 return queue.row(forKey: existingKey, in: family, state: state)
             }
             guard let existing = found else { continue }
@@ -288,8 +297,11 @@ extension Store {
 
     // MARK: - Uniqueness
 
+    /// The uniqueness constraints a save's rows would violate.
+    ///
+    /// - Throws: the error of a checkpoint chunk that a holder lookup cannot load.
     private func uniquenessFailures(_ staged: StagedChanges, in state: StoreState, _ queue: CommitQueue)
-        -> [EventGraphError.Failure]
+        throws(EventGraphError) -> [EventGraphError.Failure]
     {
         var failures: [EventGraphError.Failure] = []
         var claimed: [UniqueKey: UInt64] = [:]
@@ -305,7 +317,7 @@ extension Store {
                 var clash: UInt64?
                 if let other = claimed[tuple], other != key { clash = other }
                 claimed[tuple] = key
-                if clash == nil, let holder = queue.holder(of: tuple, in: state), holder != key {
+                if clash == nil, let holder = try queue.holder(of: tuple, in: state), holder != key {
                     if let entry = staged[holder] {
                         if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple {
                             clash = holder

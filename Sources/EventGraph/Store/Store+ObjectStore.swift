@@ -51,9 +51,11 @@ extension Store: ObjectStore {
         return [StoreRows(storeIndex: Self.ownStoreIndex, version: version, slots: slots)]
     }
 
-    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity])
+        throws(EventGraphError) -> [StoreRows]
+    {
         for identity in extra { requireOwn(identity.storeIndex) }
-        let (version, slots) = filteredSlots(entityIndex: entityIndex, filter: filter, extraKeys: extra.map(\.key))
+        let (version, slots) = try filteredSlots(entityIndex: entityIndex, filter: filter, extraKeys: extra.map(\.key))
         return [StoreRows(storeIndex: Self.ownStoreIndex, version: version, slots: slots)]
     }
 

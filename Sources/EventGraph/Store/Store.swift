@@ -97,9 +97,16 @@ final class Store: Sendable {
 
     /// The slots of one entity whose values pass `filter`, plus those of `extraKeys`, in a version taken under the
     /// lock: the filter runs on its columns after the lock is let go.
-    func filteredSlots(entityIndex: Int, filter: ResolvedFilter, extraKeys: [UInt64]) -> (EntityColumns, [Int]) {
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be loaded: the filter would otherwise pass none of its
+    ///   objects.
+    func filteredSlots(entityIndex: Int, filter: ResolvedFilter, extraKeys: [UInt64])
+        throws(EventGraphError) -> (EntityColumns, [Int])
+    {
         let version = state.withLock { $0.version(ofEntity: entityIndex) }
-        return (version, version.slots(matching: filter) + extraKeys.compactMap { version.slot(forKey: $0) })
+        var slots = try version.slots(matching: filter)
+        for key in extraKeys { if let slot = try version.lookUpSlot(forKey: key) { slots.append(slot) } }
+        return (version, slots)
     }
 
     /// How many committed objects some entities have in all.

@@ -15,20 +15,83 @@ extension StoreState {
         rebuildIndexes()
     }
 
-    /// Forgets the uniqueness entries of every entity whose own constraints `model` declares otherwise than
-    /// `previous`. The shape keeps an entity's constraints as a set, so a later schema frame may declare the same
-    /// ones in another order, or a compound one's attributes in another order: the entries (and a checkpoint's
-    /// stored indexes) are keyed by the old ordinals and tuples, and would miss duplicates. The family of such an
-    /// entity becomes pending: its entries are built from its rows under `model` on first need.
+    /// Follows an entity's own uniqueness constraints that `model` declares otherwise than `previous`. The shape
+    /// keeps an entity's constraints as a set, so a later schema frame may declare the same ones in another order,
+    /// or a compound one's attributes in another order: the entries (and a checkpoint's stored indexes) are keyed by
+    /// the old ordinals and tuples. When the constraints are the same ones (``reordering(of:as:)``), the entries are
+    /// renumbered and the stored indexes read in their own order (``CheckpointIndex/storedOrder``), as a model
+    /// change does when the store is opened; otherwise they are forgotten, and the entity's family becomes pending:
+    /// its entries are built from its rows under `model` on first need.
     private mutating func adoptUniqueConstraints(of model: ObjectModel, replacing previous: ObjectModel) {
         func own(_ model: ObjectModel, _ entityIndex: Int) -> [UniqueConstraint] {
             model.entities[entityIndex].uniqueConstraints.filter { $0.entityIndex == entityIndex }
         }
-        let changed = Set(model.entities.indices.filter { own(model, $0) != own(previous, $0) })
+        var changed = Set(model.entities.indices.filter { own(model, $0) != own(previous, $0) })
+        guard !changed.isEmpty else { return }
+        for owner in changed.sorted() {
+            guard let reordering = Self.reordering(of: own(previous, owner), as: own(model, owner)) else { continue }
+            changed.remove(owner)
+            adoptReordering(reordering)
+        }
         guard !changed.isEmpty else { return }
         uniqueIndex = uniqueIndex.filter { !changed.contains($0.key.entityIndex) }
         storedUniqueIndexes.removeAll { index in index.constraint.map { changed.contains($0.entityIndex) } ?? true }
         for owner in changed { pendingUniqueEntities.formUnion(model.entities[owner].familyIndices) }
+    }
+
+    /// For each of an entity's old constraints (by ordinal), the new one over the same attributes and, for each of
+    /// its tuple's values, the position of that value in the old tuple; `nil` unless the constraints are the same
+    /// ones (each new one covers the attributes of exactly one old one).
+    static func reordering(of old: [UniqueConstraint], as new: [UniqueConstraint])
+        -> [(old: UniqueConstraint, new: UniqueConstraint, positions: [Int])]?
+    {
+        guard old.count == new.count else { return nil }
+        var result: [(old: UniqueConstraint, new: UniqueConstraint, positions: [Int])] = []
+        for constraint in old {
+            let attributes = Set(constraint.propertyIndices)
+            let matches = new.filter { Set($0.propertyIndices) == attributes }
+            guard matches.count == 1, let match = matches.first, match.propertyIndices.count == attributes.count
+            else { return nil }
+            let positions = match.propertyIndices.compactMap { constraint.propertyIndices.firstIndex(of: $0) }
+            result.append((constraint, match, positions))
+        }
+        guard Set(result.map(\.new.ordinal)).count == new.count else { return nil }
+        return result
+    }
+
+    /// Renumbers the uniqueness entries and the stored uniqueness indexes of constraints declared in another order
+    /// (``reordering(of:as:)``): nothing is built again.
+    private mutating func adoptReordering(
+        _ reordering: [(old: UniqueConstraint, new: UniqueConstraint, positions: [Int])]
+    ) {
+        var renumbered: [UniqueKey: UInt64] = [:]
+        renumbered.reserveCapacity(uniqueIndex.count)
+        for (tuple, key) in uniqueIndex {
+            guard
+                let found = reordering.first(where: {
+                    $0.old.entityIndex == tuple.entityIndex && $0.old.ordinal == tuple.ordinal
+                })
+            else {
+                renumbered[tuple] = key
+                continue
+            }
+            let values = tuple.values
+            renumbered[
+                UniqueKey(
+                    entityIndex: found.new.entityIndex, ordinal: found.new.ordinal,
+                    values: found.positions.map { values[$0] })] = key
+        }
+        uniqueIndex = renumbered
+        for position in storedUniqueIndexes.indices {
+            guard let constraint = storedUniqueIndexes[position].constraint,
+                let found = reordering.first(where: { $0.old == constraint })
+            else { continue }
+            // The index's own order (the attributes it was written with) stays; only the tuple it is asked with changes.
+            let written = storedUniqueIndexes[position].storedPropertyIndices
+            let order = written.compactMap { found.new.propertyIndices.firstIndex(of: $0) }
+            storedUniqueIndexes[position].constraint = found.new
+            storedUniqueIndexes[position].storedOrder = order == Array(order.indices) ? nil : order
+        }
     }
 
     /// Builds every attribute index from the tables (after a checkpoint was loaded row by row), except those of
@@ -68,7 +131,7 @@ extension StoreState {
     }
 
     /// Adds the uniqueness entries of some entities whose entries are pending, from their columns (every chunk of
-    /// theirs is loaded; a damaged one counts as holding no object).
+    /// theirs is read: the caller loaded and pinned them first, see `Store.buildPendingUniqueEntries(for:)`).
     mutating func buildPendingUniqueEntries(_ entities: [Int], model: ObjectModel) {
         for entityIndex in entities where pendingUniqueEntities.remove(entityIndex) != nil {
             let constraints = model.entities[entityIndex].uniqueConstraints

@@ -46,14 +46,12 @@ extension StoreState {
         return nil
     }
 
-    /// ``readStoredUniqueLookups(_:of:)`` in this state, for a caller that holds the store's lock and cannot throw
-    /// (a save's uniqueness checks): a chunk that cannot be loaded ends the process with its error.
-    func storedHolder(of tuple: UniqueKey) -> UInt64? {
-        do {
-            return try Self.readStoredUniqueLookups(storedUniqueLookups(of: tuple), of: tuple)
-        } catch {
-            fatalError("EventGraph could not fulfill a uniqueness lookup: \(error.message)")
-        }
+    /// ``readStoredUniqueLookups(_:of:)`` in this state, for a caller that holds the store's lock (a save's
+    /// uniqueness checks, before anything of the save is queued).
+    ///
+    /// - Throws: the error of a chunk that cannot be loaded (the save fails and changes nothing).
+    func storedHolder(of tuple: UniqueKey) throws(EventGraphError) -> UInt64? {
+        try Self.readStoredUniqueLookups(storedUniqueLookups(of: tuple), of: tuple)
     }
 
     /// The attribute indexes of a pending entity built from the checkpoint's stored entries and the tail's

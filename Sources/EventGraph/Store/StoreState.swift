@@ -85,10 +85,13 @@ struct StoreState: Sendable {
 
     /// The holder of a unique value tuple: the changes since the checkpoint first, then the checkpoint's stored
     /// entries (format 1.4), each checked against its object's current values.
-    func holder(of tuple: UniqueKey) -> UInt64? {
+    ///
+    /// - Throws: the error of a checkpoint chunk (of the stored index, or of the object an entry names) that cannot
+    ///   be loaded: the holder may be in it.
+    func holder(of tuple: UniqueKey) throws(EventGraphError) -> UInt64? {
         if let key = uniqueIndex[tuple] { return key }
         guard !storedUniqueIndexes.isEmpty else { return nil }
-        return storedHolder(of: tuple)
+        return try storedHolder(of: tuple)
     }
 
     /// The UUID of the store a reference points into; `nil` for this store, and for an index the table lacks.

@@ -14,7 +14,7 @@ extension StoreCoordinator {
         for entity in model.entities where hasRelationships(ofEntity: entity.index) {
             let relationshipIndices = entity.properties.compactMap { $0.relationship?.index }
             for batch in rows(of: entity.index, keepingChunks: false) {
-                for case let row? in batch.rows {
+                for case let row? in try batch.rows() {
                     let source = ObjectReference(row.identity(inStore: batch.storeIndex), entityIndex: entity.index)
                     for index in relationshipIndices {
                         let broken = row.values[index].references.filter {

@@ -157,7 +157,7 @@ final class StoreCoordinator: ObjectStore {
                 chunks: renumberedChunks[Int(storeIndex)], numbering: numbering, keepsChunks: keepingChunks))
     }
 
-    func rows(of entityIndex: Int) -> [StoreRows] {
+    func rows(of entityIndex: Int) throws(EventGraphError) -> [StoreRows] {
         rows(of: entityIndex, keepingChunks: true)
     }
 
@@ -177,18 +177,22 @@ final class StoreCoordinator: ObjectStore {
         }
     }
 
-    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity]) -> [StoreRows] {
+    func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity])
+        throws(EventGraphError) -> [StoreRows]
+    {
         // Each store filters its own columns, as a store of one does (a filter reads attributes, never references).
-        stores.indices.compactMap { position in
+        var batches: [StoreRows] = []
+        for position in stores.indices {
             let storeIndex = UInt32(position)
-            let (version, slots) = stores[position].filteredSlots(
+            let (version, slots) = try stores[position].filteredSlots(
                 entityIndex: entityIndex, filter: filter,
                 extraKeys: extra.lazy.filter { $0.storeIndex == storeIndex }.map(\.key))
-            guard !slots.isEmpty else { return nil }
+            guard !slots.isEmpty else { continue }
             // The table is read after the version: it covers every reference the version holds.
             let tableCount = stores[position].state.withLock { $0.foreignStores.count + 1 }
-            return batch(storeIndex: storeIndex, version: version, slots: slots, tableCount: tableCount)
+            batches.append(batch(storeIndex: storeIndex, version: version, slots: slots, tableCount: tableCount))
         }
+        return batches
     }
 
     func rowCount(of entityIndices: [Int]) -> Int {

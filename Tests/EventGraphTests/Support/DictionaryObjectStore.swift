@@ -71,12 +71,12 @@ final class DictionaryObjectStore: ObjectStore {
 
     func rows(of entityIndex: Int) -> [StoreRows] {
         state.withLock { state in
-            var batches = storeUUIDs.indices.map { StoreRows(storeIndex: UInt32($0), rows: []) }
+            var rows = storeUUIDs.map { _ in [Row?]() }
             for identity in state.order {
                 guard let row = state.rows[identity], row.entityIndex == entityIndex else { continue }
-                batches[Int(identity.storeIndex)].rows.append(row)
+                rows[Int(identity.storeIndex)].append(row)
             }
-            return batches
+            return rows.indices.map { StoreRows(storeIndex: UInt32($0), rows: rows[$0]) }
         }
     }
 
