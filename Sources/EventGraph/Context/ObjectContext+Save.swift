@@ -58,7 +58,9 @@ extension ObjectContext {
             }
             changes.sort { $0.propertyIndex < $1.propertyIndex }
             request.operations.append(.insert(reference(to: object), changes))
-            if let ordinal = upsertKeys[object.identity] { request.upserts[object.identity] = ordinal }
+            if !upsertKeys.isEmpty, let ordinal = upsertKeys[object.identity] {
+                request.upserts[object.identity] = ordinal
+            }
         }
         for object in updated {
             appendUpdate(of: object, to: &request)
@@ -155,8 +157,13 @@ extension ObjectContext {
             } else {
                 object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
             }
-            let persistent = object.entity.isPersistentProperty
-            object.pending.removeAll { persistent[$0.index] }
+            let entity = object.entity
+            if entity.hasTransientProperties {
+                let persistent = entity.isPersistentProperty
+                object.pending.removeAll { persistent[$0.index] }
+            } else {
+                object.pending = []
+            }
         }
         // The store may have changed objects this save did not (the other side of a relationship it kept in
         // agreement): objects of this context that hold an older row take the saved one, so they agree with it. A

@@ -155,10 +155,10 @@ struct InverseRepair {
                 Int(object.entityIndex) < model.entities.count, object.key <= SideVote.maxKey
             else { return false }
             guard inserted.insert(object.key).inserted else { return false }
-            let inverses = model.entities[Int(object.entityIndex)].inverseIndices
+            let links = model.entities[Int(object.entityIndex)].relationshipLinks
             for change in changes {
                 let property = Int(change.propertyIndex)
-                guard property < inverses.count, let inverse = inverses[property] else { continue }
+                guard property < links.count, let inverse = links[property]?.inverseIndex else { continue }
                 switch change.value {
                 case .attribute, .toOne(nil): continue
                 case .toOne(let target?):
