@@ -156,10 +156,12 @@ struct InverseRepair {
             else { return false }
             guard inserted.insert(object.key).inserted else { return false }
             let links = model.entities[Int(object.entityIndex)].relationshipLinks
-            for change in changes {
-                let property = Int(change.propertyIndex)
+            // By position, not `for change in changes`: an attribute's change (a post's body) is skipped on its
+            // index, without copying (retaining) its value.
+            for position in changes.indices {
+                let property = Int(changes[position].propertyIndex)
                 guard property < links.count, let inverse = links[property]?.inverseIndex else { continue }
-                switch change.value {
+                switch changes[position].value {
                 case .attribute, .toOne(nil): continue
                 case .toOne(let target?):
                     guard vote(object.key, property, target, inverse: inverse) else { return false }
