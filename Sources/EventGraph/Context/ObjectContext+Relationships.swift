@@ -13,13 +13,13 @@ extension ObjectContext {
         let destinationIndex = relationship.destinationEntityIndex
         var newReferences: [ObjectReference] = []
         newReferences.reserveCapacity(targets.count)
-        // The targets without repeats, in order, kept as objects: the inverses are attached to them directly.
-        var newTargets: [ManagedObject] = []
-        newTargets.reserveCapacity(targets.count)
+        // The targets without repeats, in order, kept as objects (the inverses are attached to them directly):
+        // `targets` itself unless it repeats one, so that the usual call allocates no second array.
+        var repeatFree: [ManagedObject]?
         // A few targets (a post's tags) are told apart from the earlier ones by comparing, more by hashing.
         let isHashed = targets.count > 8
         var seen: Set<ObjectIdentity> = []
-        for target in targets {
+        for (position, target) in targets.enumerated() {
             // One load of the weak reference when the target is in a context (the usual case), two otherwise.
             if target.contextStorage !== self {
                 if target.contextStorage == nil { insert(target) }
@@ -32,12 +32,15 @@ extension ObjectContext {
                     + "\(model.entities[destinationIndex].name) objects, not \(target.entity.name)")
             let identity = target.identity
             let isNew =
-                isHashed ? seen.insert(identity).inserted : !newTargets.contains { $0.identity == identity }
+                isHashed ? seen.insert(identity).inserted : !targets[..<position].contains { $0.identity == identity }
             if isNew {
                 newReferences.append(reference(to: target))
-                newTargets.append(target)
+                repeatFree?.append(target)
+            } else if repeatFree == nil {
+                repeatFree = Array(targets[..<position])
             }
         }
+        let newTargets = repeatFree ?? targets
         let oldReferences = object.currentValue(at: index)?.references ?? []
         if oldReferences.isEmpty {
             // Nothing to keep or detach (a new object's relationships): every target is added.
