@@ -615,15 +615,12 @@ private struct OperationCheck {
         _ changes: [PropertyChange], to values: inout [PropertyValue], of reference: ObjectReference,
         _ anomalies: inout [String]
     ) throws(EventGraphError) {
-        // By position, not `for change in changes`: each value is retained once, by the row, not also by a copy of
-        // its change.
-        for position in changes.indices {
-            let propertyIndex = changes[position].propertyIndex
-            guard propertyIndex < values.count else {
-                try rejectMissingProperty(propertyIndex, of: reference, &anomalies)
+        for change in changes {
+            guard change.propertyIndex < values.count else {
+                try rejectMissingProperty(change.propertyIndex, of: reference, &anomalies)
                 continue
             }
-            values[Int(propertyIndex)] = changes[position].value
+            values[Int(change.propertyIndex)] = change.value
         }
     }
 
