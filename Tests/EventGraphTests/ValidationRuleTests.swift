@@ -39,6 +39,28 @@ struct ValidationRuleTests {
         try context.save()
     }
 
+    @Test func eachRuleCarriesItsAttributesValueRules() throws {
+        // The rule holds the bounds and the pattern, so that checking a value copies no description.
+        let entity = try #require(Self.model.entity(named: "Badge"))
+        for rule in entity.validationRules {
+            let attribute = try #require(entity.properties[rule.index].attribute)
+            #expect(rule.minimumValue == attribute.minimumValue && rule.maximumValue == attribute.maximumValue)
+            #expect(rule.minimumLength == attribute.minimumLength && rule.maximumLength == attribute.maximumLength)
+            #expect(rule.pattern == attribute.pattern)
+        }
+        let container = try ModelContainer(inMemoryWith: Self.model)
+        let context = container.newBackgroundContext(name: "writer")
+        let badge = Badge()
+        context.insert(badge)
+        badge.level = 0
+        badge.code = "a"
+        let error = try #require(throws: EventGraphError.self) { try context.save() }
+        #expect(
+            error.failures.map { "\($0.propertyName ?? "-"): \($0.message)" } == [
+                "level: is 0, below the minimum 1.0", "code: has length 1, shorter than the minimum 2",
+            ])
+    }
+
     @Test func onlyPropertiesWithARuleAreChecked() throws {
         let entity = try #require(Self.model.entity(named: "Badge"))
         #expect(entity.validationRules.map { entity.properties[$0.index].name } == ["slug", "level", "code"])

@@ -197,6 +197,38 @@ extension PayloadEncodingTests {
             }
         }
 
+        @Test("the room the encoder reserves holds every random changeset (no regrowth)", arguments: 0..<2)
+        func estimatedByteCounts(batch: Int) throws {
+            let seed = randomPayloadSeed &+ 100 &+ UInt64(batch)
+            var random = RandomPayloads(generator: SeededGenerator(seed: seed))
+            for iteration in 0..<250 {
+                var changeset = random.changeset()
+                if iteration % 3 == 0 {
+                    changeset.sequenceReservations = [
+                        SequenceReservation(name: random.string(), lastValue: random.uint64())
+                    ]
+                }
+                if iteration % 5 == 0 {
+                    // A bulk insert's shape: long strings and long to-many lists.
+                    let text = String(repeating: "wörds ", count: 200)
+                    changeset.operations.append(
+                        .insert(
+                            ObjectReference(entityIndex: 1, key: .max),
+                            [
+                                PropertyChange(propertyIndex: 0, value: .attribute(.string(text))),
+                                PropertyChange(
+                                    propertyIndex: 1,
+                                    value: .toMany(
+                                        (0..<300).map { ObjectReference(entityIndex: 2, key: .max - UInt64($0)) })),
+                            ]))
+                }
+                let bytes = try changeset.encoded()
+                #expect(
+                    changeset.estimatedEncodedByteCount >= bytes.count,
+                    "seed \(randomPayloadSeed), batch \(batch), iteration \(iteration)")
+            }
+        }
+
         @Test("random checkpoint chunks survive a round trip")
         func checkpointChunks() throws {
             var random = RandomPayloads(generator: SeededGenerator(seed: randomPayloadSeed ^ 0xC4EC))

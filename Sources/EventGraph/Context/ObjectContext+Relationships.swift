@@ -4,35 +4,43 @@ import LogFormat
 /// that a save records both sides explicitly.
 extension ObjectContext {
     func setRelationship(of object: ManagedObject, at index: Int, to targets: [ManagedObject]) {
-        guard let relationship = object.entity.properties[index].relationship else {
+        // The relationship's link, not its description: a bulk insert sets relationships of every new object, and
+        // a description copy retains its names each time.
+        guard let relationship = object.entity.relationshipLinks[index] else {
             preconditionFailure("\(object.entity.name).\(object.entity.properties[index].name) is not a relationship")
         }
         precondition(relationship.isToMany || targets.count <= 1, "a to-one relationship takes at most one object")
-        let destination = model.entities[relationship.destinationEntityIndex]
+        let destinationIndex = relationship.destinationEntityIndex
         var newReferences: [ObjectReference] = []
         newReferences.reserveCapacity(targets.count)
-        // The targets without repeats, in order, kept as objects: the inverses are attached to them directly.
-        var newTargets: [ManagedObject] = []
-        newTargets.reserveCapacity(targets.count)
+        // The targets without repeats, in order, kept as objects (the inverses are attached to them directly):
+        // `targets` itself unless it repeats one, so that the usual call allocates no second array.
+        var repeatFree: [ManagedObject]?
         // A few targets (a post's tags) are told apart from the earlier ones by comparing, more by hashing.
         let isHashed = targets.count > 8
         var seen: Set<ObjectIdentity> = []
-        for target in targets {
-            if target.contextStorage == nil { insert(target) }
-            precondition(target.contextStorage === self, "\(target) belongs to another context than \(object)")
+        for (position, target) in targets.enumerated() {
+            // One load of the weak reference when the target is in a context (the usual case), two otherwise.
+            if target.contextStorage !== self {
+                if target.contextStorage == nil { insert(target) }
+                precondition(target.contextStorage === self, "\(target) belongs to another context than \(object)")
+            }
             precondition(!target.isDeleted, "\(target) is deleted and cannot be related to \(object)")
             precondition(
-                target.entity.isKindOf(destination),
-                "\(object.entity.name).\(relationship.name) takes \(destination.name) objects, not \(target.entity.name)"
-            )
+                target.entity.index == destinationIndex || target.entity.isKindOf(model.entities[destinationIndex]),
+                "\(object.entity.name).\(object.entity.properties[index].name) takes "
+                    + "\(model.entities[destinationIndex].name) objects, not \(target.entity.name)")
             let identity = target.identity
             let isNew =
-                isHashed ? seen.insert(identity).inserted : !newTargets.contains { $0.identity == identity }
+                isHashed ? seen.insert(identity).inserted : !targets[..<position].contains { $0.identity == identity }
             if isNew {
                 newReferences.append(reference(to: target))
-                newTargets.append(target)
+                repeatFree?.append(target)
+            } else if repeatFree == nil {
+                repeatFree = Array(targets[..<position])
             }
         }
+        let newTargets = repeatFree ?? targets
         let oldReferences = object.currentValue(at: index)?.references ?? []
         if oldReferences.isEmpty {
             // Nothing to keep or detach (a new object's relationships): every target is added.
@@ -87,21 +95,16 @@ extension ObjectContext {
     /// `forwardIndex`); a to-one inverse first releases its previous target.
     func attach(_ source: ManagedObject, to target: ManagedObject, at index: Int, forwardIndex: Int) {
         if noteUnmounted(target, at: index) { return }
-        // Decide first, in a scope of its own, so that no copy of the target's list is alive while it is edited.
-        let isToMany: Bool
-        do {
-            if case .toMany(let references) = target.currentValue(at: index) ?? target.entity.defaultValues[index] {
-                // An object inserted in this context cannot be in a committed list, and the forward side adds it
-                // once, so the linear membership test is only needed for objects that existed before.
-                if !source.flags.contains(.isInserted), references.contains(where: { $0.identity == source.identity }) {
-                    return
-                }
-                isToMany = true
-            } else {
-                isToMany = false
+        // The model says whether the inverse is to-many: the target's list is not read (and retained) for that.
+        guard let link = target.entity.relationshipLinks[index] else { return }
+        if link.isToMany {
+            // An object inserted in this context cannot be in a committed list, and the forward side adds it once,
+            // so the linear membership test is only needed for objects that existed before. It is decided first, in
+            // a scope of its own, so that no copy of the target's list is alive while it is edited.
+            if !source.flags.contains(.isInserted) {
+                guard case .toMany(let references) = target.currentValue(at: index) ?? .toMany([]) else { return }
+                if references.contains(where: { $0.identity == source.identity }) { return }
             }
-        }
-        if isToMany {
             let added = reference(to: source)
             target.modifyPendingToMany(at: index) { $0.append(added) }
             return

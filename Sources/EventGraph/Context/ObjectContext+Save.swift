@@ -50,15 +50,23 @@ extension ObjectContext {
         for object in inserted {
             let entity = object.entity
             // An object's unsaved values hold each property once: read in property order, not looked up per property.
+            // By position, not `for entry in pending`: each value is retained once, by its change, not also by a
+            // copy of its entry.
+            let pending = object.pending
             var changes: [PropertyChange] = []
-            changes.reserveCapacity(object.pending.count)
-            for entry in object.pending where entity.isPersistentProperty[entry.index] {
-                guard entry.value != entity.defaultValues[entry.index] else { continue }
-                changes.append(PropertyChange(propertyIndex: UInt32(entry.index), value: entry.value))
+            changes.reserveCapacity(pending.count)
+            for position in pending.indices {
+                let index = pending[position].index
+                guard entity.isPersistentProperty[index], pending[position].value != entity.defaultValues[index] else {
+                    continue
+                }
+                changes.append(PropertyChange(propertyIndex: UInt32(index), value: pending[position].value))
             }
             changes.sort { $0.propertyIndex < $1.propertyIndex }
             request.operations.append(.insert(reference(to: object), changes))
-            if let ordinal = upsertKeys[object.identity] { request.upserts[object.identity] = ordinal }
+            if !upsertKeys.isEmpty, let ordinal = upsertKeys[object.identity] {
+                request.upserts[object.identity] = ordinal
+            }
         }
         for object in updated {
             appendUpdate(of: object, to: &request)
@@ -155,8 +163,13 @@ extension ObjectContext {
             } else {
                 object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
             }
-            let persistent = object.entity.isPersistentProperty
-            object.pending.removeAll { persistent[$0.index] }
+            let entity = object.entity
+            if entity.hasTransientProperties {
+                let persistent = entity.isPersistentProperty
+                object.pending.removeAll { persistent[$0.index] }
+            } else {
+                object.pending = []
+            }
         }
         // The store may have changed objects this save did not (the other side of a relationship it kept in
         // agreement): objects of this context that hold an older row take the saved one, so they agree with it. A

@@ -41,13 +41,15 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The attributes the store keeps a sorted index of (see ``AttributeIndex``), in property order.
     var indexedPropertyIndices: [Int] = []
     let isPersistentProperty: [Bool]
+    /// Whether some property is transient (``isPersistentProperty`` has a `false`).
+    let hasTransientProperties: Bool
     /// The properties that have a validation rule to check at save, with what the check reads of each.
     let validationRules: [ValidationRule]
     /// The attributes whose large values are stored externally.
     let externalStoragePropertyIndices: [Int]
-    /// Each property's inverse relationship index (`nil` for an attribute or a relationship without an inverse):
-    /// read per value by a save's inverse check, which must not copy a ``PropertyDescription`` per value.
-    let inverseIndices: [Int?]
+    /// Each property's relationship as a setter and a save's inverse check read it (`nil` for an attribute): read
+    /// per object and value, which must not copy a ``PropertyDescription`` (its names) each time.
+    let relationshipLinks: [RelationshipLink?]
 
     init(
         name: String, index: Int, superentityName: String?, superentityIndex: Int?, isAbstract: Bool,
@@ -78,11 +80,12 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             }
         }
         self.isPersistentProperty = properties.map(\.isPersistent)
+        self.hasTransientProperties = isPersistentProperty.contains(false)
         self.validationRules = properties.compactMap(ValidationRule.init)
         self.externalStoragePropertyIndices = properties.indices.filter {
             properties[$0].attribute?.externalStorageThreshold != nil
         }
-        self.inverseIndices = properties.map { $0.relationship?.inverseIndex }
+        self.relationshipLinks = properties.map { $0.relationship.map(RelationshipLink.init) }
     }
 
     /// The property with this name.
@@ -111,6 +114,20 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     }
 
     public var description: String { "entity \(name)" }
+}
+
+/// The fields of a relationship that setting it reads: its destination, its inverse and its cardinality.
+struct RelationshipLink: Sendable {
+    let destinationEntityIndex: Int
+    /// The inverse relationship's index in the destination entity, `nil` when it has none.
+    let inverseIndex: Int?
+    let isToMany: Bool
+
+    init(_ relationship: RelationshipDescription) {
+        destinationEntityIndex = relationship.destinationEntityIndex
+        inverseIndex = relationship.inverseIndex
+        isToMany = relationship.isToMany
+    }
 }
 
 /// A uniqueness constraint resolved to property indices.

@@ -30,12 +30,19 @@ struct ValidationRule: Sendable {
     let isRelationship: Bool
     /// A null attribute fails (non-optional and persistent), or an empty to-one (non-optional).
     let isRequired: Bool
-    /// Whether an attribute has a range, length or pattern (checked with its description).
+    /// Whether an attribute has a range, length or pattern.
     let hasValueRules: Bool
     let isToMany: Bool
     /// A to-many's bounds; 0 for none.
     let minimumCount: Int
     let maximumCount: Int
+    /// An attribute's value rules, as its description gives them (``AttributeDescription/minimumValue`` …): kept
+    /// here so that checking them does not copy the description (its names and default) once per object.
+    private(set) var minimumValue: Double?
+    private(set) var maximumValue: Double?
+    private(set) var minimumLength: Int?
+    private(set) var maximumLength: Int?
+    private(set) var pattern: String?
 
     /// The rule of a property, `nil` when it has nothing to check: a value can fail only a rule it has, and a
     /// non-optional persistent attribute can be null. Every relationship is checked.
@@ -50,6 +57,8 @@ struct ValidationRule: Sendable {
             self.init(
                 index: a.index, isRelationship: false, isRequired: isRequired, hasValueRules: hasValueRules,
                 isToMany: false, minimumCount: 0, maximumCount: 0)
+            (minimumValue, maximumValue) = (a.minimumValue, a.maximumValue)
+            (minimumLength, maximumLength, pattern) = (a.minimumLength, a.maximumLength, a.pattern)
         case .relationship(let r):
             self.init(
                 index: r.index, isRelationship: true, isRequired: !r.isOptional, hasValueRules: false,
@@ -135,25 +144,24 @@ extension EntityDescription {
                 if rule.isRequired { fail(.required, "is required") }
                 continue
             }
-            // Only an attribute with a range, length or pattern copies its description.
-            guard rule.hasValueRules, case .attribute(let attribute) = properties[rule.index] else { continue }
-            if attribute.minimumValue != nil || attribute.maximumValue != nil, let number = value.numericValue {
-                if let minimum = attribute.minimumValue, number < minimum {
+            guard rule.hasValueRules else { continue }
+            if rule.minimumValue != nil || rule.maximumValue != nil, let number = value.numericValue {
+                if let minimum = rule.minimumValue, number < minimum {
                     fail(.minimumValue, "is \(value.displayText), below the minimum \(minimum)")
                 }
-                if let maximum = attribute.maximumValue, number > maximum {
+                if let maximum = rule.maximumValue, number > maximum {
                     fail(.maximumValue, "is \(value.displayText), above the maximum \(maximum)")
                 }
             }
-            if attribute.minimumLength != nil || attribute.maximumLength != nil, let length = value.length {
-                if let minimum = attribute.minimumLength, length < minimum {
+            if rule.minimumLength != nil || rule.maximumLength != nil, let length = value.length {
+                if let minimum = rule.minimumLength, length < minimum {
                     fail(.minimumLength, "has length \(length), shorter than the minimum \(minimum)")
                 }
-                if let maximum = attribute.maximumLength, length > maximum {
+                if let maximum = rule.maximumLength, length > maximum {
                     fail(.maximumLength, "has length \(length), longer than the maximum \(maximum)")
                 }
             }
-            if let pattern = attribute.pattern, case .string(let text) = value {
+            if let pattern = rule.pattern, case .string(let text) = value {
                 do {
                     let regex = try patterns.regex(pattern)
                     if (try? regex.wholeMatch(in: text)) == nil {

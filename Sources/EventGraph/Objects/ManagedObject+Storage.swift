@@ -82,13 +82,19 @@ extension ManagedObject {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
         if detachment != nil { stopIfContextReleased(index, changing: true) }
         if flags.contains(.isFault) { fireFault() }
-        for position in pending.indices where pending[position].index == index {
-            guard case .toMany(var references) = pending[position].value else { break }
-            pending[position].value = .toOne(nil)  // drop the pending entry's reference so `references` is unique
-            body(&references)
-            pending[position].value = .toMany(references)
-            return
+        // One access to the pending values, not one per read and write of them (an inverse kept up to date as
+        // objects are inserted edits a tag's list once per post).
+        let isEdited = pending.withUnsafeMutableBufferPointer { pending in
+            for position in pending.indices where pending[position].index == index {
+                guard case .toMany(var references) = pending[position].value else { return false }
+                pending[position].value = .toOne(nil)  // drop the pending entry's reference so `references` is unique
+                body(&references)
+                pending[position].value = .toMany(references)
+                return true
+            }
+            return false
         }
+        if isEdited { return }
         var references: [ObjectReference] = []
         if case .toMany(let committed) = committed?.value(at: index) ?? entity.defaultValues[index] {
             references = committed

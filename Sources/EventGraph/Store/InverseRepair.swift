@@ -155,11 +155,13 @@ struct InverseRepair {
                 Int(object.entityIndex) < model.entities.count, object.key <= SideVote.maxKey
             else { return false }
             guard inserted.insert(object.key).inserted else { return false }
-            let inverses = model.entities[Int(object.entityIndex)].inverseIndices
-            for change in changes {
-                let property = Int(change.propertyIndex)
-                guard property < inverses.count, let inverse = inverses[property] else { continue }
-                switch change.value {
+            let links = model.entities[Int(object.entityIndex)].relationshipLinks
+            // By position, not `for change in changes`: an attribute's change (a post's body) is skipped on its
+            // index, without copying (retaining) its value.
+            for position in changes.indices {
+                let property = Int(changes[position].propertyIndex)
+                guard property < links.count, let inverse = links[property]?.inverseIndex else { continue }
+                switch changes[position].value {
                 case .attribute, .toOne(nil): continue
                 case .toOne(let target?):
                     guard vote(object.key, property, target, inverse: inverse) else { return false }

@@ -81,6 +81,17 @@ extension AttributeValue {
         }
     }
 
+    /// At least the byte count of ``encode(to:)`` (a varint counted at its longest), without encoding the value.
+    var estimatedEncodedByteCount: Int {
+        switch self {
+        case .string(let value), .url(let value), .decimal(let value): 11 + value.utf8.count
+        case .binary(let value), .transformable(let value): 11 + value.count
+        case .uuid: 17
+        case .blob: 31
+        default: 11
+        }
+    }
+
     /// Reads a tag byte and the value it introduces.
     init(from reader: inout ByteReader) throws(LogFormatError) {
         let tagOffset = reader.offset

@@ -16,8 +16,11 @@ extension Changeset {
     ///   ``LogFormatError/Code/invalidArgument`` when an ``ObjectReference/storeIndex`` names no foreign store.
     public func encoded() throws(LogFormatError) -> [UInt8] {
         // A save of one store that advances no counter stays version 1, byte for byte, so that older readers read it.
+        // Room for the whole payload up front: a bulk save's tens of megabytes are not copied at every doubling.
         return try PayloadEnvelope.encode(
-            "changeset", maxByteCount: LogLimits.maxTransactionByteCount, version: try payloadVersion()
+            "changeset", maxByteCount: LogLimits.maxTransactionByteCount,
+            reservedByteCount: min(estimatedEncodedByteCount, LogLimits.maxTransactionByteCount),
+            version: try payloadVersion()
         ) { (writer) throws(LogFormatError) in
             writer.writeVarUInt(transactionID)
             writer.writeVarInt(commitTimeMicroseconds)
@@ -33,6 +36,36 @@ extension Changeset {
                 try SequenceReservation.encodeList(sequenceReservations, to: &writer)
             }
         }
+    }
+
+    /// At least the byte count of ``encoded()`` (each varint counted at its longest), read from the lengths of the
+    /// strings and lists without encoding them: the room the encoder reserves.
+    var estimatedEncodedByteCount: Int {
+        let reference = 20  // store index, entity index and key
+        var count = 64 + author.utf8.count + 16 * foreignStores.count
+        count += 32 * (crossStore?.participants.count ?? 0)
+        for reservation in sequenceReservations { count += 20 + reservation.name.utf8.count }
+        func estimate(_ changes: [PropertyChange]) -> Int {
+            var count = 10
+            for change in changes {
+                count += 10
+                switch change.value {
+                case .attribute(let value): count += value.estimatedEncodedByteCount
+                case .toOne: count += 1 + reference
+                case .toMany(let targets): count += 11 + reference * targets.count
+                }
+            }
+            return count
+        }
+        for operation in operations {
+            count += 1 + reference
+            switch operation {
+            case .insert(_, let changes), .update(_, let changes): count += estimate(changes)
+            case .relate(_, _, let added, let removed): count += 25 + reference * (added.count + removed.count)
+            case .delete: continue
+            }
+        }
+        return count
     }
 
     /// Decodes a changeset encoded by ``encoded()`` (through `Changeset.visit` with a collector: the one

@@ -23,8 +23,9 @@ extension PropertyChange {
         _ changes: [PropertyChange], to writer: inout ByteWriter, foreignStoreCount: Int
     ) throws(LogFormatError) {
         try writer.writeCount(changes.count, limit: LogLimits.maxPropertyCount, field: "a list of property values")
-        for change in changes {
-            try change.encode(to: &writer, foreignStoreCount: foreignStoreCount)
+        // By position: a change is encoded where it is, not copied (its value retained) first.
+        for position in changes.indices {
+            try changes[position].encode(to: &writer, foreignStoreCount: foreignStoreCount)
         }
     }
 }
