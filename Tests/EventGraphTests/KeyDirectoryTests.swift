@@ -61,7 +61,8 @@ struct KeyDirectoryTests {
     }
 
     /// Keys a crafted file could hold: all in shard 0, and (the directory's Fibonacci hash being a multiplication by
-    /// an odd constant) with hashes 1, 2, 3, … whose top bits, which pick the home place, are all zero.
+    /// an odd constant) with hashes 1, 2, 3, … whose top bits, which pick the home place, are all zero; each hash
+    /// is shared by a group of 16 keys (bits 8 to 11), which take the 16 places from that home.
     static func pilingKeys(count: Int) -> [UInt64] {
         let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
         var inverse = golden
@@ -71,10 +72,36 @@ struct KeyDirectoryTests {
         while keys.count < count {
             multiple += 1
             let mixed = multiple &* inverse
-            guard mixed >> 56 == 0 else { continue }
-            keys.append(mixed << 8 | mixed >> 56)  // the directory hashes `key >> 8 ^ key << 56`, which is `mixed`
+            guard mixed >> 52 == 0 else { continue }
+            // The directory hashes `key >> 12`, which is `mixed`.
+            for place in 0..<16 as Range<UInt64> where keys.count < count { keys.append(mixed << 12 | place << 8) }
         }
         return keys
+    }
+
+    @Test(
+        "sequential keys take neighbouring places in their shards, 16 to a group, so a replay's inserts walk memory in order"
+    )
+    func sequentialKeysAreNeighbours() {
+        var directory = KeyDirectory()
+        let keys = 1...200_000 as ClosedRange<UInt64>
+        directory.reserveCapacity(adding: keys.count)
+        for key in keys { directory.set(Int(key), for: key) }
+        // A shard holds every 256th key: `key` and `key + 256` are neighbours in one shard's table when they are in
+        // one group of 16 (unless another group's run is in the way). Fibonacci hashing of each key alone spread
+        // them (about 1 in 1,000 neighbours).
+        var pairs = 0
+        var neighbours = 0
+        for key in keys where key + 256 <= keys.upperBound {
+            let place = directory.placeForTests(of: key)!
+            let next = directory.placeForTests(of: key + 256)!
+            #expect(place.shard == next.shard)
+            pairs += 1
+            if next.place == (place.place + 1) % place.capacity { neighbours += 1 }
+        }
+        #expect(neighbours * 10 >= pairs * 8, "\(neighbours) of \(pairs) keys sit next to the one 256 before")
+        #expect(!directory.probeStatistics.isSeeded)
+        for key in keys { #expect(directory[key] == Int(key)) }
     }
 
     @Test("keys crafted to share their home place do not pile up: the shard takes a seed and spreads them")
