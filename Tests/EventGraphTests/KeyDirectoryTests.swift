@@ -60,23 +60,17 @@ struct KeyDirectoryTests {
         #expect(directory.count == 0 && directory[reference.keys.first ?? 0] == nil)
     }
 
-    /// Keys a crafted file could hold: all in shard 0, and (the directory's Fibonacci hash being a multiplication by
-    /// an odd constant) with hashes 1, 2, 3, … whose top bits, which pick the home place, are all zero; each hash
-    /// is shared by a group of 16 keys (bits 8 to 11), which take the 16 places from that home.
+    /// Keys a crafted file could hold: all in shard 0 and the first of their group of 16, with hashes just below
+    /// 2^64 whose top 16 bits, which pick the home place in a shard of up to 65,536 places, are all ones.
+    ///
+    /// The directory hashes `key >> 12` times 2^64 / φ (rounded); a Fibonacci number times it lands a little below a
+    /// multiple of 2^64, so the multiples of that number do too, by a little more each.
     static func pilingKeys(count: Int) -> [UInt64] {
         let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var inverse = golden
-        for _ in 0..<6 { inverse &*= 2 &- golden &* inverse }  // Newton's iteration for the inverse mod 2^64
-        var keys: [UInt64] = []
-        var multiple: UInt64 = 0
-        while keys.count < count {
-            multiple += 1
-            let mixed = multiple &* inverse
-            guard mixed >> 52 == 0 else { continue }
-            // The directory hashes `key >> 12`, which is `mixed`.
-            for place in 0..<16 as Range<UInt64> where keys.count < count { keys.append(mixed << 12 | place << 8) }
-        }
-        return keys
+        var (previous, step): (UInt64, UInt64) = (1, 2)
+        while 0 &- step &* golden >= 1 << 34 { (previous, step) = (step, previous + step) }
+        precondition(UInt64(count) * (0 &- step &* golden) < 1 << 48, "too many keys to share the top 16 bits")
+        return (1...UInt64(count)).map { ($0 * step) << 12 }
     }
 
     @Test(

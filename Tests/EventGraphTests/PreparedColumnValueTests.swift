@@ -13,7 +13,8 @@ struct PreparedColumnValueTests {
         nil, .attribute(.null), .attribute(.int16(-3)), .attribute(.int32(7)), .attribute(.int64(1 << 40)),
         .attribute(.double(2.5)), .attribute(.float(-1.5)), .attribute(.bool(true)), .attribute(.bool(false)),
         .attribute(.date(1_000)), .attribute(.string("")), .attribute(.string("héllo")),
-        .attribute(.binary([1, 2, 3])), .attribute(.uuid(LogUUID(high: 0xE621_E1F8, low: 7))),
+        .attribute(.binary([1, 2, 3])), .attribute(.binary([])), .attribute(.url("https://a.example")),
+        .attribute(.uuid(LogUUID(high: 0xE621_E1F8, low: 7))),
         .toOne(nil), .toOne(references[0]), .toMany([]), .toMany(Array(references.prefix(3))),
         .toMany(references),
     ]
@@ -51,7 +52,9 @@ struct PreparedColumnValueTests {
         #expect(!isValue(PreparedColumnValue(.attribute(.int64(5)))))
         #expect(!isValue(PreparedColumnValue(.toOne(nil))))
         #expect(!isValue(PreparedColumnValue(.toMany([]))))
-        #expect(isValue(PreparedColumnValue(.attribute(.string("a")))))
+        #expect(!isValue(PreparedColumnValue(.attribute(.string("a")))))
+        #expect(!isValue(PreparedColumnValue(.attribute(.binary([])))))
+        #expect(isValue(PreparedColumnValue(.attribute(.uuid(LogUUID(high: 1, low: 2))))))
         #expect(isValue(PreparedColumnValue(.toMany(Array(Self.references.prefix(1))))))
     }
 }

@@ -256,8 +256,8 @@ struct Column: Sendable {
     }
 
     /// Stores a prepared value of a slot: what ``set(_:at:)`` does with the value it was prepared from, without
-    /// going through ``PropertyValue`` for the common defaults (null, a fixed-width value, no to-one target, an
-    /// empty to-many list).
+    /// going through ``PropertyValue`` for the common defaults (null, a fixed-width value, a string, no to-one target,
+    /// an empty to-many list).
     @inline(__always)
     mutating func set(_ value: PreparedColumnValue, at slot: Int) {
         let old = tag(at: slot)
@@ -268,6 +268,7 @@ struct Column: Sendable {
             Self.pad(&words, to: slot, with: 0)
             words[slot] = word
             setTag(tag, at: slot, old: old)
+        case .bytes(let tag, let bytes): bytes.withUnsafeBytes { set(bytes: $0, tag: tag, at: slot) }
         case .emptyMany:
             // A list in `largeLists` is never empty, so a count of 0 is an empty list held (`holdsMany([])`).
             if old == .toMany && manyCounts[slot] == 0 { return }
@@ -404,12 +405,14 @@ struct Column: Sendable {
 }
 
 /// A property value prepared once for being written into many slots (a replayed insert's defaults): the common
-/// defaults as a tag or a bit pattern, anything else as the value.
+/// defaults as a tag, a bit pattern or bytes, anything else (a UUID, a relationship with targets) as the value.
 enum PreparedColumnValue: Sendable {
     /// A value that is its tag alone: null, or a to-one relationship without a target.
     case tag(ValueTag)
     /// A fixed-width value (see ``AttributeValue/fixedWidthEncoding``).
     case word(ValueTag, UInt64)
+    /// A byte value (a string's UTF-8, a binary's bytes).
+    case bytes(ValueTag, [UInt8])
     /// An empty to-many list.
     case emptyMany
     /// Any other value, written as ``Column/set(_:at:)-(PropertyValue?,_)`` writes it.
@@ -420,6 +423,8 @@ enum PreparedColumnValue: Sendable {
         case .attribute(let attribute):
             if let (tag, word) = attribute.fixedWidthEncoding {
                 self = .word(tag, word)
+            } else if let (tag, bytes) = attribute.withBytesEncoding({ ($0, Array($1)) }) {
+                self = .bytes(tag, bytes)
             } else if case .null = attribute {
                 self = .tag(.null)
             } else {
