@@ -178,6 +178,10 @@ private final class ChangesetDecoding: Sendable {
     private static let smallestPayloadDecodedAside =
         ProcessInfo.processInfo.environment["EGCTL_DECODE_ASIDE_BYTES"].flatMap { Int($0) } ?? 64 << 10
 
+    /// One thread decodes (a serial queue: one transaction ahead is all the pipeline needs, and the allocations of
+    /// one more thread are all it adds to the process's memory).
+    private static let queue = DispatchQueue(label: "egctl.changeset-decoding")
+
     private let result: Mutex<Result<ReplayChangeset, LogFormatError>?>
     private let done: DispatchSemaphore?
 
@@ -189,7 +193,7 @@ private final class ChangesetDecoding: Sendable {
         }
         result = Mutex(nil)
         done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { [self] in
+        Self.queue.async { [self] in
             let decoded = Self.decode(transaction)
             result.withLock { $0 = decoded }
             done!.signal()
