@@ -67,3 +67,47 @@ struct EgctlDemoTests {
         #expect(try digest("other.eglog", seed: seed + 1) != first)
     }
 }
+
+@Suite("egctl decodes the next transaction on another thread while it applies one, with the same results")
+struct EgctlDecodeAsideTests {
+    @Test(
+        "summaries up to each point, the digest and the changesets printed agree whether changesets are decoded aside or not"
+    )
+    func decodingAsideChangesNothing() throws {
+        let scratch = Scratch()
+        let store = scratch.file("blog.eglog")
+        let demo = try Egctl.run("demo", store, "--posts", "400", "--updates", "300", "--seed", "2")
+        try #require(demo.status == 0, "\(demo.stderr)")
+        let aside = ["EGCTL_DECODE_ASIDE_BYTES": "0"]
+        let inline = ["EGCTL_DECODE_ASIDE_BYTES": "\(Int.max)"]
+        func run(_ arguments: [String], _ environment: [String: String]) throws -> String {
+            let result = try Egctl.run(arguments, environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout
+        }
+        func summary(_ arguments: [String], _ environment: [String: String]) throws -> [String: Any] {
+            var json = try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(run(arguments + ["--summary", "--json"], environment).utf8))
+                    as? [String: Any])
+            json["seconds"] = nil
+            json["megabytesPerSecond"] = nil
+            return json
+        }
+        let whole = try summary(["replay", store], aside)
+        // The golden digest of this demo store (EgctlDemoTests).
+        #expect(whole["stateDigest"] as? String == "9aa444b6ebe7747cd22bcba8983f14ca")
+        let last = try #require(whole["lastTransactionID"] as? Int)
+        for until in [1, 2, 3, last / 2, last - 1, last, last + 5] {
+            let arguments = ["replay", store, "--until", "\(until)"]
+            let asideSummary = try summary(arguments, aside)
+            let inlineSummary = try summary(arguments, inline)
+            #expect(NSDictionary(dictionary: asideSummary).isEqual(to: inlineSummary), "--until \(until)")
+            #expect(asideSummary["lastTransactionID"] as? Int == min(until, last))
+        }
+        let changesets = ["replay", store, "--changesets", "--json", "--from", "3"]
+        let printed = try run(changesets, aside)
+        #expect(printed == (try run(changesets, inline)))
+        #expect(printed.split(separator: "\n").count == last - 2)
+    }
+}

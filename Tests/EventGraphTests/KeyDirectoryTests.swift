@@ -60,21 +60,42 @@ struct KeyDirectoryTests {
         #expect(directory.count == 0 && directory[reference.keys.first ?? 0] == nil)
     }
 
-    /// Keys a crafted file could hold: all in shard 0, and (the directory's Fibonacci hash being a multiplication by
-    /// an odd constant) with hashes 1, 2, 3, … whose top bits, which pick the home place, are all zero.
+    /// Keys a crafted file could hold: all in shard 0 and the first of their group of 16, with hashes just below
+    /// 2^64 whose top 16 bits, which pick the home place in a shard of up to 65,536 places, are all ones.
+    ///
+    /// The directory hashes `key >> 12` times 2^64 / φ (rounded); a Fibonacci number times it lands a little below a
+    /// multiple of 2^64, so the multiples of that number do too, by a little more each.
     static func pilingKeys(count: Int) -> [UInt64] {
         let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var inverse = golden
-        for _ in 0..<6 { inverse &*= 2 &- golden &* inverse }  // Newton's iteration for the inverse mod 2^64
-        var keys: [UInt64] = []
-        var multiple: UInt64 = 0
-        while keys.count < count {
-            multiple += 1
-            let mixed = multiple &* inverse
-            guard mixed >> 56 == 0 else { continue }
-            keys.append(mixed << 8 | mixed >> 56)  // the directory hashes `key >> 8 ^ key << 56`, which is `mixed`
+        var (previous, step): (UInt64, UInt64) = (1, 2)
+        while 0 &- step &* golden >= 1 << 34 { (previous, step) = (step, previous + step) }
+        precondition(UInt64(count) * (0 &- step &* golden) < 1 << 48, "too many keys to share the top 16 bits")
+        return (1...UInt64(count)).map { ($0 * step) << 12 }
+    }
+
+    @Test(
+        "sequential keys take neighbouring places in their shards, 16 to a group, so a replay's inserts walk memory in order"
+    )
+    func sequentialKeysAreNeighbours() {
+        var directory = KeyDirectory()
+        let keys = 1...200_000 as ClosedRange<UInt64>
+        directory.reserveCapacity(adding: keys.count)
+        for key in keys { directory.set(Int(key), for: key) }
+        // A shard holds every 256th key: `key` and `key + 256` are neighbours in one shard's table when they are in
+        // one group of 16 (unless another group's run is in the way). Fibonacci hashing of each key alone spread
+        // them (about 1 in 1,000 neighbours).
+        var pairs = 0
+        var neighbours = 0
+        for key in keys where key + 256 <= keys.upperBound {
+            let place = directory.placeForTests(of: key)!
+            let next = directory.placeForTests(of: key + 256)!
+            #expect(place.shard == next.shard)
+            pairs += 1
+            if next.place == (place.place + 1) % place.capacity { neighbours += 1 }
         }
-        return keys
+        #expect(neighbours * 10 >= pairs * 8, "\(neighbours) of \(pairs) keys sit next to the one 256 before")
+        #expect(!directory.probeStatistics.isSeeded)
+        for key in keys { #expect(directory[key] == Int(key)) }
     }
 
     @Test("keys crafted to share their home place do not pile up: the shard takes a seed and spreads them")

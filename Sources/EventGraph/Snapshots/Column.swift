@@ -255,6 +255,29 @@ struct Column: Sendable {
         }
     }
 
+    /// Stores a prepared value of a slot: what ``set(_:at:)`` does with the value it was prepared from, without
+    /// going through ``PropertyValue`` for the common defaults (null, a fixed-width value, a string, no to-one target,
+    /// an empty to-many list).
+    @inline(__always)
+    mutating func set(_ value: PreparedColumnValue, at slot: Int) {
+        let old = tag(at: slot)
+        switch value {
+        case .tag(let tag): setTag(tag, at: slot, old: old)
+        case .word(let tag, let word):
+            if old == tag && words[slot] == word { return }
+            Self.pad(&words, to: slot, with: 0)
+            words[slot] = word
+            setTag(tag, at: slot, old: old)
+        case .bytes(let tag, let bytes): bytes.withUnsafeBytes { set(bytes: $0, tag: tag, at: slot) }
+        case .emptyMany:
+            // A list in `largeLists` is never empty, so a count of 0 is an empty list held (`holdsMany([])`).
+            if old == .toMany && manyCounts[slot] == 0 { return }
+            setMany([], at: slot, old: old)
+            setTag(.toMany, at: slot, old: old)
+        case .value(let value): set(value, at: slot)
+        }
+    }
+
     /// Edits a to-many slot's list in place (a replayed relate): a list with an array of its own is moved out of
     /// ``largeLists``, edited and put back, so that adding one target to a tag's list of every post copies the list
     /// at most once per chunk version (when another version still shares it), not once per relate.
@@ -377,6 +400,39 @@ struct Column: Sendable {
             array.append(filler)
         } else if slot > array.count {
             array.append(contentsOf: repeatElement(filler, count: slot + 1 - array.count))
+        }
+    }
+}
+
+/// A property value prepared once for being written into many slots (a replayed insert's defaults): the common
+/// defaults as a tag, a bit pattern or bytes, anything else (a UUID, a relationship with targets) as the value.
+enum PreparedColumnValue: Sendable {
+    /// A value that is its tag alone: null, or a to-one relationship without a target.
+    case tag(ValueTag)
+    /// A fixed-width value (see ``AttributeValue/fixedWidthEncoding``).
+    case word(ValueTag, UInt64)
+    /// A byte value (a string's UTF-8, a binary's bytes).
+    case bytes(ValueTag, [UInt8])
+    /// An empty to-many list.
+    case emptyMany
+    /// Any other value, written as ``Column/set(_:at:)-(PropertyValue?,_)`` writes it.
+    case value(PropertyValue)
+
+    init(_ value: PropertyValue) {
+        switch value {
+        case .attribute(let attribute):
+            if let (tag, word) = attribute.fixedWidthEncoding {
+                self = .word(tag, word)
+            } else if let (tag, bytes) = attribute.withBytesEncoding({ ($0, Array($1)) }) {
+                self = .bytes(tag, bytes)
+            } else if case .null = attribute {
+                self = .tag(.null)
+            } else {
+                self = .value(value)
+            }
+        case .toOne(nil): self = .tag(.toOneNil)
+        case .toMany(let list) where list.isEmpty: self = .emptyMany
+        default: self = .value(value)
         }
     }
 }

@@ -162,6 +162,19 @@ struct ColumnChunk: Sendable {
         columns[property].set(value, at: slot)
     }
 
+    /// Writes the prepared defaults of a new slot's properties, except those whose entry in `setBy` is `number`
+    /// (written by the insert itself): a replayed insert's defaults, through the column array's buffer (no
+    /// uniqueness check of the array per property).
+    mutating func setDefaults(_ defaults: [PreparedColumnValue], at slot: Int, except setBy: [Int], number: Int) {
+        precondition(defaults.count <= Int(valueCounts[slot]), "slot \(slot) has fewer properties than defaults")
+        precondition(setBy.count >= defaults.count, "every default needs an entry in setBy")
+        columns.withUnsafeMutableBufferPointer { columns in
+            for property in defaults.indices where setBy[property] != number {
+                columns[property].set(defaults[property], at: slot)
+            }
+        }
+    }
+
     /// Edits the to-many list of a live slot's property in place (see ``Column/editMany(at:_:)``).
     mutating func editMany(
         property: Int, at slot: Int, _ edit: (inout [ObjectReference], _ keyBound: UInt64?) -> UInt64?

@@ -132,6 +132,11 @@ struct EntityColumns: Sendable {
     /// The slot of a live object, for a caller that cannot throw: a checkpoint chunk that may hold the key and
     /// cannot be loaded ends the process with a message naming the file, the entity, the chunk, its byte offset and
     /// the key (see ``lookUpSlot(forKey:)``).
+    ///
+    /// Inlined with ``lookUpSlot(forKey:)``, so that a caller reaching the columns through an array
+    /// (`tables[entityIndex].slot(forKey:)`, once per replayed insert) reads the directory in place instead of
+    /// copying the whole entity first (a retain and a release of each of its storages).
+    @inline(__always)
     func slot(forKey key: UInt64) -> Int? {
         do {
             return try lookUpSlot(forKey: key)
@@ -144,9 +149,16 @@ struct EntityColumns: Sendable {
     ///
     /// - Throws: the error of a checkpoint chunk that may hold the key and cannot be loaded (damaged, or its read
     ///   failed): the object may be in it, so `nil` would make an object that exists look deleted.
+    @inline(__always)
     func lookUpSlot(forKey key: UInt64) throws(EventGraphError) -> Int? {
         if let slot = directory[key] { return slot }
         guard unloadedObjectCount > 0, key <= unloadedMaxKey else { return nil }
+        return try unloadedSlot(forKey: key)
+    }
+
+    /// The slot of a key that may be in an unloaded checkpoint chunk (see ``lookUpSlot(forKey:)``).
+    @inline(never)
+    private func unloadedSlot(forKey key: UInt64) throws(EventGraphError) -> Int? {
         for candidate in candidates(for: key) {
             let index = chunksByMinKey[candidate].index
             if let lazy = unloaded[index], lazy.mayHold(key), let position = try lazy.position(of: key) {

@@ -258,6 +258,9 @@ extension StoreState {
         // For an insert's properties, the number of the insert that last set each (the others take their default).
         var setBy: [Int] = []
         var insertNumber = 0
+        // Per entity, its insert defaults prepared for the columns once per transaction (no ``PropertyValue`` per
+        // default of every insert).
+        var preparedDefaults: [[PreparedColumnValue]?] = []
         for operation in operations {
             let reference = operation.object
             switch operation.kind {
@@ -286,6 +289,11 @@ extension StoreState {
                     // leaves out take the recorded defaults.
                     insertNumber += 1
                     if setBy.count < defaults.count { setBy = Array(repeating: 0, count: defaults.count) }
+                    if preparedDefaults.isEmpty { preparedDefaults = Array(repeating: nil, count: tables.count) }
+                    if preparedDefaults[entityIndex] == nil {
+                        preparedDefaults[entityIndex] = defaults.map(PreparedColumnValue.init)
+                    }
+                    let prepared = preparedDefaults[entityIndex]!
                     let number = insertNumber
                     append(
                         entityIndex: entityIndex, key: reference.key, version: version, valueCount: defaults.count
@@ -295,9 +303,7 @@ extension StoreState {
                             changeset.write(value, into: &chunk, property: Int(value.propertyIndex), at: position)
                             setBy[Int(value.propertyIndex)] = number
                         }
-                        for property in defaults.indices where setBy[property] != number {
-                            chunk.set(defaults[property], property: property, at: position)
-                        }
+                        chunk.setDefaults(prepared, at: position, except: setBy, number: number)
                     }
                 }
                 changesIndexed(reference.key)

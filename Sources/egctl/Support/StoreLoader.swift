@@ -1,6 +1,7 @@
 import EventGraph
 import Foundation
 import LogFormat
+import Synchronization
 
 /// Replays a store file read-only through EventGraph's replay engine (a ``LogGraph``: the library's state type and
 /// changeset applier, with the tolerant policy), with progress on a terminal.
@@ -92,47 +93,67 @@ struct StoreLoader {
             if first == nil { first = changeset.header.commitTimeMicroseconds }
             try each?(changeset.changeset, transaction, graph)
         }
+        // Each record as the scan delivers it, in log order.
+        func process(_ record: LogRecord, _ changeset: ReplayChangeset?) throws {
+            ledger.note(record, crossStore: changeset?.header.crossStore)
+            // A part held back is decided as committed by whatever the ledger takes as deciding it.
+            if let part = held, ledger.undecided?.transactionID != part.transaction.transactionID {
+                held = nil
+                try apply(part.changeset, part.transaction)
+            }
+            switch record {
+            case .transaction(let transaction):
+                progress.update(byteOffset: transaction.byteOffset)
+                let changeset = changeset!
+                switch limit {
+                case .transaction(let last) where changeset.transactionID > last: throw StopScan()
+                case .time(let micros) where changeset.header.commitTimeMicroseconds > micros: throw StopScan()
+                default: break
+                }
+                if ledger.undecided?.transactionID == transaction.transactionID {
+                    held = (changeset, transaction)
+                } else {
+                    try apply(changeset, transaction)
+                }
+            case .checkpointBegin(let begin, let offset):
+                if case .transaction(let last) = limit, begin.lastTransactionID > last {
+                    throw LogFormatError(
+                        .invalidArgument,
+                        "transaction \(last) is not in the log: the checkpoint at byte offset \(offset) replaced "
+                            + "the transactions up to \(begin.lastTransactionID) (a compaction, or a migration that "
+                            + "kept only the live state); the state before that is gone",
+                        path: path)
+                }
+                checkpoint = (begin.lastTransactionID, offset)
+                try graph.apply(record)
+                if first == nil { first = begin.lastCommitTimeMicroseconds }
+            default:
+                if case .checkpointChunk(_, let offset) = record { progress.update(byteOffset: offset) }
+                try graph.apply(record)
+            }
+        }
+        // A transaction's changeset is decoded on another thread while the transaction before it is applied (the
+        // replay's two halves on two cores); every record is still processed here, one at a time, in log order.
+        var pending: (record: LogRecord, decoding: ChangesetDecoding)?
+        func processPending() throws {
+            guard let (record, decoding) = pending else { return }
+            pending = nil
+            try process(record, try decoding.changeset())
+        }
         var report: ScanReport?
         do {
-            report = try reader.scan { record in
-                let changeset = try record.transaction.map(ReplayChangeset.init)
-                ledger.note(record, crossStore: changeset?.header.crossStore)
-                // A part held back is decided as committed by whatever the ledger takes as deciding it.
-                if let part = held, ledger.undecided?.transactionID != part.transaction.transactionID {
-                    held = nil
-                    try apply(part.changeset, part.transaction)
+            do {
+                report = try reader.scan { record in
+                    let decoding = record.transaction.map(ChangesetDecoding.init)
+                    try processPending()
+                    if let decoding { pending = (record, decoding) } else { try process(record, nil) }
                 }
-                switch record {
-                case .transaction(let transaction):
-                    progress.update(byteOffset: transaction.byteOffset)
-                    let changeset = changeset!
-                    switch limit {
-                    case .transaction(let last) where changeset.transactionID > last: throw StopScan()
-                    case .time(let micros) where changeset.header.commitTimeMicroseconds > micros: throw StopScan()
-                    default: break
-                    }
-                    if ledger.undecided?.transactionID == transaction.transactionID {
-                        held = (changeset, transaction)
-                    } else {
-                        try apply(changeset, transaction)
-                    }
-                case .checkpointBegin(let begin, let offset):
-                    if case .transaction(let last) = limit, begin.lastTransactionID > last {
-                        throw LogFormatError(
-                            .invalidArgument,
-                            "transaction \(last) is not in the log: the checkpoint at byte offset \(offset) replaced "
-                                + "the transactions up to \(begin.lastTransactionID) (a compaction, or a migration that "
-                                + "kept only the live state); the state before that is gone",
-                            path: path)
-                    }
-                    checkpoint = (begin.lastTransactionID, offset)
-                    try graph.apply(record)
-                    if first == nil { first = begin.lastCommitTimeMicroseconds }
-                default:
-                    if case .checkpointChunk(_, let offset) = record { progress.update(byteOffset: offset) }
-                    try graph.apply(record)
-                }
+            } catch let error where !(error is StopScan) {
+                // The transaction before the failure was delivered: processed first, as it would have been.
+                try processPending()
+                throw error
             }
+            try processPending()
         } catch is StopScan {
             report = nil
         }
@@ -146,6 +167,51 @@ struct StoreLoader {
                 UndecidedPart(
                     changeset: $0.changeset.changeset, transaction: $0.transaction, storeUUID: reader.header.storeUUID)
             })
+    }
+}
+
+/// A transaction's changeset being decoded on another thread (a large one) or already decoded (a small one, for
+/// which handing it over would cost more than decoding it): ``changeset()`` waits for it.
+private final class ChangesetDecoding: Sendable {
+    /// The smallest payload decoded on another thread: 64 KiB, or the byte count in the environment variable
+    /// `EGCTL_DECODE_ASIDE_BYTES` (for tests: 0 decodes every transaction aside).
+    private static let smallestPayloadDecodedAside =
+        ProcessInfo.processInfo.environment["EGCTL_DECODE_ASIDE_BYTES"].flatMap { Int($0) } ?? 64 << 10
+
+    /// One thread decodes (a serial queue: one transaction ahead is all the pipeline needs, and the allocations of
+    /// one more thread are all it adds to the process's memory).
+    private static let queue = DispatchQueue(label: "egctl.changeset-decoding")
+
+    private let result: Mutex<Result<ReplayChangeset, LogFormatError>?>
+    private let done: DispatchSemaphore?
+
+    init(_ transaction: TransactionRecord) {
+        guard transaction.payloadByteCount >= Self.smallestPayloadDecodedAside else {
+            result = Mutex(Self.decode(transaction))
+            done = nil
+            return
+        }
+        result = Mutex(nil)
+        done = DispatchSemaphore(value: 0)
+        Self.queue.async { [self] in
+            let decoded = Self.decode(transaction)
+            result.withLock { $0 = decoded }
+            done!.signal()
+        }
+    }
+
+    private static func decode(_ transaction: TransactionRecord) -> Result<ReplayChangeset, LogFormatError> {
+        Result { () throws(LogFormatError) in try ReplayChangeset(transaction) }
+    }
+
+    /// The decoded changeset, or the error that decoding it threw; once (it is moved out, so that its byte buffer
+    /// stays unshared and can be reused once applied).
+    func changeset() throws(LogFormatError) -> ReplayChangeset {
+        done?.wait()
+        return try result.withLock { decoded in
+            defer { decoded = nil }
+            return decoded!
+        }.get()
     }
 }
 
