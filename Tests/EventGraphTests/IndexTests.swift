@@ -208,6 +208,47 @@ struct IndexTests {
         try container.close()
     }
 
+    @Test("range lookups agree with a dictionary through inserts, removals, splits and rebuilds")
+    func rangeLookupsFollowChanges() {
+        var index = AttributeIndex(propertyIndex: 0)
+        var random = SeededGenerator(seed: TestSeed.make())
+        var reference: [UInt64: Int64] = [:]
+        var nextKey: UInt64 = 1
+        for round in 0..<60 {
+            // Small batches go entry by entry (splits, removals of a chunk's last entry, emptied chunks); large ones
+            // rebuild the index.
+            let batch = round % 10 == 9 ? 2_000 : Int.random(in: 1...300, using: &random)
+            var removals: [AttributeIndex.Entry] = []
+            var insertions: [AttributeIndex.Entry] = []
+            for _ in 0..<batch {
+                if !reference.isEmpty, Int.random(in: 0..<3, using: &random) == 0 {
+                    let key = reference.keys.randomElement(using: &random)!
+                    if removals.contains(where: { $0.key == key }) { continue }
+                    removals.append(.init(value: .int64(reference[key]!), key: key))
+                } else {
+                    let value = Int64.random(in: 0..<500, using: &random)
+                    insertions.append(.init(value: .int64(value), key: nextKey))
+                    nextKey += 1
+                }
+            }
+            index.apply(removing: removals, inserting: insertions)
+            for entry in removals { reference[entry.key] = nil }
+            for entry in insertions { if case .int64(let value) = entry.value { reference[entry.key] = value } }
+            #expect(index.count == reference.count, "round \(round)")
+            for _ in 0..<5 {
+                let lower = Int64.random(in: -5..<505, using: &random)
+                let upper = lower + Int64.random(in: 0..<40, using: &random)
+                let found = index.keys(
+                    in: IndexRange(
+                        lower: .init(value: .int64(lower), isInclusive: true),
+                        upper: .init(value: .int64(upper), isInclusive: false)),
+                    limit: .max)
+                #expect(Set(found ?? []) == Set(reference.filter { (lower..<upper).contains($0.value) }.keys))
+                #expect(found?.count == reference.values.filter { (lower..<upper).contains($0) }.count)
+            }
+        }
+    }
+
     @Test func chunkedIndexStaysSorted() {
         var index = AttributeIndex(propertyIndex: 0)
         var random = SeededGenerator(seed: 42)

@@ -56,6 +56,35 @@ struct ObjectRegistryTests {
         }
     }
 
+    @Test("growing moves the objects: each is released once when the registry goes, and a copy keeps its own")
+    func growthMovesObjects() {
+        weak var firstObject: ManagedObject?
+        weak var lastObject: ManagedObject?
+        var copy = ObjectRegistry()
+        do {
+            var registry = ObjectRegistry()
+            for key in 0..<5_000 {
+                let object = ManagedObject()
+                if key == 0 { firstObject = object }
+                if key == 4_999 { lastObject = object }
+                registry[ObjectIdentity(storeIndex: 0, key: UInt64(key))] = object
+                // A copy taken midway shares the table's entries until the original grows past it.
+                if key == 1_000 { copy = registry }
+            }
+            #expect(registry.count == 5_000 && copy.count == 1_001)
+            #expect(registry[ObjectIdentity(storeIndex: 0, key: 0)] === copy[ObjectIdentity(storeIndex: 0, key: 0)])
+            // Held by the registry (and the copy, for the first 1,001) alone: no growth left a reference behind.
+            var shared = 0
+            registry.removeAll(callingForShared: { _ in shared += 1 })
+            #expect(shared == 1_001)
+        }
+        #expect(lastObject == nil)
+        #expect(firstObject != nil)
+        for key in 0...1_000 { #expect(copy[ObjectIdentity(storeIndex: 0, key: UInt64(key))] != nil) }
+        copy.removeAll()
+        #expect(firstObject == nil)
+    }
+
     @Test("fetches, filtered fetches and lookups by ID hand out one object per ID in a context")
     func uniquingAcrossReadPaths() throws {
         let directory = TemporaryDirectory()

@@ -82,7 +82,7 @@ public struct Attribute<Value: PersistentValue> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
-            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
             if let stored = object.storedValue(at: index), let value = Value(storedValue: stored) {
                 return value
             }
@@ -91,7 +91,7 @@ public struct Attribute<Value: PersistentValue> {
             preconditionFailure("the default of \(Object.self)'s property #\(index) is no \(Value.self)")
         }
         set {
-            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
             object.setStoredValue(newValue.storedValue, at: index)
         }
     }

@@ -70,11 +70,11 @@ public struct Relationship<Value: RelationshipValue> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
-            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
             return Value(relationshipTargets: object.relationshipTargets(at: index))
         }
         set {
-            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
             object.setRelationshipTargets(newValue.relationshipTargets, at: index)
         }
     }

@@ -41,12 +41,12 @@ public struct Transformable<Transformer: AttributeTransformer> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Transformer.Value? {
         get {
-            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
             guard case .transformable(let bytes) = object.storedAttributeValue(at: index) else { return nil }
             return try? object[keyPath: storageKeyPath].transformer.decode(bytes)
         }
         set {
-            let index = PropertySlotCache.index(of: storageKeyPath, declaredIn: Object.self)
+            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
             guard let newValue else {
                 object.setStoredAttributeValue(.null, at: index)
                 return

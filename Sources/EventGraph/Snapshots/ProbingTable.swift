@@ -211,15 +211,24 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     private mutating func grow(toHold needed: Int) {
         var capacity = Swift.max(Self.minimumCapacity, entries.count)
         while capacity < needed * 2 { capacity *= 2 }
-        let old = entries
-        entries = Array(repeating: .empty, count: capacity)
+        var old = Array(repeating: Entry.empty, count: capacity)
+        swap(&old, &entries)
         mask = capacity - 1
         shift = UInt64(64 - capacity.trailingZeroBitCount)
         var pileUp = false
-        for entry in old where !entry.isEmpty {
-            let (index, distance) = placeAndDistance(of: entry.key)
-            entries[index] = entry
-            pileUp = pileUp || distance > ProbingTableLimit.longestAllowedProbe
+        // Each entry is moved to its new place, not copied: a copy retains what the entry holds (in a context's
+        // registry, each object: one cache miss per object) and the old array's release releases it again. The
+        // place left holds an empty entry, which the old array's release destroys for nothing. (A table whose
+        // entries another copy shares, a key directory's shard, has them copied once by the mutable access.)
+        old.withUnsafeMutableBufferPointer { source in
+            guard let base = source.baseAddress else { return }
+            for position in source.indices where !source[position].isEmpty {
+                let (index, distance) = placeAndDistance(of: source[position].key)
+                let entry = (base + position).move()
+                (base + position).initialize(to: .empty)
+                entries[index] = entry
+                pileUp = pileUp || distance > ProbingTableLimit.longestAllowedProbe
+            }
         }
         if pileUp && seed == 0 { takeSeed() }
     }
