@@ -43,7 +43,20 @@ struct AttributeIndex: Sendable {
             return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         case (.string(let x), .string(let y)):
             return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.date(let x), .date(let y)), (.double(let x), .double(let y)):
+            return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         default: return a.compare(to: b) ?? .orderedSame
+        }
+    }
+
+    /// Whether a filter compares `value` with `operand` at all: values of kinds that do not compare (a string
+    /// stored where the model says date, in a damaged or crafted log) order as equal to everything in the index, but
+    /// match no comparison, so a lookup leaves them out.
+    @inline(__always)
+    static func compares(_ value: AttributeValue, with operand: AttributeValue) -> Bool {
+        switch (value, operand) {
+        case (.int64, .int64), (.string, .string), (.date, .date), (.double, .double): true
+        default: value.compare(to: operand) != nil
         }
     }
 
@@ -188,7 +201,8 @@ struct AttributeIndex: Sendable {
     // MARK: - Queries
 
     /// The keys whose values lie in `range`, or `nil` as soon as there are more than `limit` of them (a scan is
-    /// then cheaper than the index).
+    /// then cheaper than the index). A value that does not compare with the range's bounds is left out (see
+    /// ``compares(_:with:)``): the keys are exactly those of the values a filter's comparisons match.
     func keys(in range: IndexRange, limit: Int) -> [UInt64]? {
         guard !chunks.isEmpty else { return [] }
         // The first entry not below the lower bound.
@@ -211,6 +225,9 @@ struct AttributeIndex: Sendable {
             let entries = chunks[chunk]
             while position < entries.count {
                 let entry = entries[position]
+                position += 1
+                if let lower = range.lower, !Self.compares(entry.value, with: lower.value) { continue }
+                if let upper = range.upper, !Self.compares(entry.value, with: upper.value) { continue }
                 if let upper = range.upper {
                     switch Self.order(entry.value, upper.value) {
                     case .orderedAscending: break
@@ -220,7 +237,6 @@ struct AttributeIndex: Sendable {
                 }
                 if keys.count == limit { return nil }
                 keys.append(entry.key)
-                position += 1
             }
             chunk += 1
             position = 0
