@@ -235,6 +235,7 @@ struct IndexTests {
             for entry in removals { reference[entry.key] = nil }
             for entry in insertions { if case .int64(let value) = entry.value { reference[entry.key] = value } }
             #expect(index.count == reference.count, "round \(round)")
+            #expect(index.lastEntriesMatchChunks, "round \(round)")
             for _ in 0..<5 {
                 let lower = Int64.random(in: -5..<505, using: &random)
                 let upper = lower + Int64.random(in: 0..<40, using: &random)
@@ -265,6 +266,7 @@ struct IndexTests {
         let entries = index.entries
         #expect(entries.count == reference.count && index.count == reference.count)
         #expect(zip(entries, entries.dropFirst()).allSatisfy { AttributeIndex.precedes($0, $1) })
+        #expect(index.lastEntriesMatchChunks)
         let keys = index.keys(
             in: IndexRange(
                 lower: .init(value: .int64(10), isInclusive: true), upper: .init(value: .int64(20), isInclusive: false)),

@@ -136,8 +136,10 @@ public final class ObjectContext {
             return object.entity.isKindOf(entity) && !object.flags.contains(.isDead) ? object : nil
         }
         guard let row = parentStore.committedRow(of: identity, in: entity.familyIndices) else { return nil }
-        // Not registered (looked up above): a new fault holding its slot, without a second lookup.
-        return makeFault(holding: row, identity: identity)
+        // Not registered (looked up above): a new fault holding its slot, without a second lookup; of the entity
+        // named, unless the row is a sub-entity's (no trip through the store's model for the usual case).
+        let rowEntity = row.entityIndex == entity.index ? entity : model.entities[row.entityIndex]
+        return makeFault(holding: row, identity: identity, entity: rowEntity)
     }
 
     /// The model's entity with a name; the last one found is kept, since lookups by ID usually name one entity
@@ -198,7 +200,13 @@ public final class ObjectContext {
     /// A new registered fault holding a committed row (an unregistered identity): a chunk slot holds no ``Row``.
     @inline(__always)
     func makeFault(holding row: CommittedRow, identity: ObjectIdentity) -> ManagedObject {
-        let object = newObject(of: model.entities[row.entityIndex], identity: identity, flags: [.isFault])
+        makeFault(holding: row, identity: identity, entity: model.entities[row.entityIndex])
+    }
+
+    /// ``makeFault(holding:identity:)`` when the caller has the row's entity at hand.
+    @inline(__always)
+    func makeFault(holding row: CommittedRow, identity: ObjectIdentity, entity: EntityDescription) -> ManagedObject {
+        let object = newObject(of: entity, identity: identity, flags: [.isFault])
         object.committed = row.values
         registered[identity] = object
         return object

@@ -56,6 +56,8 @@ extension FetchDescriptor where T == ManagedObject {
 struct FetchStatistics: Sendable {
     /// How many committed rows the fetch examined (evaluated or materialized).
     var rowsExamined = 0
+    /// How many committed rows the filter was evaluated on (rows an index answered exactly are not).
+    var rowsFiltered = 0
     /// Whether an index (attribute or uniqueness) chose the rows instead of a full scan.
     var usedIndex = false
 }

@@ -80,8 +80,14 @@ package struct ResolvedFilter {
     /// The value ranges an index can answer: for each indexed attribute compared with `==`, `<`, `<=`, `>` or `>=`
     /// at the top level (alone or in a conjunction), the intersection of its conditions. Every matching row lies
     /// in each of these ranges.
-    func indexRanges(in entity: EntityDescription) -> [(propertyIndex: Int, range: IndexRange)] {
+    ///
+    /// `isExact` says the rows in the one range are exactly the rows that match: the filter is such comparisons of
+    /// one attribute and nothing else, so an index lookup (which leaves out values that do not compare with the
+    /// operands, see ``AttributeIndex/keys(in:limit:)``) needs no second evaluation of the filter on each row.
+    func indexRanges(in entity: EntityDescription) -> (ranges: [(propertyIndex: Int, range: IndexRange)], isExact: Bool)
+    {
         var ranges: [(propertyIndex: Int, range: IndexRange)] = []
+        var isExact = true
         func visit(_ node: Node) {
             switch node {
             case .and(let nodes):
@@ -90,7 +96,10 @@ package struct ResolvedFilter {
                 guard entity.indexedPropertyIndices.contains(index),
                     let type = entity.properties[index].attribute?.type,
                     AttributeIndex.canLocate(value, in: type.attributeType)
-                else { return }
+                else {
+                    isExact = false
+                    return
+                }
                 let bound = IndexRange.Bound(value: value, isInclusive: true)
                 let exclusive = IndexRange.Bound(value: value, isInclusive: false)
                 let range: IndexRange
@@ -100,7 +109,9 @@ package struct ResolvedFilter {
                 case .lessOrEqual: range = IndexRange(lower: nil, upper: bound)
                 case .greater: range = IndexRange(lower: exclusive, upper: nil)
                 case .greaterOrEqual: range = IndexRange(lower: bound, upper: nil)
-                default: return
+                default:
+                    isExact = false
+                    return
                 }
                 if let position = ranges.firstIndex(where: { $0.propertyIndex == index }) {
                     ranges[position].range.intersect(range)
@@ -108,11 +119,11 @@ package struct ResolvedFilter {
                     ranges.append((index, range))
                 }
             default:
-                return
+                isExact = false
             }
         }
         visit(root)
-        return ranges
+        return (ranges, isExact && ranges.count == 1)
     }
 
     private static func resolve(

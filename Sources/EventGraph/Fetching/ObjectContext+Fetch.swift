@@ -66,7 +66,7 @@ extension ObjectContext {
     /// (plus objects changed here, which may match by unsaved values the index lacks), or else every row.
     private func collectCommittedRows(into collector: inout FetchCollector) throws(EventGraphError) {
         let plan = collector.scope
-        let ranges = plan.filter?.indexRanges(in: plan.entity) ?? []
+        let (ranges, indexIsExact) = plan.filter?.indexRanges(in: plan.entity) ?? ([], false)
         // Objects changed here may match by unsaved values that the store's index and columns lack.
         let changed =
             plan.filter == nil || !plan.includesPending ? [] : changedObjects(in: plan.family).map(\.identity)
@@ -77,7 +77,12 @@ extension ObjectContext {
             var passedFilter = false
             if !ranges.isEmpty {
                 batches = try parentStore.indexedRows(entityIndex: entityIndex, ranges: ranges, including: changed)
-                if batches != nil { collector.statistics.usedIndex = true }
+                if batches != nil {
+                    collector.statistics.usedIndex = true
+                    // An index answers a filter that is only comparisons of its attribute exactly: its rows match
+                    // by their committed values (in the version the lookup read), so they are not filtered again.
+                    passedFilter = indexIsExact
+                }
             }
             if batches == nil, let filter = plan.filter {
                 batches = try parentStore.filteredRows(entityIndex: entityIndex, filter: filter, including: changed)
@@ -112,9 +117,7 @@ extension ObjectContext {
         let identity = row.identity(inStore: storeIndex)
         // The plan is read in place, not copied: this runs for every row a scan examines.
         guard let registered = registered[identity] else {
-            if !passedFilter, let filter = collector.scope.filter,
-                !filter.matches({ row.values.attributeValue(at: $0) })
-            {
+            if !passedFilter, let filter = collector.scope.filter, !passes(filter, row, &collector.statistics) {
                 return true
             }
             try collector.accept(makeFault(holding: row, identity: identity))
@@ -126,11 +129,18 @@ extension ObjectContext {
             try collector.accept(registered)
             return true
         }
-        if !passedFilter, let filter = collector.scope.filter, !filter.matches({ row.values.attributeValue(at: $0) }) {
+        if !passedFilter, let filter = collector.scope.filter, !passes(filter, row, &collector.statistics) {
             return true
         }
         try collector.accept(update(registered, with: row.values))
         return true
+    }
+
+    /// Whether a committed row's values pass a filter, counted in the statistics.
+    @inline(__always)
+    private func passes(_ filter: ResolvedFilter, _ row: CommittedRow, _ statistics: inout FetchStatistics) -> Bool {
+        statistics.rowsFiltered += 1
+        return filter.matches { row.values.attributeValue(at: $0) }
     }
 
     /// The context's unsaved inserts of the family that pass the filter.

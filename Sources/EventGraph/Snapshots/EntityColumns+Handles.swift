@@ -156,14 +156,16 @@ extension ColumnChunk {
     func committedRow(
         at position: Int, entityIndex: Int, checkpointChunk: LazyColumnChunk? = nil, key: UInt64? = nil
     ) -> CommittedRow {
+        // The version is read first: in a lookup by ID it is a cache miss, which then overlaps with the slot's
+        // (its live bit and value count); read after them, it waited for them (h72's profile: 5 % of fetch-by-id).
+        let version = versions[position]
         let slot =
             if let checkpointChunk {
                 ChunkSlot(self, position: position, checkpointChunk: checkpointChunk)
             } else {
                 ChunkSlot(self, position: position)
             }
-        return CommittedRow(
-            entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: versions[position]))
+        return CommittedRow(entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: version))
     }
 }
 

@@ -123,15 +123,14 @@ final class Store: Sendable {
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) throws(EventGraphError) -> (EntityColumns, [Int])? {
         try buildPendingAttributeIndexes(ofEntity: entityIndex)
-        // The index lookup under the lock; the slots from the version taken with it, after the lock is let go.
-        let (version, keys) = state.withLock { state in
-            (
-                state.version(ofEntity: entityIndex),
-                state.indexedKeys(
-                    entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
-            )
+        // The version and its indexes are taken under the lock; the search and the slots after it is let go (the
+        // indexes are shared copy-on-write: a commit meanwhile copies what it changes, see `AttributeIndexLookup`).
+        let (version, lookup) = state.withLock { state in
+            (state.version(ofEntity: entityIndex), state.attributeIndexLookup(ofEntity: entityIndex))
         }
-        guard let keys else { return nil }
+        guard let keys = lookup?.keys(in: ranges, appending: extraKeys, limitFraction: limitFraction) else {
+            return nil
+        }
         var slots: [Int] = []
         slots.reserveCapacity(keys.count)
         for key in keys { if let slot = try version.lookUpSlot(forKey: key) { slots.append(slot) } }

@@ -172,19 +172,41 @@ extension StoreState {
             .map { tables[entityIndex].rows(forKeys: $0) }
     }
 
-    /// The keys ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` reads the rows of: the index lookup
-    /// alone, which a store runs under its lock (the rows are made from the entity's version after it).
+    /// The keys ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` reads the rows of.
     func indexedKeys(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [UInt64]? {
+        attributeIndexLookup(ofEntity: entityIndex)?.keys(
+            in: ranges, appending: extraKeys, limitFraction: limitFraction)
+    }
+
+    /// What an index lookup of one entity reads, taken out of the state: a store takes it under its lock, with the
+    /// entity's version, and searches after the lock is let go; `nil` while the entity's indexes are pending.
+    func attributeIndexLookup(ofEntity entityIndex: Int) -> AttributeIndexLookup? {
         guard !pendingAttributeIndexEntities.contains(entityIndex) else { return nil }
-        let count = tables[entityIndex].count
+        return AttributeIndexLookup(indexes: indexes[entityIndex], objectCount: tables[entityIndex].count)
+    }
+}
+
+/// The attribute indexes of one entity as one version of the state holds them, searched without the store's lock.
+///
+/// The indexes are values whose entries are shared copy-on-write: holding them costs one retain, and a commit made
+/// meanwhile copies what it changes instead of changing what this lookup reads (the key directory's shards work
+/// the same way). A lookup holds them only while it searches.
+struct AttributeIndexLookup {
+    let indexes: [AttributeIndex]
+    /// The number of objects of the entity in the same version.
+    let objectCount: Int
+
+    /// The keys the best of the indexes finds for `ranges`, then `extraKeys`; `nil` when no range has an index, or
+    /// when each holds more than `limitFraction` of the objects (a scan is then as cheap).
+    func keys(
+        in ranges: [(propertyIndex: Int, range: IndexRange)], appending extraKeys: [UInt64], limitFraction: Int
+    ) -> [UInt64]? {
         var best: [UInt64]?
         for (propertyIndex, range) in ranges {
-            guard let index = indexes[entityIndex].first(where: { $0.propertyIndex == propertyIndex }) else {
-                continue
-            }
-            let limit = min(best?.count ?? Int.max, max(16, count / limitFraction))
+            guard let index = indexes.first(where: { $0.propertyIndex == propertyIndex }) else { continue }
+            let limit = min(best?.count ?? Int.max, max(16, objectCount / limitFraction))
             if let keys = index.keys(in: range, limit: limit) { best = keys }
         }
         guard var keys = best else { return nil }
