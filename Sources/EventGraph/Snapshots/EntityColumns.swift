@@ -246,19 +246,6 @@ struct EntityColumns: Sendable {
         return rows
     }
 
-    /// The handle rows of the live objects among some keys, in commit order, each once.
-    func rows(forKeys keys: [UInt64]) -> [Row] {
-        var slots: [Int] = []
-        slots.reserveCapacity(keys.count)
-        for key in keys { if let slot = slot(forKey: key) { slots.append(slot) } }
-        return rows(atSlots: slots)
-    }
-
-    /// Whether a slot holds a live object.
-    func isLive(slot: Int) -> Bool {
-        chunk(at: slot / ColumnChunk.slotCapacity).isLive(slot % ColumnChunk.slotCapacity)
-    }
-
     // MARK: - Loading
 
     /// Takes a checkpoint's chunks of this entity (format 1.3), in slot order, as chunks that stay on disk until

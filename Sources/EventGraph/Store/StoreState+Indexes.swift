@@ -172,18 +172,10 @@ extension StoreState {
         dropStoredAttributeIndexesIfDone()
     }
 
-    /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
-    /// in commit order; `nil` when the entity has no index for any of the ranges or when every range holds more
-    /// than `limitFraction` of the rows (a scan is then as cheap).
-    func indexedRows(
-        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
-    ) -> [Row]? {
-        indexedKeys(entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
-            .map { tables[entityIndex].rows(forKeys: $0) }
-    }
-
-    /// The keys ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` reads the rows of: the index lookup
-    /// alone, which a store runs under its lock (the rows are made from the entity's version after it).
+    /// The keys of one entity that an attribute index finds for some value ranges, plus `extraKeys`; `nil` when
+    /// the entity has no index for any of the ranges or when every range holds more than `limitFraction` of the
+    /// rows (a scan is then as cheap). The index lookup alone, which a store runs under its lock (the slots are
+    /// found in the entity's version after it).
     func indexedKeys(
         entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
     ) -> [UInt64]? {
