@@ -62,21 +62,29 @@ public enum BlogLibrary {
 
     /// Finds or creates the post with the record's identity and brings it up to date (the seed's
     /// `postWithPost:inManagedObjectContext:`); the author, tags and categories are found or created too.
+    ///
+    /// - Throws: ``EventGraphError`` when a lookup cannot read the store (see
+    ///   ``ObjectContext/fetchOrInsert(_:unique:equals:configure:)``).
     @discardableResult
-    public static func post(with record: PostRecord, in context: ObjectContext) -> Post {
-        let post = context.fetchOrInsert(Post.self, unique: \.identity, equals: record.identity)
+    public static func post(with record: PostRecord, in context: ObjectContext) throws(EventGraphError) -> Post {
+        let post = try context.fetchOrInsert(Post.self, unique: \.identity, equals: record.identity)
         post.title = record.title
         post.body = record.body
         post.date = record.date
         post.excerpt = record.excerpt
         post.url = record.url
-        let author = context.fetchOrInsert(Author.self, unique: \.identity, equals: record.author.identity)
+        let author = try context.fetchOrInsert(Author.self, unique: \.identity, equals: record.author.identity)
         author.name = record.author.name
         author.email = record.author.email
         post.authoredBy = author
-        post.tags = Set(record.tags.map { context.fetchOrInsert(Tag.self, unique: \.name, equals: $0) })
-        post.categories = Set(
-            record.categories.map { context.fetchOrInsert(Category.self, unique: \.name, equals: $0) })
+        var tags: Set<Tag> = []
+        for name in record.tags { tags.insert(try context.fetchOrInsert(Tag.self, unique: \.name, equals: name)) }
+        post.tags = tags
+        var categories: Set<Category> = []
+        for name in record.categories {
+            categories.insert(try context.fetchOrInsert(Category.self, unique: \.name, equals: name))
+        }
+        post.categories = categories
         return post
     }
 

@@ -27,8 +27,9 @@ public struct ContactsFeedError: Error, CustomStringConvertible {
 public enum ContactsParser {
     /// Parses `data` into `context` (a worker) and returns the contacts it bound, in feed order.
     ///
-    /// - Throws: ``ContactsFeedError`` naming the line and column when the XML is malformed; the context then
-    ///   holds a partial import, which the caller discards.
+    /// - Throws: ``ContactsFeedError`` naming the line and column when the XML is malformed, or when the lookup of a
+    ///   contact by email cannot read the store (its reason is then the store's error); the context then holds a
+    ///   partial import, which the caller discards.
     @discardableResult
     public static func parse(_ data: Data, source: String, into context: ObjectContext) throws(ContactsFeedError)
         -> [Contact]
@@ -95,7 +96,15 @@ private final class ContactBinder: NSObject, XMLParserDelegate {
         text = ""
         switch elementName {
         case "contact":
-            if let fields { contacts.append(bind(fields)) }
+            if let fields {
+                do {
+                    contacts.append(try bind(fields))
+                } catch {
+                    // The store could not answer the lookup: stop where the contact ends, as for malformed XML.
+                    firstError = firstError ?? (parser.lineNumber, parser.columnNumber, error.message)
+                    parser.abortParsing()
+                }
+            }
             fields = nil
         case "firstName": fields?.firstName = value
         case "lastName": fields?.lastName = value
@@ -112,9 +121,9 @@ private final class ContactBinder: NSObject, XMLParserDelegate {
     }
 
     /// The contact with the fields' email (found or created), brought up to date.
-    private func bind(_ fields: Fields) -> Contact {
+    private func bind(_ fields: Fields) throws(EventGraphError) -> Contact {
         let contact =
-            fields.email.isEmpty
+            try fields.email.isEmpty
             ? insertedContact() : context.fetchOrInsert(Contact.self, unique: \.email, equals: fields.email)
         contact.firstName = fields.firstName
         contact.lastName = fields.lastName

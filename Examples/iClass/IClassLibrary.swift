@@ -36,9 +36,12 @@ public enum IClassLibrary {
     }
 
     /// The course with a title, created in the public store when there is none.
+    ///
+    /// - Throws: ``EventGraphError`` when the lookup cannot read the store (see
+    ///   ``ObjectContext/fetchOrInsert(_:unique:equals:configure:)``).
     @discardableResult
-    public static func course(titled title: String, in context: ObjectContext) -> Course {
-        context.fetchOrInsert(Course.self, unique: \.title, equals: title)
+    public static func course(titled title: String, in context: ObjectContext) throws(EventGraphError) -> Course {
+        try context.fetchOrInsert(Course.self, unique: \.title, equals: title)
     }
 
     /// A new student, numbered by the `studentID` counter (a number is never handed out twice, even if this

@@ -26,7 +26,7 @@ struct EgctlDemoTests {
             let author = try #require(newest.authoredBy)
             #expect(author.posts.contains(newest))
 
-            BlogLibrary.post(
+            try BlogLibrary.post(
                 with: PostRecord(
                     identity: 10_000, title: "Written by the example app",
                     author: AuthorRecord(identity: author.identity, name: author.name, email: author.email),

@@ -96,7 +96,7 @@ struct EgctlWorkflowTests {
             let container = try BlogLibrary.open(path: store)
             let context = container.newBackgroundContext(name: "import")
             for identity in 1...30 {
-                BlogLibrary.post(
+                try BlogLibrary.post(
                     with: PostRecord(
                         identity: Int64(identity), title: "Post \(identity)",
                         author: AuthorRecord(identity: Int64(identity % 4), name: "Author \(identity % 4)"),

@@ -12,17 +12,17 @@ struct BlogExampleTests {
         do {
             let container = try BlogLibrary.open(path: directory.file())
             let context = container.newBackgroundContext()
-            BlogLibrary.post(
+            try BlogLibrary.post(
                 with: PostRecord(
                     identity: 1, title: "Hello", author: Self.author, tags: ["swift", "linux"], categories: ["news"]),
                 in: context)
-            BlogLibrary.post(
+            try BlogLibrary.post(
                 with: PostRecord(
                     identity: 2, title: "Logs", author: Self.author, tags: ["swift"], categories: ["tech"]),
                 in: context)
             try context.save()
             // The same identity again updates the existing post instead of inserting a second one.
-            BlogLibrary.post(
+            try BlogLibrary.post(
                 with: PostRecord(
                     identity: 1, title: "Hello again", author: Self.author, tags: ["swift"], categories: ["news"]),
                 in: context)

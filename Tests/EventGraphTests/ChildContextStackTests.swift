@@ -19,7 +19,7 @@ struct ChildContextStackTests {
 
             // The import: find-or-create by code, so a course met twice in the feed is one object.
             for (code, title) in [("SE1", "intro"), ("SE2", "design"), ("SE1", "testing")] {
-                let course = worker.fetchOrInsert(Course.self, unique: \.code, equals: code)
+                let course = try worker.fetchOrInsert(Course.self, unique: \.code, equals: code)
                 let lesson = Lesson()
                 worker.insert(lesson)
                 lesson.title = title

@@ -56,7 +56,7 @@ struct ChildContextReadingTests {
         let savedID = try #require(try fixture.course("SAVED", in: root)).objectID
         #expect((child.object(with: savedID) as? Course)?.lessons.map(\.title) == ["intro"])
         #expect(
-            child.fetchOrInsert(Course.self, unique: \.code, equals: "ADDED") === seen,
+            try child.fetchOrInsert(Course.self, unique: \.code, equals: "ADDED") === seen,
             "find-or-create finds the parent's unsaved insert")
         #expect(child.insertedObjects.isEmpty)
     }

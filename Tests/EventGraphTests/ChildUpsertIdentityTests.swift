@@ -28,7 +28,7 @@ struct ChildUpsertIdentityTests {
         let root = container.newBackgroundContext(name: "root")
         let main = root.makeChildContext(name: "main")
         let worker = main.makeChildContext(name: "worker")
-        let imported = worker.fetchOrInsert(Course.self, unique: \.code, equals: "SE9") { $0.credits = 3 }
+        let imported = try worker.fetchOrInsert(Course.self, unique: \.code, equals: "SE9") { $0.credits = 3 }
         let lesson = Lesson()
         worker.insert(lesson)
         lesson.title = "intro"
@@ -74,7 +74,7 @@ struct ChildUpsertResultsControllerTests {
         let context = [Holder.root: root, .main: main, .worker: worker][holder]!
         let controller = try FetchedResultsController(
             FetchDescriptor<Course>(sortBy: [SortDescriptor(\.code)]), in: context)
-        let imported = worker.fetchOrInsert(Course.self, unique: \.code, equals: "SE9") { $0.credits = 3 }
+        let imported = try worker.fetchOrInsert(Course.self, unique: \.code, equals: "SE9") { $0.credits = 3 }
         try worker.save()
         try main.save()
         try controller.processPendingChanges()

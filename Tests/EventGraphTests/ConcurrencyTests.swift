@@ -116,8 +116,8 @@ struct ConcurrencyTests {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
-        let a = first.fetchOrInsert(Course.self, unique: \.code, equals: "RACE") { $0.credits = 1 }
-        let b = second.fetchOrInsert(Course.self, unique: \.code, equals: "RACE") { $0.credits = 2 }
+        let a = try first.fetchOrInsert(Course.self, unique: \.code, equals: "RACE") { $0.credits = 1 }
+        let b = try second.fetchOrInsert(Course.self, unique: \.code, equals: "RACE") { $0.credits = 2 }
         #expect(a.isInserted && b.isInserted)
         try first.save()
         try second.save()
@@ -126,6 +126,6 @@ struct ConcurrencyTests {
         let courses = try check.fetch(FetchDescriptor<Course>())
         #expect(courses.count == 1)
         #expect(courses.first?.credits == 2)
-        #expect(first.fetchOrInsert(Course.self, unique: \.code, equals: "RACE") === a)
+        #expect(try first.fetchOrInsert(Course.self, unique: \.code, equals: "RACE") === a)
     }
 }

@@ -118,7 +118,7 @@ struct DecodedChunkCacheTests {
         defer { try? container.close() }
         let old = LazyCheckpointLoadingTests.state(of: container).version(ofEntity: Self.studentEntity)
         let name = { (version: EntityColumns, key: UInt64) -> String in
-            guard let row = version.committedRow(forKey: key) else { return "missing" }
+            guard let row = try? version.lookUpCommittedRow(forKey: key) else { return "missing" }
             return "\(row.values.value(at: Self.nameProperty))"
         }
         let before = keys.map { name(old, $0) }
@@ -171,7 +171,7 @@ struct DecodedChunkCacheTests {
         #expect(boxes.count(where: \.isDecoded) <= 1)
         let version = LazyCheckpointLoadingTests.state(of: container).version(ofEntity: Self.studentEntity)
         for key in renamed {
-            let row = try #require(version.committedRow(forKey: key))
+            let row = try #require(try version.lookUpCommittedRow(forKey: key))
             #expect(row.values.value(at: Self.nameProperty) == .attribute(.string("x")))
         }
     }

@@ -25,8 +25,8 @@ struct IClassExampleTests {
         let container = try open()
         defer { try? container.close() }
         let context = container.newBackgroundContext()
-        let swift = IClassLibrary.course(titled: "Swift", in: context)
-        let logs = IClassLibrary.course(titled: "Logs", in: context)
+        let swift = try IClassLibrary.course(titled: "Swift", in: context)
+        let logs = try IClassLibrary.course(titled: "Logs", in: context)
         _ = try IClassLibrary.enrolStudent(named: "Ada", in: [swift, logs], context: context, container: container)
         _ = try IClassLibrary.enrolStudent(named: "Cy", in: [swift], context: context, container: container)
         _ = IClassLibrary.hireTeacher(named: "Ben", for: [swift, logs], context: context)

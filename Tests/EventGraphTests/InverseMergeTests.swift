@@ -11,7 +11,7 @@ struct InverseMergeTests {
     private func twoImporters(_ container: ModelContainer) throws -> (ObjectContext, ObjectContext) {
         let setup = container.newBackgroundContext(name: "setup")
         for identity in [1, 2] as [Int64] {
-            _ = setup.fetchOrInsert(Author.self, unique: \.identity, equals: identity) { $0.name = "A\(identity)" }
+            _ = try setup.fetchOrInsert(Author.self, unique: \.identity, equals: identity) { $0.name = "A\(identity)" }
         }
         try setup.save()
         return (container.newBackgroundContext(name: "first"), container.newBackgroundContext(name: "second"))
@@ -22,12 +22,12 @@ struct InverseMergeTests {
         let container = try BlogLibrary.open(path: directory.file())
         let (first, second) = try twoImporters(container)
         // Two versions of record 42 are imported at once: one by author 1, one by author 2.
-        let early = first.fetchOrInsert(Post.self, unique: \.identity, equals: 42) { $0.title = "early" }
-        early.authoredBy = first.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
-        let late = second.fetchOrInsert(Post.self, unique: \.identity, equals: 42) { $0.title = "late" }
-        let secondsAuthor1 = second.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
+        let early = try first.fetchOrInsert(Post.self, unique: \.identity, equals: 42) { $0.title = "early" }
+        early.authoredBy = try first.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
+        let late = try second.fetchOrInsert(Post.self, unique: \.identity, equals: 42) { $0.title = "late" }
+        let secondsAuthor1 = try second.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
         #expect(secondsAuthor1.posts.isEmpty, "the second context read author 1 before the first save")
-        late.authoredBy = second.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
+        late.authoredBy = try second.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
         try first.save()
         try second.save()
 
@@ -49,10 +49,10 @@ struct InverseMergeTests {
     @Test func findOrCreateThatAddsToAManyToManyKeepsBothSides() throws {
         let container = try ModelContainer(inMemoryWith: BlogLibrary.model)
         let (first, second) = try twoImporters(container)
-        let early = first.fetchOrInsert(Post.self, unique: \.identity, equals: 7)
-        early.tags = [first.fetchOrInsert(EventGraphExamples.Tag.self, unique: \.name, equals: "swift")]
-        let late = second.fetchOrInsert(Post.self, unique: \.identity, equals: 7)
-        late.tags = [second.fetchOrInsert(EventGraphExamples.Tag.self, unique: \.name, equals: "linux")]
+        let early = try first.fetchOrInsert(Post.self, unique: \.identity, equals: 7)
+        early.tags = [try first.fetchOrInsert(EventGraphExamples.Tag.self, unique: \.name, equals: "swift")]
+        let late = try second.fetchOrInsert(Post.self, unique: \.identity, equals: 7)
+        late.tags = [try second.fetchOrInsert(EventGraphExamples.Tag.self, unique: \.name, equals: "linux")]
         try first.save()
         try second.save()
         let check = container.newBackgroundContext()
@@ -68,17 +68,17 @@ struct InverseMergeTests {
         let container = try ModelContainer(inMemoryWith: BlogLibrary.model)
         let setup = container.newBackgroundContext()
         for identity in [0, 1, 2] as [Int64] {
-            _ = setup.fetchOrInsert(Author.self, unique: \.identity, equals: identity)
+            _ = try setup.fetchOrInsert(Author.self, unique: \.identity, equals: identity)
         }
-        let post = setup.fetchOrInsert(Post.self, unique: \.identity, equals: 5)
-        post.authoredBy = setup.fetchOrInsert(Author.self, unique: \.identity, equals: 0)
+        let post = try setup.fetchOrInsert(Post.self, unique: \.identity, equals: 5)
+        post.authoredBy = try setup.fetchOrInsert(Author.self, unique: \.identity, equals: 0)
         try setup.save()
         let (first, second) = (container.newBackgroundContext(), container.newBackgroundContext())
         second.mergePolicy = policy
         let theirs = try #require(first.object(with: post.objectID) as? Post)
         let mine = try #require(second.object(with: post.objectID) as? Post)
-        theirs.authoredBy = first.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
-        mine.authoredBy = second.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
+        theirs.authoredBy = try first.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
+        mine.authoredBy = try second.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
         try first.save()
         try second.save()
 
@@ -94,14 +94,14 @@ struct InverseMergeTests {
     @Test func deletingAnObjectWhoseInverseMovedMeanwhileLeavesNoDanglingReference() throws {
         let container = try ModelContainer(inMemoryWith: BlogLibrary.model)
         let setup = container.newBackgroundContext()
-        let post = setup.fetchOrInsert(Post.self, unique: \.identity, equals: 9)
-        post.authoredBy = setup.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
-        _ = setup.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
+        let post = try setup.fetchOrInsert(Post.self, unique: \.identity, equals: 9)
+        post.authoredBy = try setup.fetchOrInsert(Author.self, unique: \.identity, equals: 1)
+        _ = try setup.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
         try setup.save()
         let (mover, deleter) = (container.newBackgroundContext(), container.newBackgroundContext())
         deleter.mergePolicy = .objectWins
         let moved = try #require(mover.object(with: post.objectID) as? Post)
-        moved.authoredBy = mover.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
+        moved.authoredBy = try mover.fetchOrInsert(Author.self, unique: \.identity, equals: 2)
         let doomed = try #require(deleter.object(with: post.objectID) as? Post)
         _ = doomed.authoredBy
         try mover.save()
@@ -120,14 +120,14 @@ struct InverseMergeTests {
         let container = try ModelContainer(inMemoryWith: InverseRaceTests.model)
         let setup = container.newBackgroundContext()
         for identity in [1, 2] as [Int64] {
-            _ = setup.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity)
+            _ = try setup.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity)
         }
         try setup.save()
         let (first, second) = (container.newBackgroundContext(), container.newBackgroundContext())
-        let author1 = first.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: 1)
-        author1.profile = first.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: 0)
-        let author2 = second.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: 2)
-        author2.profile = second.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: 0)
+        let author1 = try first.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: 1)
+        author1.profile = try first.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: 0)
+        let author2 = try second.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: 2)
+        author2.profile = try second.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: 0)
         try first.save()
         try second.save()
 

@@ -64,7 +64,11 @@ struct InverseRaceTests {
                 context.mergePolicy = [MergePolicy.objectWins, .storeWins, .error].randomElement(using: &random)!
                 let deletes = Int.random(in: 0..<4, using: &random) == 0
                 for _ in 0..<Int.random(in: 1...4, using: &random) {
-                    Self.change(context, deletes: deletes, using: &random)
+                    do {
+                        try Self.change(context, deletes: deletes, using: &random)
+                    } catch {
+                        unexpected.withLock { $0.append("find-or-create: \(error)") }
+                    }
                 }
                 barrier.arriveAndWait()
                 do throws(EventGraphError) {
@@ -93,7 +97,9 @@ struct InverseRaceTests {
 
     /// One random change: find-or-create a post and give it an author or tags, move it through the author's side,
     /// hand a profile to an author (one-to-one), or — in a deleting context — delete an object.
-    static func change(_ context: ObjectContext, deletes: Bool, using random: inout SeededGenerator) {
+    static func change(_ context: ObjectContext, deletes: Bool, using random: inout SeededGenerator)
+        throws(EventGraphError)
+    {
         func identity(_ range: Range<Int64>) -> Int64 { Int64.random(in: range, using: &random) }
         if deletes {
             let victims: [ManagedObject] =
@@ -106,24 +112,24 @@ struct InverseRaceTests {
             if let victim = victims.filter({ !$0.isDeleted }).randomElement(using: &random) { context.delete(victim) }
             return
         }
-        let post = context.fetchOrInsert(RacePost.self, unique: \.identity, equals: identity(0..<6)) {
+        let post = try context.fetchOrInsert(RacePost.self, unique: \.identity, equals: identity(0..<6)) {
             $0.title = "new"
         }
         switch Int.random(in: 0..<5, using: &random) {
         case 0:
             post.author =
-                Bool.random(using: &random)
+                try Bool.random(using: &random)
                 ? context.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity(0..<4)) : nil
         case 1:
-            post.tags.insert(context.fetchOrInsert(RaceTag.self, unique: \.identity, equals: identity(0..<3)))
+            post.tags.insert(try context.fetchOrInsert(RaceTag.self, unique: \.identity, equals: identity(0..<3)))
         case 2:
             if let tag = post.tags.randomElement(using: &random) { post.tags.remove(tag) }
         case 3:
-            let author = context.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity(0..<4))
+            let author = try context.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity(0..<4))
             author.posts.insert(post)
         default:
-            let author = context.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity(0..<4))
-            author.profile = context.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: identity(0..<3))
+            let author = try context.fetchOrInsert(RaceAuthor.self, unique: \.identity, equals: identity(0..<4))
+            author.profile = try context.fetchOrInsert(RaceProfile.self, unique: \.identity, equals: identity(0..<3))
         }
     }
 }

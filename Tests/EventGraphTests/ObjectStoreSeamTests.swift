@@ -29,7 +29,7 @@ struct ObjectStoreSeamTests {
         #expect(found.credits == 6)
         #expect(found.lessons.map(\.title) == ["intro"], "a relationship faults its target in through the seam")
         #expect(try reader.fetchCount(FetchDescriptor<Lesson>()) == 1)
-        #expect(reader.fetchOrInsert(Course.self, unique: \.code, equals: "SE1") === found)
+        #expect(try reader.fetchOrInsert(Course.self, unique: \.code, equals: "SE1") === found)
 
         found.credits = 7
         try reader.save()
@@ -73,7 +73,7 @@ struct SeveralStoresInOneContextTests {
         let fetched = try context.fetch(FetchDescriptor<Course>(sortBy: [SortDescriptor(\.code)]))
         #expect(fetched.count == 2 && fetched[0] === first && fetched[1] === second, "a fetch spans both stores")
         #expect(context.registeredObjects.count == 2)
-        #expect(context.fetchOrInsert(Course.self, unique: \.code, equals: "B") === second)
+        #expect(try context.fetchOrInsert(Course.self, unique: \.code, equals: "B") === second)
 
         let lessonID = ObjectID(storeUUID: objectStore.storeUUIDs[1], entityName: "Lesson", key: 8)
         let lesson = try #require(context.object(with: lessonID) as? Lesson)

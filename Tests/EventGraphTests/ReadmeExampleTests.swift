@@ -27,9 +27,9 @@ struct ReadmeExampleTests {
             let model = try ObjectModel(name: "Blog", version: "1", types: [ReadmeAuthor.self, ReadmePost.self])
             let container = try ModelContainer(path: path, model: model)
             let context = container.newBackgroundContext(name: "import")
-            let post = context.fetchOrInsert(ReadmePost.self, unique: \.identity, equals: 42)
+            let post = try context.fetchOrInsert(ReadmePost.self, unique: \.identity, equals: 42)
             post.title = "Hello, Linux"
-            post.authoredBy = context.fetchOrInsert(ReadmeAuthor.self, unique: \.identity, equals: 1)
+            post.authoredBy = try context.fetchOrInsert(ReadmeAuthor.self, unique: \.identity, equals: 1)
             try context.save()
             let recent = try context.fetch(
                 FetchDescriptor<ReadmePost>(predicate: #Predicate<ReadmePost> { $0.identity > 10 }))

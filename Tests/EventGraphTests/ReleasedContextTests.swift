@@ -13,8 +13,8 @@ struct ReleasedContextTests {
     static func orphanedPost() throws -> (ModelContainer, Post, Author, ObjectID) {
         let container = try ModelContainer(inMemoryWith: BlogLibrary.model)
         let setup = container.newBackgroundContext()
-        let post = setup.fetchOrInsert(Post.self, unique: \.identity, equals: 3) { $0.title = "kept" }
-        post.authoredBy = setup.fetchOrInsert(Author.self, unique: \.identity, equals: 1) { $0.name = "Ada" }
+        let post = try setup.fetchOrInsert(Post.self, unique: \.identity, equals: 3) { $0.title = "kept" }
+        post.authoredBy = try setup.fetchOrInsert(Author.self, unique: \.identity, equals: 1) { $0.name = "Ada" }
         try setup.save()
         let id = post.objectID
         let (orphan, author): (Post, Author) = try {

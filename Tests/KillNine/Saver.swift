@@ -60,7 +60,12 @@ struct Saver {
     /// Saves writer `writer`'s next entries, one per transaction, until the process is killed.
     private static func save(writer: Int32, in container: ModelContainer) {
         let context = container.newBackgroundContext(name: "writer \(writer)")
-        let tally = context.fetchOrInsert(Tally.self, unique: \.writer, equals: writer)
+        let tally: Tally
+        do {
+            tally = try context.fetchOrInsert(Tally.self, unique: \.writer, equals: writer)
+        } catch {
+            Output.fail("writer \(writer) cannot find its tally: \(error)")
+        }
         var sequence = tally.lastSequence
         var previous: Entry?
         if sequence > 0 {

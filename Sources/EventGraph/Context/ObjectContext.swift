@@ -128,6 +128,11 @@ public final class ObjectContext {
     ///
     /// An ID resolves only in the store whose UUID it carries: every store numbers its objects from the same
     /// start, so another store's ID with the same key names a different object.
+    ///
+    /// Like a property getter of a fault (Core Data's "could not fulfill a fault"), this cannot throw: a chunk of the
+    /// store's checkpoint that may hold the object and cannot be loaded (damaged, or its reads kept failing) ends the
+    /// process with a message naming the file, the entity, the chunk, its byte offset and the key — it never
+    /// answers `nil` for an object that exists. A fetch (``fetch(_:)``) throws that error instead.
     public func object(with id: ObjectID) -> ManagedObject? {
         guard let storeIndex = parentStore.storeIndex(of: id.storeUUID), let entity = entity(named: id.entityName)
         else { return nil }

@@ -42,7 +42,7 @@ extension ObjectContext {
         collector.statistics.usedIndex = true
         let plan = collector.scope
         let holder = try parentStore.identity(holding: tuple)
-        if let holder, let row = parentStore.committedRow(of: holder, in: plan.familyIndices) {
+        if let holder, let row = try parentStore.lookUpCommittedRow(of: holder, in: plan.familyIndices) {
             collector.statistics.rowsExamined += 1
             let object = materialize(row, inStore: holder.storeIndex)
             if !(plan.includesPending && object.flags.contains(.isDeleted)),
@@ -53,11 +53,14 @@ extension ObjectContext {
         }
         guard plan.includesPending else { return }
         for object in changedObjects(in: plan.family) where object.identity != holder {
-            let committed =
-                object.committed.map {
-                    CommittedRow(entityIndex: object.entity.index, key: object.identity.key, values: $0)
-                } ?? parentStore.committedRow(of: object.identity, in: plan.familyIndices)
-            guard let committed else { continue }
+            let committed: CommittedRow
+            if let values = object.committed {
+                committed = CommittedRow(entityIndex: object.entity.index, key: object.identity.key, values: values)
+            } else if let row = try parentStore.lookUpCommittedRow(of: object.identity, in: plan.familyIndices) {
+                committed = row
+            } else {
+                continue
+            }
             _ = try consider(committed, inStore: object.identity.storeIndex, into: &collector)
         }
     }
@@ -176,7 +179,8 @@ extension ObjectContext {
         return try fetch(descriptor).count
     }
 
-    /// Fetches objects by ID, in the order given; IDs of objects that do not exist are skipped.
+    /// Fetches objects by ID, in the order given; IDs of objects that do not exist are skipped. Each is looked up as
+    /// ``object(with:)`` does (a checkpoint chunk that cannot be loaded ends the process).
     public func fetch<T: ManagedObject>(_ type: T.Type, ids: [ObjectID]) -> [T] {
         ids.compactMap { object(with: $0) as? T }
     }
@@ -185,14 +189,20 @@ extension ObjectContext {
     /// `configure` — without a fetch-then-insert race: if another context saves an object with the same value
     /// first, this context's save updates that object instead of failing (its values win).
     ///
+    /// It throws as a fetch does: the answer may depend on a chunk of the store's checkpoint (the uniqueness index's,
+    /// or the found object's) that cannot be read; inserting a new object then could duplicate one that exists.
+    ///
     /// - Parameters:
     ///   - type: the class of the object.
     ///   - keyPath: a property declared `@Attribute(.unique)`.
     ///   - value: the unique value to find, and to give a new object.
     ///   - configure: sets up a new object (not called when one is found).
+    /// - Throws: ``EventGraphError`` (``EventGraphError/Code/log``) when a chunk of the store's checkpoint that the
+    ///   lookup reads cannot be loaded (damaged, or its reads kept failing when tried again), naming the file, the
+    ///   entity, the chunk and its byte offset. Nothing is inserted then, and `configure` is not called.
     public func fetchOrInsert<T: ManagedObject, Value: PersistentValue>(
         _ type: T.Type, unique keyPath: KeyPath<T, Value>, equals value: Value, configure: (T) -> Void = { _ in }
-    ) -> T {
+    ) throws(EventGraphError) -> T {
         let entity = model.requireEntity(for: type)
         guard let index = PropertyKeyPathResolver.attributeIndex(of: keyPath),
             let attribute = entity.properties[index].attribute,
@@ -206,16 +216,11 @@ extension ObjectContext {
         }
         let constraint = entity.uniqueConstraints[ordinal]
         let tuple = UniqueKey(entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: [stored])
-        // A find-or-create cannot throw: a checkpoint chunk the answer depends on that cannot be loaded ends the
-        // process (as a getter does), rather than insert a duplicate of an object that exists.
-        let found: ObjectIdentity?
-        do {
-            found = try parentStore.identity(holding: tuple)
-        } catch {
-            fatalError("EventGraph could not fulfill a find-or-create of \(entity.name): \(error.message)")
-        }
-        if let holder = found,
-            let row = parentStore.committedRow(of: holder, in: model.entities[constraint.entityIndex].familyIndices),
+        // A checkpoint chunk the answer depends on that cannot be loaded throws, rather than insert a duplicate of an
+        // object that exists.
+        if let holder = try parentStore.identity(holding: tuple),
+            let row = try parentStore.lookUpCommittedRow(
+                of: holder, in: model.entities[constraint.entityIndex].familyIndices),
             let existing = materialize(row, inStore: holder.storeIndex) as? T, !existing.isDeleted
         {
             return existing

@@ -179,7 +179,7 @@ extension ObjectContext {
             else { return nil }
             if let filter = plan.filter, !matches(filter, object, pending: true) { return nil }
             try collector.accept(object)
-        } else if let row = parentStore.committedRow(of: identity, in: plan.familyIndices) {
+        } else if let row = try parentStore.lookUpCommittedRow(of: identity, in: plan.familyIndices) {
             _ = try consider(row, inStore: identity.storeIndex, into: &collector)
         }
         return collector.first as? T

@@ -120,20 +120,23 @@ private struct ChangeFeedReader {
         }
         var transaction = CommittedTransaction(changeset.changeset, model: model, storeUUID: storeUUID)
         for index in transaction.changes.indices where transaction.changes[index].kind != .inserted {
-            fill(&transaction.changes[index], old: true)
+            try fill(&transaction.changes[index], old: true)
         }
         try replayer.consume(record)
         for index in transaction.changes.indices where transaction.changes[index].kind != .deleted {
-            fill(&transaction.changes[index], old: false)
+            try fill(&transaction.changes[index], old: false)
         }
         transactions.append(transaction)
     }
 
     /// Sets the old values of `change` (for a delete: of every persistent property) or its new values, as the
     /// replayed state holds them now. Externally stored values are left out: their bytes are not read.
-    private func fill(_ change: inout CommittedTransaction.Change, old: Bool) {
+    ///
+    /// - Throws: the error of a checkpoint chunk that holds the object and cannot be loaded (the old values of an
+    ///   object of the checkpoint are read before the transaction is replayed, which would meet the same chunk).
+    private func fill(_ change: inout CommittedTransaction.Change, old: Bool) throws(EventGraphError) {
         guard let state = replayer.state, let entityIndex = entityIndices[change.objectID.entityName],
-            let row = state.row(entityIndex: entityIndex, key: change.objectID.key)
+            let row = try state.tables[entityIndex].loadedRow(forKey: change.objectID.key)
         else { return }
         let entity = model.entities[entityIndex]
         let values = ChangeValues(model: model, storeUUID: storeUUID) { index in

@@ -175,9 +175,12 @@ extension EntityColumns {
         slot(forKey: key).map { rowHandle(atSlot: $0) }
     }
 
-    /// A live object as a reader holds it (a chunk slot, no ``Row``).
-    func committedRow(forKey key: UInt64) -> CommittedRow? {
-        committedRowAndChunk(forKey: key)?.row
+    /// A live object as a reader holds it (a chunk slot, no ``Row``), its chunk read from disk if need be.
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the key and cannot be loaded (never `nil` then: an
+    ///   object that exists must not look deleted).
+    func lookUpCommittedRow(forKey key: UInt64) throws(EventGraphError) -> CommittedRow? {
+        try committedRowAndChunk(forKey: key)?.row
     }
 
     /// What ``committedRow(inMemoryForKey:)`` finds.
@@ -263,11 +266,13 @@ extension EntityColumns {
         return (.found(residentCommittedRow(atSlot: slot, key: key)), slot / ColumnChunk.slotCapacity)
     }
 
-    /// ``committedRow(forKey:)`` with the index of the chunk that holds the object (read from disk if need be).
-    func committedRowAndChunk(forKey key: UInt64) -> (row: CommittedRow, chunkIndex: Int)? {
-        guard let slot = slot(forKey: key) else { return nil }
+    /// ``lookUpCommittedRow(forKey:)`` with the index of the chunk that holds the object (read from disk if need be).
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the key and cannot be loaded.
+    func committedRowAndChunk(forKey key: UInt64) throws(EventGraphError) -> (row: CommittedRow, chunkIndex: Int)? {
+        guard let slot = try lookUpSlot(forKey: key) else { return nil }
         let chunkIndex = slot / ColumnChunk.slotCapacity
-        let row = chunk(at: chunkIndex).committedRow(
+        let row = try loadedChunk(at: chunkIndex).committedRow(
             at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex,
             checkpointChunk: checkpointChunk(at: chunkIndex))
         return (row, chunkIndex)

@@ -11,7 +11,8 @@ import LogFormat
 /// It is a value, and a cheap one to copy: a copy is a version of the entity that later commits do not change. A
 /// commit copies only the chunks (and their columns) and key-directory shards it touches while an older version is
 /// held, so a reader takes a version under the store's lock and reads it after letting the lock go. Deleting
-/// empties a slot that scans skip; the chunks are rewritten without empty slots once those outnumber the live ones.
+/// empties a slot that scans skip; the chunks in memory are rewritten without empty slots once those outnumber the
+/// live ones (``compact()``: a chunk still on disk is never read for it).
 struct EntityColumns: Sendable {
     let entityIndex: Int
     /// The chunks in memory; an unloaded chunk's place holds ``ColumnChunk/unloaded`` until it is touched.
@@ -245,19 +246,6 @@ struct EntityColumns: Sendable {
         return rows
     }
 
-    /// The handle rows of the live objects among some keys, in commit order, each once.
-    func rows(forKeys keys: [UInt64]) -> [Row] {
-        var slots: [Int] = []
-        slots.reserveCapacity(keys.count)
-        for key in keys { if let slot = slot(forKey: key) { slots.append(slot) } }
-        return rows(atSlots: slots)
-    }
-
-    /// Whether a slot holds a live object.
-    func isLive(slot: Int) -> Bool {
-        chunk(at: slot / ColumnChunk.slotCapacity).isLive(slot % ColumnChunk.slotCapacity)
-    }
-
     // MARK: - Loading
 
     /// Takes a checkpoint's chunks of this entity (format 1.3), in slot order, as chunks that stay on disk until
@@ -426,16 +414,17 @@ struct EntityColumns: Sendable {
         if emptiedCount > 1024 && emptiedCount > count { compact() }
     }
 
-    /// Rewrites the chunks with the live objects only, in the same order.
+    /// Rewrites the chunks with the live objects only, in the same order, reading no chunk from disk: this runs
+    /// while a commit is installed (under the store's lock, the transaction already in the log), where a read that
+    /// fails could neither be reported nor skipped. With every chunk in memory, the live objects are packed into
+    /// full chunks; while checkpoint chunks are still on disk, only the chunks in memory are rewritten, each in its
+    /// place (``compactResidentChunks()``).
     private mutating func compact() {
-        // An install cannot fail (the log already holds the transaction): a checkpoint chunk still on disk that
-        // cannot be loaded ends the process, as in ``chunk(at:)``, rather than drop its objects from the version.
-        let live: [Row]
-        do {
-            live = try liveRowHandles()
-        } catch {
-            fatalError("EventGraph could not fulfill a read of the objects of entity #\(entityIndex): \(error.message)")
-        }
+        guard unloadedObjectCount == 0 else { return compactResidentChunks() }
+        var live: [Row] = []
+        live.reserveCapacity(count)
+        // Every chunk is resident: `forEachLiveSlot` reads none from disk.
+        forEachLiveSlot { chunk, position, _ in live.append(chunk.rowHandle(at: position, entityIndex: entityIndex)) }
         resident.removeAll()
         unloaded.removeAll()
         chunksByMinKey = []
@@ -445,6 +434,24 @@ struct EntityColumns: Sendable {
         emptiedCount = 0
         reserveCapacity(adding: live.count)
         for row in live { put(row) }
+    }
+
+    /// Rewrites each resident chunk that has emptied slots with its live objects only, at the same chunk index, so
+    /// that the slots of the checkpoint chunks still on disk (chunk index × ``ColumnChunk/slotCapacity`` onwards)
+    /// stay what they are. A chunk may then hold fewer slots than its capacity; new objects still go into the last.
+    private mutating func compactResidentChunks() {
+        for index in resident.indices where unloaded[index] == nil {
+            let chunk = resident[index]
+            guard chunk.liveBits.reduce(0, { $0 + $1.nonzeroBitCount }) < chunk.slotCount else { continue }
+            var fresh = ColumnChunk()
+            let base = index * ColumnChunk.slotCapacity
+            for position in 0..<chunk.slotCount where chunk.isLive(position) {
+                let row = chunk.rowHandle(at: position, entityIndex: entityIndex)
+                directory.set(base + fresh.append(row), for: row.key)
+            }
+            resident[index] = fresh
+        }
+        emptiedCount = 0
     }
 
     /// Calls `body` with every live slot in commit order (unloaded chunks are loaded).

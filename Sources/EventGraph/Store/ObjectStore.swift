@@ -52,8 +52,14 @@ protocol ObjectStore: AnyObject, Sendable {
     func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row?
     /// ``row(of:entityIndex:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``.
     func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow?
-    /// ``row(of:in:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``.
+    /// ``row(of:in:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``. For callers that
+    /// cannot throw (a fault, a lookup by ID): a checkpoint chunk that may hold the object and cannot be loaded ends
+    /// the process, as a property getter does.
     func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow?
+    /// ``committedRow(of:in:)`` for a throwing operation (a fetch, a find-or-create): throws the error of a
+    /// checkpoint chunk that may hold the object and cannot be loaded, never answers `nil` for it.
+    func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
+        -> CommittedRow?
     /// Every committed row of one entity (sub-entities not included), per store, for scanning without a lock.
     /// Throws the error of a checkpoint chunk that cannot be loaded when the rows are read now (a child context's
     /// overlay reads them; a store hands out its slots, read when the batch is, see ``StoreRows``).

@@ -52,6 +52,16 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         return base.row(of: identity, in: entityIndices)
     }
 
+    func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
+        -> CommittedRow?
+    {
+        if let overlay = parentRow(of: identity) {
+            guard let row = overlay, entityIndices.contains(row.entityIndex) else { return nil }
+            return CommittedRow(row)
+        }
+        return try base.lookUpCommittedRow(of: identity, in: entityIndices)
+    }
+
     func rows(of entityIndex: Int) throws(EventGraphError) -> [StoreRows] {
         let batches = try base.rows(of: entityIndex)
         let changed = parentChanges(of: [entityIndex])

@@ -36,6 +36,13 @@ extension Store: ObjectStore {
         return committedRow(forKey: identity.key, in: entityIndices)
     }
 
+    func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
+        -> CommittedRow?
+    {
+        requireOwn(identity.storeIndex)
+        return try lookUpCommittedRow(forKey: identity.key, in: entityIndices)
+    }
+
     func rows(of entityIndex: Int) -> [StoreRows] {
         entityVersions(of: [entityIndex]).map { StoreRows(storeIndex: Self.ownStoreIndex, version: $0) }
     }
@@ -72,10 +79,14 @@ extension Store: ObjectStore {
         ObjectIdentity(storeIndex: Self.ownStoreIndex, key: reserveKey())
     }
 
-    /// ``committedRow(entityIndex:key:)`` with the index of the chunk that holds the object and the number of
+    /// ``lookUpCommittedRow(entityIndex:key:)`` with the index of the chunk that holds the object and the number of
     /// stores the store's table held at that version (itself and its foreign stores), for a coordinator that
     /// renumbers the chunk's references once per chunk version (``RenumberedChunks``).
-    func committedRowAndChunk(entityIndex: Int, key: UInt64) -> (row: CommittedRow, chunkIndex: Int, tableCount: Int)? {
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the object and cannot be loaded.
+    func committedRowAndChunk(entityIndex: Int, key: UInt64) throws(EventGraphError)
+        -> (row: CommittedRow, chunkIndex: Int, tableCount: Int)?
+    {
         // As in `committedRow(entityIndex:key:)`: the slot under the lock when its chunk is in memory, else the
         // version is taken and a chunk on disk read after the lock.
         let (lookup, chunkIndex, tableCount) = state.withLock { state in
@@ -89,7 +100,7 @@ extension Store: ObjectStore {
             let (version, tableCount) = state.withLock { state in
                 (state.version(ofEntity: entityIndex), state.foreignStores.count + 1)
             }
-            return version.committedRowAndChunk(forKey: key).map { ($0.row, $0.chunkIndex, tableCount) }
+            return try version.committedRowAndChunk(forKey: key).map { ($0.row, $0.chunkIndex, tableCount) }
         }
     }
 

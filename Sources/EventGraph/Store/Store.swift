@@ -71,22 +71,54 @@ final class Store: Sendable {
 
     /// A live object as a reader holds it (a slot of its chunk version, no ``Row``), found in the entity's version
     /// after the lock is let go.
-    func committedRow(entityIndex: Int, key: UInt64) -> CommittedRow? {
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the object and cannot be loaded (damaged, or its
+    ///   reads kept failing): never `nil` then, which would make an object that exists look deleted.
+    @inline(__always)
+    func lookUpCommittedRow(entityIndex: Int, key: UInt64) throws(EventGraphError) -> CommittedRow? {
         // The shortest path, for a lookup by ID: the directory probe and the slot under the lock, when the chunk is
         // in memory (no I/O under the lock); else the version is taken and a chunk on disk read after the lock.
         switch state.withLock({ $0.committedRow(inMemoryForKey: key, entityIndex: entityIndex) }) {
         case .found(let row): return row
         case .absent: return nil
-        case .mayBeOnDisk: return state.withLock { $0.version(ofEntity: entityIndex) }.committedRow(forKey: key)
+        case .mayBeOnDisk:
+            return try state.withLock { $0.version(ofEntity: entityIndex) }.lookUpCommittedRow(forKey: key)
+        }
+    }
+
+    /// ``lookUpCommittedRow(entityIndex:key:)`` for an object whose entity is one of some entities.
+    func lookUpCommittedRow(forKey key: UInt64, in entityIndices: [Int]) throws(EventGraphError) -> CommittedRow? {
+        if entityIndices.count == 1 { return try lookUpCommittedRow(entityIndex: entityIndices[0], key: key) }
+        let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
+        for version in versions { if let row = try version.lookUpCommittedRow(forKey: key) { return row } }
+        return nil
+    }
+
+    /// ``lookUpCommittedRow(entityIndex:key:)`` for a caller that cannot throw (a fault firing, a lookup by ID): a
+    /// checkpoint chunk that may hold the object and cannot be loaded ends the process (Core Data's "could not
+    /// fulfill a fault"), with a message naming the file, the entity, the chunk, its byte offset and the key.
+    @inline(__always)
+    func committedRow(entityIndex: Int, key: UInt64) -> CommittedRow? {
+        do {
+            return try lookUpCommittedRow(entityIndex: entityIndex, key: key)
+        } catch {
+            Self.failLookUp(key: key, error)
         }
     }
 
     /// ``committedRow(entityIndex:key:)`` for an object whose entity is one of some entities.
     func committedRow(forKey key: UInt64, in entityIndices: [Int]) -> CommittedRow? {
-        if entityIndices.count == 1 { return committedRow(entityIndex: entityIndices[0], key: key) }
-        let versions = state.withLock { state in entityIndices.map { state.version(ofEntity: $0) } }
-        for version in versions { if let row = version.committedRow(forKey: key) { return row } }
-        return nil
+        do {
+            return try lookUpCommittedRow(forKey: key, in: entityIndices)
+        } catch {
+            Self.failLookUp(key: key, error)
+        }
+    }
+
+    /// Ends the process for a lookup by key that cannot be fulfilled (see ``committedRow(entityIndex:key:)``).
+    @inline(never)
+    static func failLookUp(key: UInt64, _ error: EventGraphError) -> Never {
+        fatalError("EventGraph could not fulfill a lookup of the object with key \(key): \(error.message)")
     }
 
     /// The versions of some entities, taken under the lock: a scan reads their slots after it is let go, while

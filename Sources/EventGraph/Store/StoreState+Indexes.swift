@@ -1,18 +1,28 @@
 import LogFormat
 
 extension StoreState {
-    /// Replaces the attribute indexes by those `model` declares (a later schema frame may add or drop some) and
-    /// builds them from the tables; the uniqueness entries of constraints `model` declares otherwise than
-    /// `previous` are built again on first need.
+    /// Follows a later schema frame (`model`, after `previous`): the attribute indexes of each entity whose indexed
+    /// attributes `model` declares otherwise are replaced by those it declares (built from the tables now, or from
+    /// the chunks on first need for an entity whose chunks are still on disk); the uniqueness entries of
+    /// constraints `model` declares otherwise than `previous` are built again on first need.
+    ///
+    /// An entity whose indexed attributes did not change (a schema frame that changes a default or the version
+    /// identifier only, or the same schema again) keeps its indexes as they are: built, or still pending with the
+    /// checkpoint's stored indexes (format 1.4) and the deferred changes of the tail, so that its first indexed
+    /// lookup reads the stored index rather than every chunk of the entity.
     mutating func adoptIndexes(of model: ObjectModel, replacing previous: ObjectModel) {
         guard isIndexed else { return }
         adoptUniqueConstraints(of: model, replacing: previous)
-        indexes = model.entities.map { entity in entity.indexedPropertyIndices.map(AttributeIndex.init(propertyIndex:))
+        for entityIndex in model.entities.indices {
+            let declared = model.entities[entityIndex].indexedPropertyIndices
+            guard declared != previous.entities[entityIndex].indexedPropertyIndices else { continue }
+            indexes[entityIndex] = declared.map(AttributeIndex.init(propertyIndex:))
+            // The stored indexes and the deferred changes have the old indexes' shape: a pending entity builds
+            // from its chunks instead (the deferred changes are applied only with stored indexes, entity by entity).
+            storedAttributeIndexes[entityIndex] = nil
+            if !pendingAttributeIndexEntities.contains(entityIndex) { rebuildAttributeIndexes(ofEntity: entityIndex) }
         }
-        // The deferred changes have the old indexes' shape: pending entities build from their chunks instead.
-        storedAttributeIndexes = [:]
-        deferredIndexChanges = []
-        rebuildIndexes()
+        dropStoredAttributeIndexesIfDone()
     }
 
     /// Follows an entity's own uniqueness constraints that `model` declares otherwise than `previous`. The shape
@@ -160,24 +170,6 @@ extension StoreState {
             }
         }
         dropStoredAttributeIndexesIfDone()
-    }
-
-    /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extraKeys`,
-    /// in commit order; `nil` when the entity has no index for any of the ranges or when every range holds more
-    /// than `limitFraction` of the rows (a scan is then as cheap).
-    func indexedRows(
-        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
-    ) -> [Row]? {
-        indexedKeys(entityIndex: entityIndex, ranges: ranges, extraKeys: extraKeys, limitFraction: limitFraction)
-            .map { tables[entityIndex].rows(forKeys: $0) }
-    }
-
-    /// The keys ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` reads the rows of.
-    func indexedKeys(
-        entityIndex: Int, ranges: [(propertyIndex: Int, range: IndexRange)], extraKeys: [UInt64], limitFraction: Int = 4
-    ) -> [UInt64]? {
-        attributeIndexLookup(ofEntity: entityIndex)?.keys(
-            in: ranges, appending: extraKeys, limitFraction: limitFraction)
     }
 
     /// What an index lookup of one entity reads, taken out of the state: a store takes it under its lock, with the

@@ -39,7 +39,7 @@ struct StoreState: Sendable {
     var pendingUniqueEntities: Set<Int> = []
     /// The entities whose chunks came from a checkpoint unloaded and whose attribute indexes are not built yet:
     /// built on first need (``buildPendingAttributeIndexes(_:)``); until then commits leave them out and
-    /// ``indexedRows(entityIndex:ranges:extraKeys:limitFraction:)`` declines (a scan answers).
+    /// ``attributeIndexLookup(ofEntity:)`` declines (a scan answers).
     var pendingAttributeIndexEntities: Set<Int> = []
     /// The uniqueness entries a checkpoint stored (format 1.4) for entities whose chunks came unloaded: such an
     /// entity is not pending; ``holder(of:)`` finds a tuple in ``uniqueIndex`` (the changes since the checkpoint)

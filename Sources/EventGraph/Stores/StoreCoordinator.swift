@@ -105,33 +105,56 @@ final class StoreCoordinator: ObjectStore {
         renumberedChunks[Int(storeIndex)].numbering(covering: tableCount) { numbering(ofStoreAt: storeIndex) }
     }
 
-    func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow? {
+    /// The committed row of an object of a known entity, its chunk read from disk if need be.
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the object and cannot be loaded.
+    func lookUpCommittedRow(of identity: ObjectIdentity, entityIndex: Int) throws(EventGraphError) -> CommittedRow? {
         let position = Int(identity.storeIndex)
         guard position < stores.count else { return nil }
         // The store is borrowed, not retained: `stores` holds every store for the coordinator's lifetime. A retain
         // of a store takes the runtime's slow path (a store has a side table of weak references): a profile of the
         // cross-store fetch put 11 % of this lookup's samples there.
-        return storeReferences[position]._withUnsafeGuaranteedRef { store in
-            // Rows of an entity without relationships hold no reference: the store's slot as it is.
-            guard hasRelationships(ofEntity: entityIndex) else {
-                return store.committedRow(entityIndex: entityIndex, key: identity.key)
+        return try storeReferences[position]._withUnsafeGuaranteedRef { store in
+            Result { () throws(EventGraphError) -> CommittedRow? in
+                // Rows of an entity without relationships hold no reference: the store's slot as it is.
+                guard hasRelationships(ofEntity: entityIndex) else {
+                    return try store.lookUpCommittedRow(entityIndex: entityIndex, key: identity.key)
+                }
+                guard
+                    let (row, chunkIndex, tableCount) = try store.committedRowAndChunk(
+                        entityIndex: entityIndex, key: identity.key)
+                else { return nil }
+                return renumberedChunks[position].committedRow(row, chunkIndex: chunkIndex, tableCount: tableCount) {
+                    numbering(ofStoreAt: identity.storeIndex)
+                }
             }
-            guard
-                let (row, chunkIndex, tableCount) = store.committedRowAndChunk(
-                    entityIndex: entityIndex, key: identity.key)
-            else { return nil }
-            return renumberedChunks[position].committedRow(row, chunkIndex: chunkIndex, tableCount: tableCount) {
-                numbering(ofStoreAt: identity.storeIndex)
-            }
+        }.get()
+    }
+
+    func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
+        -> CommittedRow?
+    {
+        // A key is unique in its store across entities: at most one of them holds it.
+        for entityIndex in entityIndices {
+            if let row = try lookUpCommittedRow(of: identity, entityIndex: entityIndex) { return row }
+        }
+        return nil
+    }
+
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow? {
+        do {
+            return try lookUpCommittedRow(of: identity, entityIndex: entityIndex)
+        } catch {
+            Store.failLookUp(key: identity.key, error)
         }
     }
 
     func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
-        // A key is unique in its store across entities: at most one of them holds it.
-        for entityIndex in entityIndices {
-            if let row = committedRow(of: identity, entityIndex: entityIndex) { return row }
+        do {
+            return try lookUpCommittedRow(of: identity, in: entityIndices)
+        } catch {
+            Store.failLookUp(key: identity.key, error)
         }
-        return nil
     }
 
     func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {

@@ -69,6 +69,10 @@ final class DictionaryObjectStore: ObjectStore {
         state.withLock { $0.rows[identity] }.flatMap { entityIndices.contains($0.entityIndex) ? $0 : nil }
     }
 
+    func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
+        committedRow(of: identity, in: entityIndices)
+    }
+
     func rows(of entityIndex: Int) -> [StoreRows] {
         state.withLock { state in
             var rows = storeUUIDs.map { _ in [Row?]() }
