@@ -45,9 +45,38 @@ struct InsertionStagingTests {
             #expect((staged != nil) == accepted, "round \(round), seed \(seed)")
             guard let staged else { continue }
             stagedCount += 1
+            // Each new object's row reads its insert's changes over the defaults: no array of every value is built.
+            for change in staged.changes {
+                guard case .inserted = change.row?.values.storage else {
+                    Issue.record("round \(round): key \(change.key) was staged with an array of its values")
+                    continue
+                }
+            }
             Self.expectSameRows(staged, try Self.stage(operations, in: state), round)
         }
         #expect(stagedCount > 100)
+    }
+
+    /// A new object's row answers every read as the array staging builds would: the last change of a property, else
+    /// its default, also through the attribute accessors and once installed in the columns.
+    @Test func aNewObjectsRowReadsItsChangesOverTheDefaults() {
+        let course = ConsistentInsertionTests.entity("Course")
+        let defaults = Self.model.entities[course].defaultValues
+        let attribute = defaults.indices.first { Self.model.entities[course].properties[$0].attribute != nil }!
+        let changes = [
+            PropertyChange(propertyIndex: UInt32(attribute), value: .attribute(.string("first"))),
+            PropertyChange(propertyIndex: UInt32(attribute), value: .attribute(.string("last"))),
+        ]
+        let row = Row(entityIndex: course, key: 9, version: 3, changes: changes, defaults: defaults)
+        var expected = defaults
+        expected[attribute] = .attribute(.string("last"))
+        #expect(Array(row.values) == expected && row.values.array == expected && row.values.count == defaults.count)
+        #expect(row.values.attributeValue(at: attribute) == .string("last"))
+        #expect(row.values.attributeValueUnlessRelationship(at: attribute) == .string("last"))
+        #expect(!row.isHandle)
+        var state = StoreState(model: Self.model)
+        state.put(row)
+        #expect(state.row(entityIndex: course, key: 9).map { Array($0.values) } == expected)
     }
 
     @Test func anyOtherChangesetGoesToTheGeneralPath() {

@@ -48,21 +48,22 @@ extension StoreState {
             if checksInverses {
                 guard votes.record(reference, changes, model: model) else { return nil }
             }
-            var values = model.entities[entityIndex].defaultValues
-            // By position: each value is read where it is, and retained once, by the row.
+            let defaults = model.entities[entityIndex].defaultValues
+            // By position: each value is checked where it is, and neither copied nor retained (the row reads it
+            // from the changes, see ``InsertedValues``).
             for position in changes.indices {
-                let property = Int(changes[position].propertyIndex)
-                guard property < values.count else { return nil }
+                guard Int(changes[position].propertyIndex) < defaults.count else { return nil }
                 switch changes[position].value {
-                case .attribute, .toOne(nil): break
+                case .attribute, .toOne(nil): continue
                 case .toOne(let target?): guard isInserted(target) else { return nil }
                 case .toMany(let targets): guard targets.allSatisfy(isInserted) else { return nil }
                 }
-                values[property] = changes[position].value
             }
             staged.put(
                 key: reference.key, entityIndex: entityIndex,
-                row: Row(entityIndex: entityIndex, key: reference.key, version: version, values: values))
+                row: Row(
+                    entityIndex: entityIndex, key: reference.key, version: version, changes: changes, defaults: defaults
+                ))
         }
         guard !checksInverses || votes.areConsistent() else { return nil }
         return staged
