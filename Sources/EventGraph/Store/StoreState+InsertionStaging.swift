@@ -22,17 +22,7 @@ extension StoreState {
         checksInverses: Bool
     ) -> StagedChanges? {
         // First, only the references (not the values): the inserted keys, which the targets are checked against.
-        var low = UInt64.max
-        var high = UInt64.min
-        for operation in operations {
-            guard case .insert(let reference, _) = operation, reference.storeIndex == Store.ownStoreIndex else {
-                return nil
-            }
-            low = min(low, reference.key)
-            high = max(high, reference.key)
-        }
-        guard !operations.isEmpty else { return nil }
-        let inserted = InsertedKeys(operations, low: low, high: high)
+        guard let inserted = InsertedKeys(insertsOf: operations) else { return nil }
         func isInserted(_ target: ObjectReference) -> Bool {
             target.storeIndex != Store.ownStoreIndex || inserted.contains(target.key)
         }
