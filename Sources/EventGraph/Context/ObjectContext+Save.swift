@@ -39,34 +39,18 @@ extension ObjectContext {
             throw EventGraphError(.deleteDenied, "\(denied.count) delete(s) refused by deny rules", failures: denied)
         }
         var failures: [EventGraphError.Failure] = []
-        // Joined, not concatenated: a bulk save's objects are not copied (and retained) into a new array.
-        for object in [inserted, updated].joined() { failures += validationFailures(of: object) }
-        guard failures.isEmpty else {
-            throw EventGraphError(.validation, "\(failures.count) validation failure(s)", failures: failures)
-        }
-
         var request = CommitRequest(author: name, operations: [], readRows: [:], mergePolicy: mergePolicy)
         request.operations.reserveCapacity(inserted.count + updated.count + deleted.count)
         for object in inserted {
-            let entity = object.entity
-            // An object's unsaved values hold each property once: read in property order, not looked up per property.
-            // By position, not `for entry in pending`: each value is retained once, by its change, not also by a
-            // copy of its entry.
-            let pending = object.pending
-            var changes: [PropertyChange] = []
-            changes.reserveCapacity(pending.count)
-            for position in pending.indices {
-                let index = pending[position].index
-                guard entity.isPersistentProperty[index], pending[position].value != entity.defaultValues[index] else {
-                    continue
-                }
-                changes.append(PropertyChange(propertyIndex: UInt32(index), value: pending[position].value))
-            }
-            changes.sort { $0.propertyIndex < $1.propertyIndex }
-            request.operations.append(.insert(reference(to: object), changes))
-            if !upsertKeys.isEmpty, let ordinal = upsertKeys[object.identity] {
-                request.upserts[object.identity] = ordinal
-            }
+            failures += validationFailures(of: object)
+            // Built in the same pass as the validation, while the object's values are in the cache (a bulk save's
+            // 100,000 objects do not fit in it); dropped when a validation fails.
+            guard failures.isEmpty else { continue }
+            appendInsert(of: object, to: &request)
+        }
+        for object in updated { failures += validationFailures(of: object) }
+        guard failures.isEmpty else {
+            throw EventGraphError(.validation, "\(failures.count) validation failure(s)", failures: failures)
         }
         for object in updated {
             appendUpdate(of: object, to: &request)
@@ -84,6 +68,29 @@ extension ObjectContext {
         let result = try parentStore.commit(request)
         finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
         reportSave(of: request, result: result)
+    }
+
+    /// Records an inserted object's persistent values that differ from their defaults, in property order.
+    private func appendInsert(of object: ManagedObject, to request: inout CommitRequest) {
+        let entity = object.entity
+        // An object's unsaved values hold each property once: read in property order, not looked up per property.
+        // By position, not `for entry in pending`: each value is retained once, by its change, not also by a
+        // copy of its entry.
+        let pending = object.pending
+        var changes: [PropertyChange] = []
+        changes.reserveCapacity(pending.count)
+        for position in pending.indices {
+            let index = pending[position].index
+            guard entity.isPersistentProperty[index], pending[position].value != entity.defaultValues[index] else {
+                continue
+            }
+            changes.append(PropertyChange(propertyIndex: UInt32(index), value: pending[position].value))
+        }
+        changes.sort { $0.propertyIndex < $1.propertyIndex }
+        request.operations.append(.insert(reference(to: object), changes))
+        if !upsertKeys.isEmpty, let ordinal = upsertKeys[object.identity] {
+            request.upserts[object.identity] = ordinal
+        }
     }
 
     /// Records an updated object's changes: scalar properties as one update, to-many ones as added/removed.

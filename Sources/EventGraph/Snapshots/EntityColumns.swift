@@ -335,8 +335,13 @@ struct EntityColumns: Sendable {
     /// Inserts or replaces the row with the same key.
     mutating func put(_ row: Row) {
         precondition(row.entityIndex == entityIndex, "a row of entity #\(row.entityIndex) put in #\(entityIndex)")
-        // The row's own array when it holds one (a commit's rows do), written through its buffer.
-        put(key: row.key, version: row.version, values: row.values.array)
+        // The row's own array when it holds one (an update's rows do), written through its buffer; a new object's
+        // values are read from its changes, not copied into an array first.
+        if case .array(let values) = row.values.storage {
+            put(key: row.key, version: row.version, values: values)
+        } else {
+            put(key: row.key, version: row.version, values: row.values)
+        }
     }
 
     /// Inserts or replaces the object with `key`, without a ``Row`` (a replayed insert).

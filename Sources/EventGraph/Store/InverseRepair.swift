@@ -141,20 +141,27 @@ struct InverseRepair {
     static func isConsistentInsertion(_ operations: [ChangeOperation], model: ObjectModel) -> Bool {
         var inserted: Set<UInt64> = []
         inserted.reserveCapacity(operations.count)
-        var votes: [SideVote] = []
-        func vote(_ key: UInt64, _ property: Int, _ target: ObjectReference, inverse: Int) -> Bool {
-            guard target.storeIndex == 0 else { return true }  // not repaired (see `vote`)
-            let mine = (key: key, property: property)
-            let theirs = (key: target.key, property: inverse)
-            guard mine != theirs, target.key <= SideVote.maxKey else { return false }
-            votes.append(SideVote(voter: mine, target: theirs))
-            return true
-        }
+        var votes = InsertionVotes()
         for operation in operations {
-            guard case .insert(let object, let changes) = operation, object.storeIndex == 0,
-                Int(object.entityIndex) < model.entities.count, object.key <= SideVote.maxKey
+            guard case .insert(let object, let changes) = operation, inserted.insert(object.key).inserted,
+                votes.record(object, changes, model: model)
             else { return false }
-            guard inserted.insert(object.key).inserted else { return false }
+        }
+        return votes.areConsistent()
+    }
+
+    /// The votes of a changeset of inserts for its relationship edges, recorded insert by insert (by
+    /// ``isConsistentInsertion(_:model:)``, or by a pass that stages the inserts at the same time), then checked
+    /// once: every edge must have both sides' votes. The caller makes sure no object is inserted twice.
+    struct InsertionVotes {
+        private var votes: [SideVote] = []
+
+        /// Records an insert's votes; `false` when the insert has a shape the votes cannot prove (see
+        /// ``isConsistentInsertion(_:model:)``): the changeset then goes to the edge table.
+        mutating func record(_ object: ObjectReference, _ changes: [PropertyChange], model: ObjectModel) -> Bool {
+            guard object.storeIndex == 0, Int(object.entityIndex) < model.entities.count,
+                object.key <= SideVote.maxKey
+            else { return false }
             let links = model.entities[Int(object.entityIndex)].relationshipLinks
             // By position, not `for change in changes`: an attribute's change (a post's body) is skipped on its
             // index, without copying (retaining) its value.
@@ -171,20 +178,34 @@ struct InverseRepair {
                     }
                 }
             }
-        }
-        guard !votes.isEmpty else { return true }
-        votes.sort()
-        // Each edge's votes are adjacent, side 0's first: it needs both.
-        return votes.withUnsafeBufferPointer { votes in
-            var start = 0
-            while start < votes.count {
-                let edge = votes[start].edge
-                var end = start + 1
-                while end < votes.count && votes[end].edge == edge { end += 1 }
-                guard votes[start].side == 0, votes[end - 1].side == 1 else { return false }
-                start = end
-            }
             return true
+        }
+
+        private mutating func vote(_ key: UInt64, _ property: Int, _ target: ObjectReference, inverse: Int) -> Bool {
+            guard target.storeIndex == 0 else { return true }  // not repaired (see `vote`)
+            let mine = (key: key, property: property)
+            let theirs = (key: target.key, property: inverse)
+            guard mine != theirs, target.key <= SideVote.maxKey else { return false }
+            votes.append(SideVote(voter: mine, target: theirs))
+            return true
+        }
+
+        /// Whether every recorded edge has both sides' votes.
+        mutating func areConsistent() -> Bool {
+            guard !votes.isEmpty else { return true }
+            votes.sort()
+            // Each edge's votes are adjacent, side 0's first: it needs both.
+            return votes.withUnsafeBufferPointer { votes in
+                var start = 0
+                while start < votes.count {
+                    let edge = votes[start].edge
+                    var end = start + 1
+                    while end < votes.count && votes[end].edge == edge { end += 1 }
+                    guard votes[start].side == 0, votes[end - 1].side == 1 else { return false }
+                    start = end
+                }
+                return true
+            }
         }
     }
 

@@ -27,6 +27,18 @@ final class Row: Sendable {
         self.values = RowValues(.array(values))
     }
 
+    /// The row of a new object, read from its insert's changes over the entity's defaults: staging a save of new
+    /// objects builds no array of every value per object, and retains none of the values again (the row shares the
+    /// changes' array with the changeset).
+    ///
+    /// - Precondition: every change's property index is below `defaults.count`.
+    init(entityIndex: Int, key: UInt64, version: UInt64, changes: [PropertyChange], defaults: [PropertyValue]) {
+        self.entityIndex = entityIndex
+        self.key = key
+        self.version = version
+        self.values = RowValues(.inserted(InsertedValues(changes: changes, defaults: defaults)))
+    }
+
     /// A row that reads its values from a slot of a chunk version.
     init(entityIndex: Int, key: UInt64, version: UInt64, slot: ChunkSlot) {
         self.entityIndex = entityIndex
@@ -54,6 +66,7 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
     enum Storage: Sendable {
         case array([PropertyValue])
         case slot(ChunkSlot)
+        case inserted(InsertedValues)
     }
 
     let storage: Storage
@@ -70,6 +83,7 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
         switch storage {
         case .array(let values): values.count
         case .slot(let slot): slot.valueCount
+        case .inserted(let values): values.defaults.count
         }
     }
 
@@ -78,6 +92,7 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
         switch storage {
         case .array(let values): values[index]
         case .slot(let slot): slot.value(at: index)
+        case .inserted(let values): values[index]
         }
     }
 
@@ -85,7 +100,7 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
     var array: [PropertyValue] {
         switch storage {
         case .array(let values): values
-        case .slot: Array(self)
+        case .slot, .inserted: Array(self)
         }
     }
 
@@ -98,6 +113,9 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
             if case .attribute(let value) = values[index] { return value }
             return nil
         case .slot(let slot): return slot.attributeValueUnlessRelationship(at: index)
+        case .inserted(let values):
+            if case .attribute(let value) = values[index] { return value }
+            return nil
         }
     }
 
@@ -109,7 +127,29 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
             if case .attribute(let value) = values[index] { return value }
             return .null
         case .slot(let slot): return slot.attributeValue(at: index)
+        case .inserted(let values):
+            if case .attribute(let value) = values[index] { return value }
+            return .null
         }
+    }
+}
+
+/// The values of a new object as its insert gives them: the changes, over the entity's defaults for the properties
+/// they leave out (what staging an insert computes, without copying them into one array).
+struct InsertedValues: Sendable {
+    let changes: [PropertyChange]
+    let defaults: [PropertyValue]
+
+    /// The value of one property: the last change of it, else its default.
+    @inline(__always)
+    subscript(index: Int) -> PropertyValue {
+        // A few changes per object (a post's eight): a scan, from the last, as later changes overwrite earlier ones.
+        var position = changes.endIndex
+        while position > changes.startIndex {
+            position -= 1
+            if changes[position].propertyIndex == index { return changes[position].value }
+        }
+        return defaults[index]
     }
 }
 

@@ -87,21 +87,37 @@ extension Store {
                     "the store is full: it has handed out every object key, so the new "
                         + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
         }
-        let permanentIdentities = try resolveUpserts(&operations, request.upserts, queue)
-        let pinned = try resolveConflicts(&operations, request, queue)
-        repairInverses(&operations, pinned: pinned, queue)
+        // A save of new objects only (a bulk insert) is checked and staged in one pass when it can be: it then
+        // needs no upsert, conflict resolution, inverse repair or blob, and its operations stay as they are.
+        let stagedInsertion =
+            request.upserts.isEmpty && request.foreignStores.isEmpty && !hasExternalStorage
+            ? state.withLock { state in
+                state.stageInsertion(
+                    operations, model: model, version: transactionID, overlay: queue, checksInverses: hasInverses)
+            } : nil
+        var permanentIdentities: [ObjectIdentity: ObjectIdentity] = [:]
         var blobs: [[UInt8]] = []
-        externalize(&operations, transactionID: transactionID, blobs: &blobs)
+        if stagedInsertion == nil {
+            permanentIdentities = try resolveUpserts(&operations, request.upserts, queue)
+            let pinned = try resolveConflicts(&operations, request, queue)
+            repairInverses(&operations, pinned: pinned, queue)
+            externalize(&operations, transactionID: transactionID, blobs: &blobs)
+        }
         let changeset = Changeset(
             transactionID: transactionID,
             commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
             author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
             operations: operations, sequenceReservations: request.sequenceReservations, crossStore: crossStore)
-        let staged = try state.withLock { state throws(EventGraphError) in
-            // Rows keep references in the state's own table of foreign stores (unchanged, and not copied,
-            // when the changeset names none).
-            let localized = state.localize(changeset)
-            return try state.stage(localized, model: model, overlay: queue)
+        let staged: StagedChanges
+        if let stagedInsertion {
+            staged = stagedInsertion
+        } else {
+            staged = try state.withLock { state throws(EventGraphError) in
+                // Rows keep references in the state's own table of foreign stores (unchanged, and not copied,
+                // when the changeset names none).
+                let localized = state.localize(changeset)
+                return try state.stage(localized, model: model, overlay: queue)
+            }
         }
         // The holder lookups may read checkpoint chunks (a stored uniqueness index, the objects it names): one that
         // cannot be loaded fails the save here, out of the lock, before anything of it is queued.

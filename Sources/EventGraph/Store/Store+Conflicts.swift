@@ -33,17 +33,8 @@ extension Store {
     /// meanwhile) and ``resolveConflicts(_:_:_:)`` would return the operations as they are. Uniqueness is checked
     /// apart from this, for every save.
     static func isSelfContainedInsertion(_ operations: [ChangeOperation]) -> Bool {
-        var low = UInt64.max
-        var high = UInt64.min
-        for operation in operations {
-            guard case .insert(let reference, _) = operation, reference.storeIndex == ownStoreIndex else {
-                return false
-            }
-            low = min(low, reference.key)
-            high = max(high, reference.key)
-        }
         guard !operations.isEmpty else { return true }
-        let inserted = InsertedKeys(operations, low: low, high: high)
+        guard let inserted = InsertedKeys(insertsOf: operations) else { return false }
         func isInserted(_ target: ObjectReference) -> Bool {
             target.storeIndex != ownStoreIndex || inserted.contains(target.key)
         }
@@ -81,6 +72,21 @@ struct InsertedKeys {
     private var words: [UInt64] = []
     private var sparse: Set<UInt64> = []
     private let isDense: Bool
+
+    /// The keys of a changeset that only inserts objects of this store; `nil` when it does anything else, or nothing.
+    init?(insertsOf operations: [ChangeOperation]) {
+        var low = UInt64.max
+        var high = UInt64.min
+        for operation in operations {
+            guard case .insert(let reference, _) = operation, reference.storeIndex == Store.ownStoreIndex else {
+                return nil
+            }
+            low = min(low, reference.key)
+            high = max(high, reference.key)
+        }
+        guard !operations.isEmpty else { return nil }
+        self.init(operations, low: low, high: high)
+    }
 
     /// The keys of the inserts among `operations`, which lie in `low...high`.
     init(_ operations: [ChangeOperation], low: UInt64, high: UInt64) {

@@ -29,6 +29,8 @@ final class Store: Sendable {
     let sequenceLock = LockedValue<Void>(())
     /// Whether a relationship of the model has an inverse (commits then keep both sides agreeing).
     let hasInverses: Bool
+    /// Whether an entity of the model keeps large binary values apart from its rows (in blobs).
+    let hasExternalStorage: Bool
     /// The transaction IDs the replayed log lacks (a salvage's gaps), for the recovery report.
     let transactionIDGaps: [ClosedRange<UInt64>]
     /// When the store rewrites its log as a checkpoint by itself (off until the container configures it).
@@ -47,6 +49,7 @@ final class Store: Sendable {
         self.isReadOnly = isReadOnly
         self.keyCounter = Atomic(state.nextKey)
         self.hasInverses = InverseRepair.isNeeded(for: model)
+        self.hasExternalStorage = model.entities.contains { !$0.externalStoragePropertyIndices.isEmpty }
         self.commitLock = ConditionLock(
             CommitQueue(
                 lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds
