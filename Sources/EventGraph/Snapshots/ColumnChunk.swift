@@ -146,6 +146,15 @@ struct ColumnChunk: Sendable {
         columns[property].set(bytes: bytes, tag: tag, at: slot)
     }
 
+    /// Calls `body` with the column of a live slot's property, to write the slot's value in it (a replayed
+    /// changeset's values, which are written by kind without a ``PropertyValue``: see
+    /// ``ReplayChangeset/write(_:into:at:)``).
+    @inline(__always)
+    mutating func updateColumn<R>(property: Int, at slot: Int, _ body: (inout Column) -> R) -> R {
+        precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
+        return body(&columns[property])
+    }
+
     /// The number of properties a live slot's row has.
     func valueCount(at slot: Int) -> Int { Int(valueCounts[slot]) }
 

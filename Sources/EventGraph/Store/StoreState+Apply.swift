@@ -300,7 +300,9 @@ extension StoreState {
                     ) {
                         chunk, position in
                         for value in values where value.propertyIndex < defaults.count {
-                            changeset.write(value, into: &chunk, property: Int(value.propertyIndex), at: position)
+                            chunk.updateColumn(property: Int(value.propertyIndex), at: position) {
+                                changeset.write(value, into: &$0, at: position)
+                            }
                             setBy[Int(value.propertyIndex)] = number
                         }
                         chunk.setDefaults(prepared, at: position, except: setBy, number: number)
@@ -319,7 +321,9 @@ extension StoreState {
                             try check.rejectMissingProperty(value.propertyIndex, of: reference, &anomalies)
                             continue
                         }
-                        changeset.write(value, into: &chunk, property: Int(value.propertyIndex), at: position)
+                        chunk.updateColumn(property: Int(value.propertyIndex), at: position) {
+                            changeset.write(value, into: &$0, at: position)
+                        }
                     }
                 }
                 guard found != nil else {
