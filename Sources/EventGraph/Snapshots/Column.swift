@@ -190,11 +190,25 @@ struct Column: Sendable {
         return renumbered
     }
 
-    /// Makes room for `slotCount` slots and, in the arena, `arenaByteCount` bytes (a checkpoint chunk about to be
-    /// decoded into a new column).
-    mutating func reserveCapacity(slotCount: Int, arenaByteCount: Int) {
+    /// Makes room, in a new column, for `slotCount` slots filled as `full` (the same property's column in the
+    /// chunk before, full) is: each storage that `full` uses reserved for every slot, its arena for `full`'s live
+    /// bytes and its to-many span array for `full`'s live targets, an eighth more each. Objects appended one after
+    /// another (a replay's or a bulk save's inserts) then fill every storage without reallocating it along the way
+    /// (doubling copied each array about once more and faulted in its pages again).
+    mutating func reserveCapacity(slotCount: Int, like full: Column) {
         tags.reserveCapacity(slotCount)
-        if arenaByteCount > 0 { arena.reserveCapacity(byteCount: arenaByteCount, slotCount: slotCount) }
+        if !full.words.isEmpty { words.reserveCapacity(slotCount) }
+        if !full.targets.isEmpty { targets.reserveCapacity(slotCount) }
+        if !full.manyCounts.isEmpty {
+            manyStarts.reserveCapacity(slotCount)
+            manyCounts.reserveCapacity(slotCount)
+        }
+        let liveTargetCount = full.manyTargets.count - full.manyGarbageCount
+        if liveTargetCount > 0 { manyTargets.reserveCapacity(liveTargetCount + liveTargetCount / 8) }
+        if !full.arena.starts.isEmpty {
+            let byteCount = full.arena.liveByteCount
+            arena.reserveCapacity(byteCount: byteCount + byteCount / 8, slotCount: slotCount)
+        }
     }
 
     /// Drops the growth slack of every storage (see ``ByteArena/shrinkToFit()``): for a column just decoded from a
