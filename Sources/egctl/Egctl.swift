@@ -29,6 +29,7 @@ struct Egctl: ParsableCommand {
     /// Parses and runs, with egctl's exit statuses: argument errors exit with 2 (not ArgumentParser's 64), so that
     /// scripts can tell "bad input" (2) from "damage found" (1).
     static func main() {
+        AllocatorTuning.apply()
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -128,7 +128,7 @@ struct FlatChangesetReplayTests {
                 transactionID: changeset.transactionID, payload: payload, blobs: [], byteOffset: 100)
             let flat = try ReplayChangeset(record)
             #expect(flat.changeset == changeset)
-            guard flat.values.contains(where: { $0.byteKind != nil }) else { continue }
+            guard flat.values.contains(where: { $0.tag.isBytes }) else { continue }
             checked += 1
             let payloadStart = payload.withUnsafeBytes { $0.baseAddress }
             #expect(flat.bytes.withUnsafeBytes { $0.baseAddress } == payloadStart)

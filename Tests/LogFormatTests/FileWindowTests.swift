@@ -25,3 +25,32 @@ struct FileWindowTests {
         #expect(window.bufferedByteCount == (3 << 20) - Int(end))
     }
 }
+
+@Suite("File window buffer")
+struct FileWindowBufferTests {
+    /// A scan reads a log 8 MiB at a time: each read goes into the window's one buffer, not a new array (whose
+    /// pages the kernel had to fault in again for every 8 MiB read).
+    @Test func sequentialReadsReuseOneBuffer() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("window.bin")
+        let size = 3 * FileWindow.chunkByteCount
+        // Each 4 KiB block starts with its number.
+        var bytes = [UInt8](repeating: 0, count: size)
+        for block in 0..<size / 4096 { bytes[block * 4096] = UInt8(truncatingIfNeeded: block) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        var window = FileWindow(file: try LogFile(path: path, flags: O_RDONLY, faults: nil), limit: UInt64(size))
+        var addresses: Set<UnsafeRawPointer?> = []
+        for offset in stride(from: 0, to: size, by: FileWindow.chunkByteCount / 2) {
+            let first = try window.withBytes(at: UInt64(offset), count: 4096) { $0[0] }
+            #expect(first == UInt8(truncatingIfNeeded: offset / 4096))
+            addresses.insert(window.bufferAddress)
+        }
+        #expect(addresses.count == 1)
+        // A read after the window was discarded (a re-read of a failed frame) reads the file again, into the same
+        // buffer.
+        window.discardBuffer()
+        #expect(window.bufferedByteCount == 0)
+        #expect(try window.withBytes(at: 4096 * 5, count: 8) { $0[0] } == 5)
+        #expect(window.bufferAddress == addresses.first!)
+    }
+}

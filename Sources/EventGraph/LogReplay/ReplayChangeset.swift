@@ -2,9 +2,10 @@ package import LogFormat
 import Synchronization
 
 /// A transaction's changeset as replay reads it: decoded by LogFormat's ``ChangesetVisitor`` into flat arrays — the
-/// operations, their values (a string's or a binary's bytes copied into one byte buffer, other values as they
-/// decode), and each relate's targets — with no ``PropertyValue``, `String` or array of changes per value. The
-/// in-place applier writes the values into the columns from here (`StoreState.replay`); ``changeset`` builds the
+/// operations, their values by column kind (a string's or a binary's bytes in one byte buffer, a fixed-width value as
+/// its bit pattern, relationship targets in one reference array), and each relate's targets — with no
+/// ``PropertyValue``, `String` or array of changes per value. The decoding thread does that conversion; the in-place
+/// applier writes each value into its column by kind from here (`StoreState.replay`); ``changeset`` builds the
 /// ``Changeset`` the same payload decodes to, for the readers that need one (the change feed, staging's fallback,
 /// `egctl replay --changesets`).
 package struct ReplayChangeset: ChangesetVisitor, Sendable {
@@ -21,14 +22,24 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         var propertyIndex: UInt32 = 0
     }
 
-    /// One property value of an insert or an update.
+    /// One property value of an insert or an update, by the column storage it goes to (its ``tag``):
+    /// - a byte value (``ValueTag/isBytes``): its bytes are ``ReplayChangeset/bytes``[`start..<start + count`];
+    /// - a fixed-width value (``ValueTag/isFixedWidth``): ``word``, its bit pattern, is kept in `start`;
+    /// - ``ValueTag/toOne``: its target is ``ReplayChangeset/targets``[`start`]; ``ValueTag/toMany``: its targets are
+    ///   ``ReplayChangeset/targets``[`start..<start + count`];
+    /// - ``ValueTag/uuid`` and ``ValueTag/blob``: ``ReplayChangeset/others``[`start`];
+    /// - ``ValueTag/null`` and ``ValueTag/toOneNil``: the tag alone.
     struct Value: Sendable {
         var propertyIndex: UInt32
-        /// A byte value's kind (its bytes are `bytes[start..<start + count]`); `nil` for ``ReplayChangeset/others``
-        /// `[start]`.
-        var byteKind: ByteValueKind?
+        var tag: ValueTag
+        /// For a byte value: whether every byte is ASCII (found while the decoder had them in cache, so that the
+        /// column's arena does not read them again to find out).
+        var isASCII = false
         var start: Int
         var count: Int
+
+        /// A fixed-width value's bit pattern.
+        var word: UInt64 { UInt64(UInt(bitPattern: start)) }
     }
 
     package private(set) var header = ChangesetHeader(
@@ -43,8 +54,10 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
     private var payloadAddresses: Range<UInt> = 0..<0
     /// Whether `bytes` is the transaction's payload (not a buffer of this changeset's own).
     private var payloadSharing = false
-    /// The values that are not bytes (null, fixed-width values, UUIDs, blob references, relationships).
-    private(set) var others: [PropertyValue] = []
+    /// The UUIDs and blob references.
+    private(set) var others: [AttributeValue] = []
+    /// The targets of to-one and to-many values, one list after the other.
+    private(set) var targets: [ObjectReference] = []
     private(set) var relates: [(added: [ObjectReference], removed: [ObjectReference])] = []
     private(set) var sequenceReservations: [SequenceReservation] = []
     private var valuesStart = 0
@@ -143,16 +156,22 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         case .value(let value):
             append(propertyIndex, value)
         case .bytes(let kind, let borrowed):
+            let isASCII = ByteArena.isASCII(borrowed)
             if let start = borrowed.baseAddress, payloadAddresses.contains(UInt(bitPattern: start)),
                 UInt(bitPattern: start) + UInt(borrowed.count) <= payloadAddresses.upperBound
             {
                 // Lent from the payload `bytes` shares: referred to where it is.
                 let offset = Int(UInt(bitPattern: start) - payloadAddresses.lowerBound)
-                values.append(Value(propertyIndex: propertyIndex, byteKind: kind, start: offset, count: borrowed.count))
+                values.append(
+                    Value(
+                        propertyIndex: propertyIndex, tag: ValueTag(kind), isASCII: isASCII, start: offset,
+                        count: borrowed.count))
                 return
             }
             values.append(
-                Value(propertyIndex: propertyIndex, byteKind: kind, start: bytes.count, count: borrowed.count))
+                Value(
+                    propertyIndex: propertyIndex, tag: ValueTag(kind), isASCII: isASCII, start: bytes.count,
+                    count: borrowed.count))
             bytes.append(contentsOf: borrowed)
         }
     }
@@ -174,49 +193,95 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         sequenceReservations = reservations
     }
 
-    /// Appends a value held whole (from a ``Changeset``, a byte value's bytes are copied as decoding would).
+    /// Appends a value decoded whole or held whole (from a ``Changeset``, a byte value's bytes are copied as
+    /// decoding would): by the column storage it goes to (see ``Value``).
     private mutating func append(_ propertyIndex: UInt32, _ value: PropertyValue) {
-        if case .attribute(let attribute) = value,
-            attribute.withBytesEncoding({ tag, borrowed -> Bool in
-                values.append(
-                    Value(
-                        propertyIndex: propertyIndex, byteKind: ByteValueKind(tag), start: bytes.count,
-                        count: borrowed.count))
-                bytes.append(contentsOf: borrowed)
-                return true
-            }) ?? false
-        {
-            return
+        func append(_ tag: ValueTag, start: Int = 0, count: Int = 0) {
+            values.append(Value(propertyIndex: propertyIndex, tag: tag, start: start, count: count))
         }
-        values.append(Value(propertyIndex: propertyIndex, byteKind: nil, start: others.count, count: 0))
-        others.append(value)
+        switch value {
+        case .attribute(let attribute):
+            if let (tag, word) = attribute.fixedWidthEncoding {
+                return append(tag, start: Int(bitPattern: UInt(word)))
+            }
+            let isBytes =
+                attribute.withBytesEncoding { tag, borrowed -> Bool in
+                    values.append(
+                        Value(
+                            propertyIndex: propertyIndex, tag: tag, isASCII: ByteArena.isASCII(borrowed),
+                            start: bytes.count, count: borrowed.count))
+                    bytes.append(contentsOf: borrowed)
+                    return true
+                } ?? false
+            if isBytes { return }
+            switch attribute {
+            case .null: append(.null)
+            case .uuid:
+                append(.uuid, start: others.count)
+                others.append(attribute)
+            case .blob:
+                append(.blob, start: others.count)
+                others.append(attribute)
+            default: preconditionFailure("\(attribute) has no column storage")
+            }
+        case .toOne(nil):
+            append(.toOneNil)
+        case .toOne(let target?):
+            append(.toOne, start: targets.count)
+            targets.append(target)
+        case .toMany(let list):
+            append(.toMany, start: targets.count, count: list.count)
+            targets.append(contentsOf: list)
+        }
     }
 
     // MARK: - Reading
 
-    /// Calls `body` with a value: ``BorrowedPropertyValue/bytes(_:_:)`` lends bytes valid only during the call.
-    @inline(__always)
-    func withValue<R>(_ value: Value, _ body: (BorrowedPropertyValue) -> R) -> R {
-        guard let kind = value.byteKind else { return body(.value(others[value.start])) }
-        return bytes.withUnsafeBytes { all in
-            body(.bytes(kind, UnsafeRawBufferPointer(rebasing: all[value.start..<value.start + value.count])))
+    /// A value as a ``PropertyValue`` (copies a byte value's bytes and a to-many value's targets).
+    func materialized(_ value: Value) -> PropertyValue {
+        let tag = value.tag
+        switch tag {
+        case .string, .url, .decimal, .binary, .transformable:
+            return bytes.withUnsafeBytes { all in
+                .attribute(
+                    AttributeValue(
+                        bytes: tag, UnsafeRawBufferPointer(rebasing: all[value.start..<value.start + value.count])))
+            }
+        case .int16, .int32, .int64, .double, .float, .bool, .date:
+            return .attribute(AttributeValue(fixedWidth: tag, value.word))
+        case .null: return .attribute(.null)
+        case .uuid, .blob: return .attribute(others[value.start])
+        case .toOneNil: return .toOne(nil)
+        case .toOne: return .toOne(targets[value.start])
+        case .toMany: return .toMany(Array(targets[value.start..<value.start + value.count]))
+        case .absent: preconditionFailure("a replayed value is never absent")
         }
     }
 
-    /// A value as a ``PropertyValue`` (copies a byte value's bytes).
-    func materialized(_ value: Value) -> PropertyValue {
-        withValue(value) { $0.materialized }
-    }
-
-    /// Writes a value into a live slot's property: a byte value from the payload's bytes (see
-    /// ``ColumnChunk/set(bytes:tag:property:at:)``), any other as it decoded.
+    /// Writes a value into the column of a live slot's property, by kind: a byte value from the payload's bytes
+    /// (see ``Column/set(bytes:tag:at:isASCII:)``), a fixed-width value as its bit pattern, a relationship's targets
+    /// from ``targets`` — what ``Column/set(_:at:)-(PropertyValue?,_)`` does with the value's ``materialized(_:)``
+    /// form, without it (no enum, no array per to-many value, no retain or release per value).
     @inline(__always)
-    func write(_ value: Value, into chunk: inout ColumnChunk, property: Int, at position: Int) {
-        guard let kind = value.byteKind else { return chunk.set(others[value.start], property: property, at: position) }
-        bytes.withUnsafeBytes { all in
-            chunk.set(
-                bytes: UnsafeRawBufferPointer(rebasing: all[value.start..<value.start + value.count]),
-                tag: ValueTag(kind), property: property, at: position)
+    func write(_ value: Value, into column: inout Column, at slot: Int) {
+        let tag = value.tag
+        switch tag {
+        case .string, .url, .decimal, .binary, .transformable:
+            bytes.withUnsafeBytes { all in
+                column.set(
+                    bytes: UnsafeRawBufferPointer(rebasing: all[value.start..<value.start + value.count]), tag: tag,
+                    at: slot, isASCII: value.isASCII)
+            }
+        case .int16, .int32, .int64, .double, .float, .bool, .date: column.set(word: value.word, tag: tag, at: slot)
+        case .null, .toOneNil: column.set(valueOfTagAlone: tag, at: slot)
+        case .toOne: column.set(target: targets[value.start], at: slot)
+        case .toMany:
+            targets.withUnsafeBufferPointer { all in
+                column.set(
+                    manyTargets: UnsafeBufferPointer(rebasing: all[value.start..<value.start + value.count]), at: slot)
+            }
+        case .uuid, .blob: column.set(.attribute(others[value.start]), at: slot)
+        case .absent: preconditionFailure("a replayed value is never absent")
         }
     }
 
@@ -254,9 +319,8 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         for index in operations.indices {
             operations[index].object = StoreState.localize(operations[index].object, map)
         }
-        for index in others.indices {
-            others[index] = StoreState.localize(PropertyChange(propertyIndex: 0, value: others[index]), map).value
-        }
+        // UUIDs and blob references name no store; relationship targets do.
+        for index in targets.indices { targets[index] = StoreState.localize(targets[index], map) }
         for index in relates.indices {
             relates[index].added = relates[index].added.map { StoreState.localize($0, map) }
             relates[index].removed = relates[index].removed.map { StoreState.localize($0, map) }

@@ -95,7 +95,10 @@ struct ByteArena: Sendable {
     }
 
     /// Stores the bytes of a slot.
-    mutating func set(_ value: UnsafeRawBufferPointer, at slot: Int) {
+    ///
+    /// - Parameter isASCII: whether every byte of `value` is below 0x80, when the caller knows (see
+    ///   ``isASCII(_:)``); `nil` checks.
+    mutating func set(_ value: UnsafeRawBufferPointer, at slot: Int, isASCII valueIsASCII: Bool? = nil) {
         if slot == starts.count {
             // The usual case: the slot after the last one.
             starts.append(0)
@@ -110,7 +113,7 @@ struct ByteArena: Sendable {
         starts[slot] = UInt32(bytes.count)
         byteCounts[slot] = UInt32(value.count)
         bytes.append(contentsOf: value)
-        if isASCII && !Self.isASCII(value) { isASCII = false }
+        if isASCII && !(valueIsASCII ?? Self.isASCII(value)) { isASCII = false }
     }
 
     /// Forgets the bytes of a slot (its value moved to another storage or the slot was emptied).

@@ -190,11 +190,25 @@ struct Column: Sendable {
         return renumbered
     }
 
-    /// Makes room for `slotCount` slots and, in the arena, `arenaByteCount` bytes (a checkpoint chunk about to be
-    /// decoded into a new column).
-    mutating func reserveCapacity(slotCount: Int, arenaByteCount: Int) {
+    /// Makes room, in a new column, for `slotCount` slots filled as `full` (the same property's column in the
+    /// chunk before, full) is: each storage that `full` uses reserved for every slot, its arena for `full`'s live
+    /// bytes and its to-many span array for `full`'s live targets, an eighth more each. Objects appended one after
+    /// another (a replay's or a bulk save's inserts) then fill every storage without reallocating it along the way
+    /// (doubling copied each array about once more and faulted in its pages again).
+    mutating func reserveCapacity(slotCount: Int, like full: Column) {
         tags.reserveCapacity(slotCount)
-        if arenaByteCount > 0 { arena.reserveCapacity(byteCount: arenaByteCount, slotCount: slotCount) }
+        if !full.words.isEmpty { words.reserveCapacity(slotCount) }
+        if !full.targets.isEmpty { targets.reserveCapacity(slotCount) }
+        if !full.manyCounts.isEmpty {
+            manyStarts.reserveCapacity(slotCount)
+            manyCounts.reserveCapacity(slotCount)
+        }
+        let liveTargetCount = full.manyTargets.count - full.manyGarbageCount
+        if liveTargetCount > 0 { manyTargets.reserveCapacity(liveTargetCount + liveTargetCount / 8) }
+        if !full.arena.starts.isEmpty {
+            let byteCount = full.arena.liveByteCount
+            arena.reserveCapacity(byteCount: byteCount + byteCount / 8, slotCount: slotCount)
+        }
     }
 
     /// Drops the growth slack of every storage (see ``ByteArena/shrinkToFit()``): for a column just decoded from a
@@ -226,12 +240,7 @@ struct Column: Sendable {
         guard let value else { return setTag(.absent, at: slot, old: old) }
         switch value {
         case .attribute(let attribute):
-            if let (tag, word) = attribute.fixedWidthEncoding {
-                if old == tag && words[slot] == word { return }
-                Self.pad(&words, to: slot, with: 0)
-                words[slot] = word
-                return setTag(tag, at: slot, old: old)
-            }
+            if let (tag, word) = attribute.fixedWidthEncoding { return set(word: word, tag: tag, at: slot) }
             if attribute.withBytesEncoding({ tag, bytes in set(bytes: bytes, tag: tag, at: slot) }) != nil { return }
             switch attribute {
             case .null: return setTag(.null, at: slot, old: old)
@@ -244,15 +253,59 @@ struct Column: Sendable {
         case .toOne(nil):
             setTag(.toOneNil, at: slot, old: old)
         case .toOne(let target?):
-            if old == .toOne && targets[slot] == target { return }
-            Self.pad(&targets, to: slot, with: ObjectReference(entityIndex: 0, key: 0))
-            targets[slot] = target
-            setTag(.toOne, at: slot, old: old)
+            set(target: target, at: slot)
         case .toMany(let list):
             if old == .toMany, holdsMany(list, at: slot) { return }
             setMany(list, at: slot, old: old)
             setTag(.toMany, at: slot, old: old)
         }
+    }
+
+    /// Stores a fixed-width value of a slot as its tag and bit pattern (see ``AttributeValue/fixedWidthEncoding``):
+    /// what ``set(_:at:)-(PropertyValue?,_)`` does with such a value, for a caller that has them without an
+    /// ``AttributeValue`` (a replayed changeset, a prepared default).
+    ///
+    /// - Precondition: `tag` is fixed-width (``ValueTag/isFixedWidth``).
+    @inline(__always)
+    mutating func set(word: UInt64, tag: ValueTag, at slot: Int) {
+        let old = self.tag(at: slot)
+        if old == tag && words[slot] == word { return }
+        Self.pad(&words, to: slot, with: 0)
+        words[slot] = word
+        setTag(tag, at: slot, old: old)
+    }
+
+    /// Stores a value that is its tag alone: ``ValueTag/null`` or ``ValueTag/toOneNil``.
+    @inline(__always)
+    mutating func set(valueOfTagAlone tag: ValueTag, at slot: Int) {
+        precondition(tag == .null || tag == .toOneNil, "\(tag) is not a value of its tag alone")
+        setTag(tag, at: slot, old: self.tag(at: slot))
+    }
+
+    /// Stores the target of a to-one relationship of a slot.
+    @inline(__always)
+    mutating func set(target: ObjectReference, at slot: Int) {
+        let old = tag(at: slot)
+        if old == .toOne && targets[slot] == target { return }
+        Self.pad(&targets, to: slot, with: ObjectReference(entityIndex: 0, key: 0))
+        targets[slot] = target
+        setTag(.toOne, at: slot, old: old)
+    }
+
+    /// Stores the targets of a to-many relationship of a slot from a buffer (a replayed changeset's, without an
+    /// array per list): what ``set(_:at:)-(PropertyValue?,_)`` does with `.toMany` of the same targets.
+    mutating func set(manyTargets list: UnsafeBufferPointer<ObjectReference>, at slot: Int) {
+        let old = tag(at: slot)
+        if old == .toMany, holdsMany(list, at: slot) { return }
+        if list.count >= Self.largeListCount {
+            setMany(Array(list), at: slot, old: old)
+        } else {
+            Self.pad(&manyStarts, to: slot, with: 0)
+            Self.pad(&manyCounts, to: slot, with: 0)
+            if old == .toMany { releaseMany(at: slot) }
+            appendSpan(list, at: slot)
+        }
+        setTag(.toMany, at: slot, old: old)
     }
 
     /// Stores a prepared value of a slot: what ``set(_:at:)`` does with the value it was prepared from, without
@@ -263,11 +316,7 @@ struct Column: Sendable {
         let old = tag(at: slot)
         switch value {
         case .tag(let tag): setTag(tag, at: slot, old: old)
-        case .word(let tag, let word):
-            if old == tag && words[slot] == word { return }
-            Self.pad(&words, to: slot, with: 0)
-            words[slot] = word
-            setTag(tag, at: slot, old: old)
+        case .word(let tag, let word): set(word: word, tag: tag, at: slot)
         case .bytes(let tag, let bytes): bytes.withUnsafeBytes { set(bytes: $0, tag: tag, at: slot) }
         case .emptyMany:
             // A list in `largeLists` is never empty, so a count of 0 is an empty list held (`holdsMany([])`).
@@ -307,10 +356,12 @@ struct Column: Sendable {
     /// Stores a byte value (a string's UTF-8, a binary's bytes) of a slot straight from `bytes`: what ``set(_:at:)``
     /// does with a byte value, for a decoder that has the bytes and no value (a checkpoint chunk decoded in place).
     ///
+    /// - Parameter isASCII: whether every byte is below 0x80, when the caller already knows (a replayed changeset's
+    ///   decoder found out while it had the bytes in cache); `nil` has the arena check.
     /// - Precondition: `tag` is a byte tag (``ValueTag/isBytes``).
-    mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, at slot: Int) {
+    mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, at slot: Int, isASCII: Bool? = nil) {
         let old = self.tag(at: slot)
-        if old != tag || !arena.holds(bytes, at: slot) { arena.set(bytes, at: slot) }
+        if old != tag || !arena.holds(bytes, at: slot) { arena.set(bytes, at: slot, isASCII: isASCII) }
         setTag(tag, at: slot, old: old)
     }
 
@@ -324,6 +375,11 @@ struct Column: Sendable {
 
     /// Whether a to-many slot holds exactly `list` (the counts are compared first: a relate changes them).
     private func holdsMany(_ list: [ObjectReference], at slot: Int) -> Bool {
+        list.withUnsafeBufferPointer { holdsMany($0, at: slot) }
+    }
+
+    /// Whether a to-many slot holds exactly the targets in `list`.
+    private func holdsMany(_ list: UnsafeBufferPointer<ObjectReference>, at slot: Int) -> Bool {
         guard manyCounts[slot] == Self.largeListMarker else {
             let range = spanRange(slot)
             return range.count == list.count && manyTargets[range].elementsEqual(list)
@@ -331,9 +387,7 @@ struct Column: Sendable {
         let current = largeList(at: slot)
         guard current.count == list.count else { return false }
         return current.withUnsafeBufferPointer { mine in
-            list.withUnsafeBufferPointer { theirs in
-                mine.baseAddress == theirs.baseAddress || mine.elementsEqual(theirs)
-            }
+            mine.baseAddress == list.baseAddress || mine.elementsEqual(list)
         }
     }
 
@@ -359,6 +413,11 @@ struct Column: Sendable {
             manyCounts[slot] = Self.largeListMarker
             return
         }
+        list.withUnsafeBufferPointer { appendSpan($0, at: slot) }
+    }
+
+    /// Gives a slot (whose old list was let go of) a span of ``manyTargets`` holding `list`, a short list.
+    private mutating func appendSpan(_ list: UnsafeBufferPointer<ObjectReference>, at slot: Int) {
         if manyGarbageCount > 1024 && manyGarbageCount > manyTargets.count / 2 { compactMany(excluding: slot) }
         precondition(manyTargets.count + list.count <= Int(UInt32.max), "a chunk's to-many targets exceed 2^32")
         manyStarts[slot] = UInt32(manyTargets.count)

@@ -71,14 +71,14 @@ struct ColumnChunk: Sendable {
         property < columns.count ? columns[property].attributeValue(at: slot) : .null
     }
 
-    /// Makes room, in a new chunk, for `slotCount` objects whose byte values take `arenaByteCounts[property]` bytes
-    /// per property.
-    mutating func reserveCapacity(slotCount: Int, arenaByteCounts: [Int]) {
-        if columns.count < arenaByteCounts.count {
-            columns.append(contentsOf: repeatElement(Column(), count: arenaByteCounts.count - columns.count))
+    /// Makes room, in a new chunk, for as many objects as `full` (the chunk before it, full) holds, with values
+    /// like its own (see ``Column/reserveCapacity(slotCount:like:)``).
+    mutating func reserveCapacity(like full: ColumnChunk) {
+        if columns.count < full.columns.count {
+            columns.append(contentsOf: repeatElement(Column(), count: full.columns.count - columns.count))
         }
-        for (property, byteCount) in arenaByteCounts.enumerated() {
-            columns[property].reserveCapacity(slotCount: slotCount, arenaByteCount: byteCount)
+        for property in full.columns.indices {
+            columns[property].reserveCapacity(slotCount: full.slotCount, like: full.columns[property])
         }
     }
 
@@ -144,6 +144,15 @@ struct ColumnChunk: Sendable {
     mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, property: Int, at slot: Int) {
         precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
         columns[property].set(bytes: bytes, tag: tag, at: slot)
+    }
+
+    /// Calls `body` with the column of a live slot's property, to write the slot's value in it (a replayed
+    /// changeset's values, which are written by kind without a ``PropertyValue``: see
+    /// ``ReplayChangeset/write(_:into:at:)``).
+    @inline(__always)
+    mutating func updateColumn<R>(property: Int, at slot: Int, _ body: (inout Column) -> R) -> R {
+        precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
+        return body(&columns[property])
     }
 
     /// The number of properties a live slot's row has.

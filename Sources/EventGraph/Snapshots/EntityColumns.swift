@@ -386,12 +386,11 @@ struct EntityColumns: Sendable {
             var fresh = ColumnChunk()
             if let full = resident.last, unloaded[resident.count - 1] == nil, full.isFull {
                 // Objects appended one after another (a replay's or a bulk save's inserts) fill chunk after chunk:
-                // the new one gets the room the full one before it uses (its arenas' live bytes, in memory already,
-                // and an eighth more), so that its arenas are allocated once instead of doubling — copying and
-                // faulting in their bytes again — along the way.
-                fresh.reserveCapacity(
-                    slotCount: ColumnChunk.slotCapacity,
-                    arenaByteCounts: full.columns.map { $0.arena.liveByteCount + $0.arena.liveByteCount / 8 })
+                // the new one gets the room the full one before it uses (every storage it uses, for every slot; its
+                // arenas' live bytes and its to-many targets, in memory already, and an eighth more), so that its
+                // arrays are allocated once instead of doubling — copying and faulting in their bytes again — along
+                // the way.
+                fresh.reserveCapacity(like: full)
             }
             resident.append(fresh)
             unloaded.append(nil)

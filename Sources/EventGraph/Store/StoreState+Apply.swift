@@ -300,7 +300,9 @@ extension StoreState {
                     ) {
                         chunk, position in
                         for value in values where value.propertyIndex < defaults.count {
-                            changeset.write(value, into: &chunk, property: Int(value.propertyIndex), at: position)
+                            chunk.updateColumn(property: Int(value.propertyIndex), at: position) {
+                                changeset.write(value, into: &$0, at: position)
+                            }
                             setBy[Int(value.propertyIndex)] = number
                         }
                         chunk.setDefaults(prepared, at: position, except: setBy, number: number)
@@ -319,7 +321,9 @@ extension StoreState {
                             try check.rejectMissingProperty(value.propertyIndex, of: reference, &anomalies)
                             continue
                         }
-                        changeset.write(value, into: &chunk, property: Int(value.propertyIndex), at: position)
+                        chunk.updateColumn(property: Int(value.propertyIndex), at: position) {
+                            changeset.write(value, into: &$0, at: position)
+                        }
                     }
                 }
                 guard found != nil else {
@@ -559,7 +563,7 @@ extension StoreState {
 }
 
 /// What the in-place applier notes of each object a transaction touches (see `applyInPlace`).
-private struct TouchedObject: ProbingTableEntry {
+struct TouchedObject: ProbingTableEntry {
     var key: UInt64
     /// The object's entity; -1 for an empty place of the table.
     var entityIndex: Int
@@ -576,6 +580,17 @@ private struct TouchedObject: ProbingTableEntry {
     static var empty: TouchedObject { TouchedObject(key: 0, entityIndex: -1, isDeleted: false, place: 0) }
 
     var isEmpty: Bool { entityIndex < 0 }
+
+    /// A transaction's inserts have sequential keys: 16 of them share a hash and take neighbouring places (as in
+    /// ``KeyDirectory``), so the applier's several lookups of each walk the table in order instead of missing the
+    /// cache once per object (h74's profile: 40 % of the applier's own samples were the loads of these lookups).
+    static var groupsSequentialKeys: Bool { true }
+
+    @inline(__always)
+    static func placeInGroup(_ key: UInt64) -> Int { Int(truncatingIfNeeded: key & 15) }
+
+    @inline(__always)
+    static func hash(_ key: UInt64) -> UInt64 { (key >> 4) &* 0x9E37_79B9_7F4A_7C15 }
 }
 
 /// What staging and in-place replay check of each operation, and how they refuse one: an error naming the

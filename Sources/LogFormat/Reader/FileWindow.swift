@@ -13,7 +13,11 @@ struct FileWindow: ~Copyable {
     /// The file, shared with the fragmented transactions a scan delivers (they re-read their frames from it).
     let shared: SharedLogFile
     let limit: UInt64
+    /// The bytes read last are `buffer[0..<bufferedByteCount]`. The array is kept and read into again, not made
+    /// anew for each read: a fresh 8 MiB array per read faulted in 2,048 new pages for every 8 MiB a scan read (a
+    /// replay's largest cost in the kernel after the state's own pages).
     private var buffer: [UInt8] = []
+    private(set) var bufferedByteCount = 0
     private var bufferStart: UInt64 = 0
 
     init(file: consuming LogFile, limit: UInt64) {
@@ -27,28 +31,37 @@ struct FileWindow: ~Copyable {
     /// appending to re-reads a failed frame this way once a later frame proves it was synced (a `pread` may have
     /// copied the failed frame's bytes before the writer wrote them, and the later frame's after).
     mutating func discardBuffer() {
-        buffer = []
+        bufferedByteCount = 0
         bufferStart = 0
     }
 
-    /// How many bytes the window holds (a probe for tests).
-    var bufferedByteCount: Int { buffer.count }
+    /// Where the window's bytes are in memory (a probe for tests: reads reuse the buffer).
+    var bufferAddress: UnsafeRawPointer? { buffer.withUnsafeBytes { $0.baseAddress } }
 
     /// Calls `body` with `count` bytes at `offset`, or returns nil when they extend past the limit.
     mutating func withBytes<R>(
         at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws(LogFormatError) -> R
     ) throws(LogFormatError) -> R? {
         guard offset <= limit, UInt64(count) <= limit - offset else { return nil }
-        let bufferEnd = bufferStart + UInt64(buffer.count)
+        let bufferEnd = bufferStart + UInt64(bufferedByteCount)
         if offset < bufferStart || offset + UInt64(count) > bufferEnd {
             // Reading on from the window's end (or from inside it) is sequential: a large read. A read past its end
             // skipped bytes (a deferred body): a small one, until the reads are sequential again.
             let isSkip = offset > bufferEnd
             let window = isSkip ? Self.skipReadByteCount : Self.chunkByteCount
             let want = Int(min(UInt64(max(window, count)), limit - offset))
-            buffer = try shared.file.read(count: want, at: offset)
+            // Grown to the largest read so far (a store's open that only skips keeps 16 KiB), never shrunk.
+            if buffer.count < want { buffer = [UInt8](repeating: 0, count: want) }
+            bufferedByteCount = 0
+            let shared = self.shared
+            let read = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(LogFormatError) in
+                    try shared.file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset)
+                }
+            }
+            bufferedByteCount = try read.get()
             bufferStart = offset
-            guard buffer.count >= count else { return nil }  // the file shrank underneath us
+            guard bufferedByteCount >= count else { return nil }  // the file shrank underneath us
         }
         let start = Int(offset - bufferStart)
         let result = buffer.withUnsafeBytes { raw in
