@@ -1,5 +1,6 @@
 import EventGraph
 import EventGraphExamples
+import Foundation
 import Testing
 
 /// An object refers to its context without owning it, and without a `weak` reference (see

@@ -70,7 +70,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var identity = ObjectIdentity(storeIndex: 0, key: 0)
     /// The committed values the object reads: `nil` until a fault fires (or for a new object); a chunk slot for an
     /// object fetched or looked up, a ``Row`` once something needed one (see ``row``).
-    final var committed: CommittedValues?
+    final var committed: CommittedValues? {
+        didSet { committedColumns = committed?.heldColumns }
+    }
+    /// The columns of ``committed``'s slot, read in place by property reads (see ``HeldSlotColumns``): set with it,
+    /// `nil` unless it is a slot that holds its columns.
+    final private(set) var committedColumns: HeldSlotColumns?
     final var flags: Flags = []
     final var pending: [PendingValue] = []
     /// The rarely used fields, `nil` until one is set.
