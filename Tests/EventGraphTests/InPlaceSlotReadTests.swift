@@ -16,18 +16,24 @@ struct InPlaceSlotReadTests {
         }
     }
 
-    @Test("a fetched object holds its slot's columns; every read agrees with the slot's, and set with it")
-    func heldColumnsFollowTheCommittedValues() throws {
-        let container = try ModelContainer(inMemoryWith: TestModels.samples)
+    /// Saves samples 0 ..< `count`, numbered by `int64`, with `string` made by `text`; every third with an optional
+    /// string.
+    private static func saveSamples(_ count: Int, into container: ModelContainer, text: (Int) -> String) throws {
         let writer = container.newBackgroundContext()
-        for index in 0..<300 {
+        for index in 0..<count {
             let sample = Sample()
             writer.insert(sample)
             sample.int64 = Int64(index)
-            sample.string = "sample \(index), a title longer than fifteen bytes"
+            sample.string = text(index)
             if index % 3 == 0 { sample.optionalString = "present \(index)" }
         }
         try writer.save()
+    }
+
+    @Test("a fetched object holds its slot's columns; every read agrees with the slot's, and set with it")
+    func heldColumnsFollowTheCommittedValues() throws {
+        let container = try ModelContainer(inMemoryWith: TestModels.samples)
+        try Self.saveSamples(300, into: container) { "sample \($0), a title longer than fifteen bytes" }
         let context = container.newBackgroundContext()
         let fetched = try context.fetch(FetchDescriptor<Sample>(sortBy: [SortDescriptor(\.int64)]))
         #expect(fetched.count == 300)
@@ -58,14 +64,8 @@ struct InPlaceSlotReadTests {
     @Test("an object keeps reading its version in place while commits rewrite its chunk")
     func inPlaceReadsKeepTheirVersion() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.samples)
+        try Self.saveSamples(50, into: container) { "first \($0), long enough to live in the arena" }
         let writer = container.newBackgroundContext()
-        for index in 0..<50 {
-            let sample = Sample()
-            writer.insert(sample)
-            sample.int64 = Int64(index)
-            sample.string = "first \(index), long enough to live in the arena"
-        }
-        try writer.save()
         let reader = container.newBackgroundContext()
         let fetched = try reader.fetch(FetchDescriptor<Sample>(sortBy: [SortDescriptor(\.int64)]))
         let all = try writer.fetch(FetchDescriptor<Sample>(sortBy: [SortDescriptor(\.int64)]))
@@ -85,14 +85,7 @@ struct InPlaceSlotReadTests {
         let directory = TemporaryDirectory()
         let path = directory.file()
         let writing = try ModelContainer(path: path, model: TestModels.samples)
-        let writer = writing.newBackgroundContext()
-        for index in 0..<100 {
-            let sample = Sample()
-            writer.insert(sample)
-            sample.int64 = Int64(index)
-            sample.string = "checkpointed \(index), long enough to live in the arena"
-        }
-        try writer.save()
+        try Self.saveSamples(100, into: writing) { "checkpointed \($0), long enough to live in the arena" }
         _ = try writing.compact()
         try writing.close()
         let container = try ModelContainer(path: path, model: TestModels.samples)
