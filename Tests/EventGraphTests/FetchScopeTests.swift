@@ -63,6 +63,30 @@ struct FetchScopeTests {
         }
     }
 
+    @Test("the collected array is returned as the class's array: typed, changeable, and only of the class")
+    func resultsAreAnArrayOfTheClass() throws {
+        var generator = SeededGenerator(seed: TestSeed.make())
+        let (container, context) = try makePeople(&generator)
+        _ = container
+        // The family of Person holds students and teachers: a fetch of students by that entity keeps the students.
+        var byPerson = FetchDescriptor<Student>(sortBy: [SortDescriptor(\.name)])
+        byPerson.entityName = "Person"
+        var students = try context.fetch(byPerson)
+        let everyone = try context.fetch(FetchDescriptor<Person>())
+        #expect(students.count == everyone.filter { $0 is Student }.count && students.count > 0)
+        #expect(students.map(\.name) == students.map(\.name).sorted())
+        // The array is a `[Student]` like any other: its elements read as students, and it grows and sorts.
+        #expect(students.allSatisfy { $0.year >= 0 })
+        let added = Student()
+        students.append(added)
+        students.sort { $0.name > $1.name }
+        #expect(students.contains { $0 === added })
+        let people: [Person] = students
+        #expect(people.count == students.count)
+        let named = try context.fetch(FetchDescriptor<Person>(predicate: #Predicate { $0.name.count > 0 }))
+        #expect(named.count == everyone.filter { $0.name.count > 0 }.count)
+    }
+
     @Test("a window over an unordered and an ordered fetch, with an untranslated predicate")
     func windows() throws {
         let seed = TestSeed.make()

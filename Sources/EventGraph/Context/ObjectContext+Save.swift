@@ -188,10 +188,11 @@ extension ObjectContext {
             object.row = row
             object.loadedBlobs.removeAll()
         }
-        if !deleted.isEmpty {
-            // Their IDs stay valid after the context is gone.
+        if !deleted.isEmpty || !abandoned.isEmpty {
+            // They leave the context (as in Core Data, a deleted object's context is `nil` after the save); their IDs
+            // stay valid after the context is gone.
             let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted)
-            for object in deleted { object.detach(detachment) }
+            for object in [deleted, abandoned].joined() { object.detach(detachment) }
         }
         for object in [deleted, abandoned].joined() {
             registered[object.identity] = nil

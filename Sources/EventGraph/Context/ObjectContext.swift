@@ -45,8 +45,9 @@ public final class ObjectContext {
     }
 
     deinit {
-        guard !registered.isEmpty else { return }
-        // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`).
+        guard !registered.isEmpty || !registered.displaced.isEmpty else { return }
+        // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`); they
+        // no longer refer to the context (`ManagedObject.contextStorage` is unowned: it must not outlive it).
         let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .released)
         // An object only the registry holds goes away with it: it needs no detaching. One pass detaches the others
         // and releases every object, instead of a second pass when the table's storage is freed.
@@ -262,7 +263,7 @@ public final class ObjectContext {
     /// Forgets every object: unsaved changes are discarded and the objects must no longer be used.
     public func reset() {
         let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .reset)
-        for object in registered.values {
+        for object in registered.values + registered.displaced {
             object.detach(detachment)
             object.contextStorage = nil
             object.flags = [.isDead]

@@ -27,6 +27,10 @@ struct ObjectRegistry {
     }
 
     private var table = ProbingTable<Entry>()
+    /// Objects that another object replaced under their identity (a save or a parent's save renaming an inserted
+    /// object to an identity a fault already had): they still belong to the context (their unowned reference to
+    /// it, see ``ManagedObject/contextStorage``), so the registry keeps them until the context leaves them too.
+    private(set) var displaced: [ManagedObject] = []
 
     /// The number of registered objects.
     var count: Int { table.count }
@@ -48,6 +52,8 @@ struct ObjectRegistry {
         table.removeAll { entry in
             if !isKnownUniquelyReferenced(&entry.object) { body(entry.object!) }
         }
+        for index in displaced.indices where !isKnownUniquelyReferenced(&displaced[index]) { body(displaced[index]) }
+        displaced = []
     }
 
     /// The place of an identity's object in the table, for tests.
@@ -72,7 +78,9 @@ struct ObjectRegistry {
     /// Registers `object` for `identity`; returns the object it replaces, if any.
     @discardableResult
     mutating func updateValue(_ object: ManagedObject, forKey identity: ObjectIdentity) -> ManagedObject? {
-        table.update(Entry(key: identity, object: object))?.object
+        let replaced = table.update(Entry(key: identity, object: object))?.object
+        if let replaced, replaced !== object, replaced.contextStorage != nil { displaced.append(replaced) }
+        return replaced
     }
 
     /// Removes the object of `identity`; returns it, if there was one.
@@ -81,8 +89,11 @@ struct ObjectRegistry {
         table.remove(identity)?.object
     }
 
-    /// Removes every object; the table keeps its capacity.
-    mutating func removeAll() { table.removeAll() }
+    /// Removes every object, the displaced ones included; the table keeps its capacity.
+    mutating func removeAll() {
+        table.removeAll()
+        displaced = []
+    }
 
     /// Makes room for `capacity` objects in all without growing.
     mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }

@@ -4,7 +4,8 @@ import Foundation
 /// later use of it fails with a sentence instead of reading empty values.
 ///
 /// An object does not keep its context alive — as in Core Data, the context owns its objects and an object points
-/// back weakly. The other choice (objects owning their context) makes every object with unsaved changes a reference
+/// back without owning it (an unowned reference that the context clears when the object leaves it, see
+/// ``ManagedObject/contextStorage``). The other choice (objects owning their context) makes every object with unsaved changes a reference
 /// cycle with its context, so a context dropped without a save or a rollback would leak with its whole graph.
 /// Instead, a context that is released detaches its objects: their IDs keep working, values the object already
 /// holds (the row it fired from, its unsaved values) still read, and whatever needs the context — relationship
@@ -35,8 +36,10 @@ final class Detachment: Sendable {
 }
 
 extension ManagedObject {
-    /// Takes the object out of its context.
+    /// Takes the object out of its context: it no longer refers to it (its reference is unowned and must not
+    /// outlive the context, see ``contextStorage``) and keeps how it left.
     final func detach(_ detachment: Detachment) {
+        contextStorage = nil
         self.detachment = detachment
     }
 

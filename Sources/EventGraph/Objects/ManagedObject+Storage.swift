@@ -57,7 +57,15 @@ extension ManagedObject {
     @inline(__always)
     final func storedAttributeValue(at index: Int) -> AttributeValue? {
         let value: AttributeValue
-        if pending.isEmpty, let committed, !flags.contains(.isProbe) {
+        if let columns = committedColumns, index < Int(columns.readableCount), pending.isEmpty,
+            !flags.contains(.isProbe)
+        {
+            // The committed value read in place: the slot's columns are not copied out of the object (see
+            // `HeldSlotColumns`).
+            if flags.contains(.isFault) { flags.remove(.isFault) }
+            guard let held = columns.attributeValueUnlessRelationship(at: index) else { return nil }
+            value = held
+        } else if pending.isEmpty, let committed, !flags.contains(.isProbe) {
             // The committed value, as `currentValue` reads it (firing a fault that holds its row only clears the
             // flag), decoded without building a `PropertyValue`: this runs for every property read.
             if flags.contains(.isFault) { flags.remove(.isFault) }

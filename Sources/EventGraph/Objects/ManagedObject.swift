@@ -52,7 +52,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     final var entityStorage: EntityDescription?
-    final weak var contextStorage: ObjectContext?
+    /// The context the object belongs to; `nil` before it is inserted and once it has left its context (see
+    /// ``Detachment``).
+    ///
+    /// Not a `weak` reference: a weak reference gives every object a side table on first use — an allocation to
+    /// make and to free per fetched object, and every retain and release of the object then goes through the table
+    /// (together about a tenth of a fetch that reads every post, h71's profile). The context's lifetime rule makes
+    /// the unowned reference safe instead: a context sets it only on objects it registers, and every path that takes
+    /// an object out of its registry — the context's release (``ObjectContext``'s `deinit`), ``ObjectContext/reset()``,
+    /// ``ObjectContext/rollback()``, a save or a merge that deletes the object, a registration that displaces it —
+    /// clears it first (``ManagedObject/leaveContext(_:)``), so it never outlives the context.
+    final unowned(unsafe) var contextStorage: ObjectContext?
     /// How the object left its context, once it did (see ``Detachment``).
     final var detachment: Detachment?
     /// Which object this is in its context: its store and key (the key alone repeats across stores). Set when the
@@ -60,7 +70,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var identity = ObjectIdentity(storeIndex: 0, key: 0)
     /// The committed values the object reads: `nil` until a fault fires (or for a new object); a chunk slot for an
     /// object fetched or looked up, a ``Row`` once something needed one (see ``row``).
-    final var committed: CommittedValues?
+    final var committed: CommittedValues? {
+        didSet { committedColumns = committed?.heldColumns }
+    }
+    /// The columns of ``committed``'s slot, read in place by property reads (see ``HeldSlotColumns``): set with it,
+    /// `nil` unless it is a slot that holds its columns.
+    final private(set) var committedColumns: HeldSlotColumns?
     final var flags: Flags = []
     final var pending: [PendingValue] = []
     /// The rarely used fields, `nil` until one is set.

@@ -36,7 +36,12 @@ struct ByteArena: Sendable {
         guard slot < arena.pointee.starts.count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         let start = Int(arena.pointee.starts[slot])
         let count = Int(arena.pointee.byteCounts[slot])
-        return arena.pointee.bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<start + count])) }
+        // The buffer's address is taken in a closure that calls nothing and used after it: `body` (a `String` made
+        // from the bytes calls into the runtime) ran inside it, and the array was retained and released around it for
+        // every value read (h71's profile of fetch-all: 8 % of its samples). The arena at `arena` is the caller's,
+        // alive and unchanged while it reads.
+        let buffer = arena.pointee.bytes.withUnsafeBytes { $0 }
+        return body(UnsafeRawBufferPointer(rebasing: buffer[start..<start + count]))
     }
 
     /// Whether a slot holds exactly these bytes (`memcmp`: a commit or a replay that rewrites a row compares each of

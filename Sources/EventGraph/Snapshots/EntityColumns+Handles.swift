@@ -140,6 +140,19 @@ struct ChunkSlot: Sendable {
     }
 }
 
+extension ChunkSlot {
+    /// The slot's columns in place, when it holds them (see ``HeldSlotColumns``): valid while this slot, or a copy
+    /// of it, is held.
+    var heldColumns: HeldSlotColumns? {
+        guard case .columns(let columns) = storage else { return nil }
+        // The address outlives the closure on purpose: the array is immutable while a slot holds it (a commit that
+        // writes the chunk finds it shared and copies it), and whoever keeps the address keeps the slot.
+        guard let base = columns.withUnsafeBufferPointer({ $0.baseAddress }) else { return nil }
+        return HeldSlotColumns(
+            base: base, position: position, readableCount: UInt16(truncatingIfNeeded: min(Int(count), columns.count)))
+    }
+}
+
 extension ColumnChunk {
     /// A row of a live slot that reads its values from this chunk version instead of copying them.
     func rowHandle(at position: Int, entityIndex: Int) -> Row {
