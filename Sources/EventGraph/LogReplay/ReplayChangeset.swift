@@ -66,6 +66,8 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
 
     /// Decodes a transaction record's changeset (the checks of ``TransactionRecord/changeset()``).
     package init(_ transaction: TransactionRecord) throws(LogFormatError) {
+        // A body the scan left compressed is decompressed here, once, into the payload the values stay in.
+        let transaction = try transaction.decompressed()
         if let payload = transaction.wholePayload {
             // The byte values stay in the payload (shared, not copied): no second copy of every string before the
             // columns take theirs.

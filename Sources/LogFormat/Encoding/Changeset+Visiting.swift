@@ -77,6 +77,8 @@ extension Changeset {
             return try fragments.withReader { (reader) throws(LogFormatError) -> ChangesetHeader in
                 try visitPayload(from: &reader, &visitor)
             }
+        case .compressed(let stored):
+            return try visit(try stored.decompressed(), &visitor)
         }
     }
 
@@ -164,6 +166,18 @@ extension TransactionRecord {
     package var wholePayload: [UInt8]? {
         if case .whole(let bytes) = body { return bytes }
         return nil
+    }
+
+    /// The record with its payload decompressed, when the scan that found it left that to its decoding (see
+    /// ``LogReader/scan(fromTransactionID:defersEntityChunkBodies:defersTransactionDecompression:_:)``): then a
+    /// ``wholePayload``.
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` when its LZ4 block does not decompress (which a scan that
+    ///   verifies reports as damage or a torn tail at the frame instead).
+    package func decompressed() throws(LogFormatError) -> TransactionRecord {
+        guard case .compressed = body else { return self }
+        return TransactionRecord(
+            transactionID: transactionID, body: try body.decompressed(), blobs: blobs, byteOffset: byteOffset)
     }
 }
 

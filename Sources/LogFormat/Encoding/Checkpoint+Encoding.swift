@@ -89,6 +89,8 @@ extension CheckpointChunk {
         switch payload {
         case .whole(let bytes):
             try self.init(decoding: bytes)
+        case .compressed(let stored):
+            try self.init(decoding: try stored.decompressed())
         case .fragmented(let fragments):
             self = try fragments.withReader { (reader) throws(LogFormatError) -> CheckpointChunk in
                 try PayloadEnvelope.decode(

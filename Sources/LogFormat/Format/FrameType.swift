@@ -64,6 +64,11 @@ package struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConv
             || self == .checkpointChunkFirst || self == .checkpointChunkMiddle || self == .checkpointChunkLast
     }
 
+    /// Whether the frame holds (a part of) a transaction's changeset: a whole one or a fragment.
+    var isTransactionPayload: Bool {
+        self == .transaction || self == .transactionFirst || self == .transactionMiddle || self == .transactionLast
+    }
+
     /// Whether the frame belongs to a transaction (and carries its transaction ID in the frame header).
     package var isTransactionPart: Bool {
         self == .transaction || self == .transactionFirst || self == .transactionMiddle || self == .transactionLast

@@ -27,24 +27,31 @@ enum FrameBody {
     ) -> Result<[UInt8], LogScanner.Rejection> {
         if let rejection = checkStored(padded, header: header, seed: seed) { return .failure(rejection) }
         let body = UnsafeRawBufferPointer(rebasing: padded[0..<Int(header.bodyByteCount)])
-        switch header.codec {
-        case .raw:
-            return .success(Array(body))
-        case .lz4, .lz4Dictionary:
-            if header.codec == .lz4Dictionary && dictionary == nil {
-                return .failure(
-                    LogScanner.Rejection(reason: "dictionary-compressed frame without a dictionary before it"))
-            }
-            // The output is allocated at the recorded raw length, which the header decoder bounded by
-            // `LogLimits.maxFrameRawByteCount`: a forged length costs at most one frame's worth.
-            guard
-                let raw = LZ4.decompress(
-                    body, rawByteCount: Int(header.rawByteCount),
-                    dictionary: header.codec == .lz4Dictionary ? dictionary : nil)
-            else {
-                return .failure(LogScanner.Rejection(reason: "LZ4 block does not decompress to its recorded length"))
-            }
-            return .success(raw)
+        if header.codec == .raw { return .success(Array(body)) }
+        if let rejection = checkDictionary(header: header, dictionary: dictionary) { return .failure(rejection) }
+        return decompress(body, header: header, dictionary: dictionary)
+    }
+
+    /// The rejection of a dictionary-compressed body when no dictionary came before it; nil otherwise.
+    static func checkDictionary(header: FrameHeader, dictionary: [UInt8]?) -> LogScanner.Rejection? {
+        guard header.codec == .lz4Dictionary && dictionary == nil else { return nil }
+        return LogScanner.Rejection(reason: "dictionary-compressed frame without a dictionary before it")
+    }
+
+    /// Decompresses a verified LZ4 body (``checkStored(_:header:seed:)``, ``checkDictionary(header:dictionary:)``)
+    /// to exactly the recorded raw length.
+    static func decompress(_ body: UnsafeRawBufferPointer, header: FrameHeader, dictionary: [UInt8]?)
+        -> Result<[UInt8], LogScanner.Rejection>
+    {
+        // The output is allocated at the recorded raw length, which the header decoder bounded by
+        // `LogLimits.maxFrameRawByteCount`: a forged length costs at most one frame's worth.
+        guard
+            let raw = LZ4.decompress(
+                body, rawByteCount: Int(header.rawByteCount),
+                dictionary: header.codec == .lz4Dictionary ? dictionary : nil)
+        else {
+            return .failure(LogScanner.Rejection(reason: "LZ4 block does not decompress to its recorded length"))
         }
+        return .success(raw)
     }
 }

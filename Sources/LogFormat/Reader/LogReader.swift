@@ -89,15 +89,24 @@ public final class LogReader: Sendable {
     ///   in the result, not thrown), or whatever `body` throws.
     /// - Parameter defersEntityChunkBodies: leave the bodies of checkpoint entity chunks unread (and undelivered)
     ///   for their first load, as a store's open does (`Docs/FileFormat-Checkpoints.md` §4).
+    /// - Parameter defersTransactionDecompression: verify the checksums of transaction frames but leave their LZ4
+    ///   bodies compressed, for the decoding of each transaction to decompress once (on whatever thread decodes
+    ///   it). The records are those a verifying scan delivers, with the same report, as long as every LZ4 block
+    ///   decompresses; one that does not is found by decoding its transaction (which throws
+    ///   ``LogFormatError/Code/damaged``), or this scan throws that error where it would otherwise classify a
+    ///   failure with such frames involved. Either way its caller must scan again without deferring (from the
+    ///   start, as a fresh replay) to get the verifying scan's result: damage or a torn tail at that frame.
     @discardableResult
     package func scan(
         fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false,
-        _ body: (LogRecord) throws -> Void = { _ in }
+        defersTransactionDecompression: Bool = false, _ body: (LogRecord) throws -> Void = { _ in }
     ) throws -> ScanReport {
         let caller = CallerError()
         do {
-            return try scanTyped(fromTransactionID: fromTransactionID, defersEntityChunkBodies: defersEntityChunkBodies)
-            { record throws(LogFormatError) in
+            return try scanTyped(
+                fromTransactionID: fromTransactionID, defersEntityChunkBodies: defersEntityChunkBodies,
+                defersTransactionDecompression: defersTransactionDecompression
+            ) { record throws(LogFormatError) in
                 try caller.run { try body(record) }
             }
         } catch {
@@ -114,13 +123,15 @@ public final class LogReader: Sendable {
     @discardableResult
     func scanTyped(
         fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false, checksumsDeferredBodies: Bool = false,
-        from start: LogScanner.Start? = nil, _ body: (LogRecord) throws(LogFormatError) -> Void
+        defersTransactionDecompression: Bool = false, from start: LogScanner.Start? = nil,
+        _ body: (LogRecord) throws(LogFormatError) -> Void
     ) throws(LogFormatError) -> ScanReport {
         let scanFile = try LogFile(path: path, flags: O_RDONLY, faults: nil)
         let size = try scanFile.size()
         var scanner = LogScanner(
             window: FileWindow(file: scanFile, limit: size), header: header,
-            defersEntityChunkBodies: defersEntityChunkBodies, checksumsDeferredBodies: checksumsDeferredBodies)
+            defersEntityChunkBodies: defersEntityChunkBodies, checksumsDeferredBodies: checksumsDeferredBodies,
+            defersTransactionDecompression: defersTransactionDecompression)
         let path = self.path
         let result = try scanner.scan(from: start) { event throws(LogFormatError) in
             if let record = try LogReader.record(for: event, path: path, fromTransactionID: fromTransactionID) {

@@ -89,10 +89,13 @@ extension LogScanner {
         // The file header records the largest transaction its writer accepts; checked before the transaction is
         // delivered, and before anything of it is decoded.
         let limit = header.transactionByteLimit
-        guard frame.payload.count <= limit else {
-            return "transaction \(unit.id) has \(frame.payload.count) bytes, more than the file's limit of \(limit)"
+        // A body left compressed decompresses, if at all, to exactly its recorded raw length.
+        let byteCount = frame.decompressionDeferred ? Int(frame.header.rawByteCount) : frame.payload.count
+        guard byteCount <= limit else {
+            return "transaction \(unit.id) has \(byteCount) bytes, more than the file's limit of \(limit)"
         }
-        try deliverTransaction(frame, unit, payload: .whole(frame.payload), &pending, &result, deliver)
+        let payload: SpannedPayload = frame.compressed.map { .compressed($0) } ?? .whole(frame.payload)
+        try deliverTransaction(frame, unit, payload: payload, &pending, &result, deliver)
         return nil
     }
 

@@ -86,6 +86,9 @@ extension LogScanner {
                 failedFrameChecks = true
             case .success(let frame):
                 rejection = try apply(frame, &pending, &dictionary, &result, deliver)
+                // A frame left compressed that the grammar refuses: a verifying scan might have refused it first
+                // for its LZ4 block, with another reason and re-read rule.
+                if rejection != nil && frame.decompressionDeferred { throw uncheckedDecompressionError(at: offset) }
                 if rejection == nil {
                     offset += frame.header.frameByteCount
                     expectedSequence = frame.header.sequence + 1
@@ -96,6 +99,9 @@ extension LogScanner {
                 }
             }
             guard let reason = rejection else { continue }
+            // The fragments of the open transaction were not decompressed: one of them may be where a verifying
+            // scan stops.
+            if holdsDeferredFragments(pending) { throw uncheckedDecompressionError(at: offset) }
 
             // Both sequence numbers come from the file: compare, never subtract (`baseSequence` may be 0 in a
             // crafted header copy that another check rejects, and a frame may carry the largest value).
@@ -150,12 +156,19 @@ extension LogScanner {
             }
         }
         if let start = pendingStart(pending) {
+            if holdsDeferredFragments(pending) { throw uncheckedDecompressionError(at: start) }
             result.tail = .torn(
                 byteOffset: start, byteCount: limit - start,
                 reason: "the last transaction or checkpoint is incomplete at the end of the file")
             result.committedEnd = start
         }
         return result
+    }
+
+    /// Whether the open transaction has fragments whose decompression this scan deferred.
+    private func holdsDeferredFragments(_ pending: Pending) -> Bool {
+        guard defersTransactionDecompression, case .transaction(let open) = pending else { return false }
+        return open.fragments != nil
     }
 
     private func pendingStart(_ pending: Pending) -> UInt64? {

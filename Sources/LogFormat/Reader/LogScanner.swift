@@ -74,16 +74,24 @@ struct LogScanner: ~Copyable {
     /// verified, but not decompressed or delivered (a rewrite's re-read of the file it wrote: every byte checked,
     /// no payload decoded).
     let checksumsDeferredBodies: Bool
+    /// Whether the LZ4 bodies of transaction frames are checked (checksum, padding, dictionary) but left
+    /// compressed, for the decoding of each transaction to decompress once (egctl's replay, whose decoding runs on
+    /// another thread; see ``LogReader/scan(fromTransactionID:defersEntityChunkBodies:defersTransactionDecompression:_:)``).
+    /// A block that does not decompress then fails its transaction's decoding instead of being classified here; and
+    /// a scan that stops, or ends inside a transaction, while holding frames it did not decompress throws
+    /// ``uncheckedDecompressionError(at:)`` rather than classify what a verifying scan might classify otherwise.
+    let defersTransactionDecompression: Bool
 
     init(
         window: consuming FileWindow, header: LogFileHeader, defersEntityChunkBodies: Bool = false,
-        checksumsDeferredBodies: Bool = false
+        checksumsDeferredBodies: Bool = false, defersTransactionDecompression: Bool = false
     ) {
         self.window = window
         self.header = header
         self.seed = header.checksumSeed
         self.defersEntityChunkBodies = defersEntityChunkBodies
         self.checksumsDeferredBodies = checksumsDeferredBodies
+        self.defersTransactionDecompression = defersTransactionDecompression
     }
 
     /// A frame that passed every per-frame check.
@@ -91,6 +99,20 @@ struct LogScanner: ~Copyable {
         var header: FrameHeader
         var byteOffset: UInt64
         var payload: [UInt8]
+        /// Whether its body was left compressed (``defersTransactionDecompression``): not known to decompress.
+        var decompressionDeferred = false
+        /// A whole transaction's body left compressed (``payload`` is empty).
+        var compressed: CompressedPayload?
+    }
+
+    /// What a scan that defers decompression throws where a verifying one would classify a failure with frames it
+    /// did not decompress involved: its caller scans again, verifying (see ``defersTransactionDecompression``).
+    func uncheckedDecompressionError(at byteOffset: UInt64) -> LogFormatError {
+        LogFormatError(
+            .damaged,
+            "the scan stopped at byte offset \(byteOffset) holding transaction frames it did not decompress; "
+                + "scan again with decompression to classify it",
+            path: window.shared.path, byteOffset: byteOffset)
     }
 
     /// Why a frame was rejected.
@@ -144,6 +166,34 @@ struct LogScanner: ~Copyable {
                 if let checked { return .failure(checked) }
             }
             return .success(VerifiedFrame(header: frameHeader, byteOffset: offset, payload: []))
+        }
+        if defersTransactionDecompression && frameHeader.codec != .raw && frameHeader.type.isTransactionPayload {
+            let path = window.shared.path
+            let checked = try window.withBytes(at: offset + UInt64(FrameHeader.byteCount), count: paddedCount) {
+                raw -> Result<CompressedPayload?, Rejection> in
+                if let rejection = FrameBody.checkStored(raw, header: frameHeader, seed: seed) {
+                    return .failure(rejection)
+                }
+                if let rejection = FrameBody.checkDictionary(header: frameHeader, dictionary: dictionary) {
+                    return .failure(rejection)
+                }
+                // A fragment's bytes are read again when its transaction is decoded (``FragmentedPayload``).
+                guard frameHeader.type == .transaction else { return .success(nil) }
+                return .success(
+                    CompressedPayload(
+                        body: Array(raw[0..<Int(frameHeader.bodyByteCount)]), header: frameHeader,
+                        dictionary: dictionary, byteOffset: offset, path: path))
+            }
+            guard let checked else { return .failure(Rejection(reason: "truncated frame body")) }
+            switch checked {
+            case .success(let compressed):
+                return .success(
+                    VerifiedFrame(
+                        header: frameHeader, byteOffset: offset, payload: [], decompressionDeferred: true,
+                        compressed: compressed))
+            case .failure(let rejection):
+                return .failure(rejection)
+            }
         }
         let bodyResult = try window.withBytes(at: offset + UInt64(FrameHeader.byteCount), count: paddedCount) {
             raw -> Result<[UInt8], Rejection> in

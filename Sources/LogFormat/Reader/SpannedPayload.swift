@@ -9,13 +9,23 @@
 enum SpannedPayload: Sendable {
     case whole([UInt8])
     case fragmented(FragmentedPayload)
+    /// One frame's body as stored, its checksum verified but not yet decompressed (a scan that defers
+    /// decompression to the decoding of the transaction, ``LogReader/scan(fromTransactionID:defersEntityChunkBodies:defersTransactionDecompression:_:)``).
+    case compressed(CompressedPayload)
 
     /// The payload's length.
     var byteCount: Int {
         switch self {
         case .whole(let bytes): bytes.count
         case .fragmented(let fragments): fragments.byteCount
+        case .compressed(let stored): Int(stored.header.rawByteCount)
         }
+    }
+
+    /// The payload with a compressed body decompressed (``whole(_:)``); the others as they are.
+    func decompressed() throws(LogFormatError) -> SpannedPayload {
+        if case .compressed(let stored) = self { return .whole(try stored.decompressed()) }
+        return self
     }
 
     /// The whole payload in one array (the fragments concatenated, read from the file).
@@ -23,6 +33,8 @@ enum SpannedPayload: Sendable {
         switch self {
         case .whole(let bytes):
             return bytes
+        case .compressed(let stored):
+            return try stored.decompressed()
         case .fragmented(let fragments):
             var joined: [UInt8] = []
             joined.reserveCapacity(fragments.byteCount)
@@ -46,6 +58,9 @@ enum SpannedPayload: Sendable {
             }
         case .fragmented(let fragments):
             try fragments.forEachFrame(body)
+        case .compressed:
+            try decompressed().forEachFrame(
+                transactionID: transactionID, fragmentByteCount: fragmentByteCount, body)
         }
     }
 
@@ -57,6 +72,33 @@ enum SpannedPayload: Sendable {
             try body(OutgoingFrame(type: .checkpointChunk, payload: bytes))
         case .fragmented(let fragments):
             try fragments.forEachFrame(body)
+        case .compressed:
+            try decompressed().forEachCheckpointChunkFrame(body)
+        }
+    }
+}
+
+/// A transaction frame's LZ4 body whose checksum and padding a scan verified, left compressed: its decoding
+/// decompresses it (once, where a verifying scan decompresses it as well).
+struct CompressedPayload: Sendable {
+    let body: [UInt8]
+    let header: FrameHeader
+    /// The file's dictionary in force at the frame (for ``FrameCodec/lz4Dictionary`` bodies; checked present).
+    let dictionary: [UInt8]?
+    let byteOffset: UInt64
+    let path: String
+
+    /// The payload, or the failure a verifying scan classifies at this frame (a deferring scan's caller scans
+    /// again, verifying, to report it as such; see ``LogReader/scan(fromTransactionID:defersEntityChunkBodies:defersTransactionDecompression:_:)``).
+    func decompressed() throws(LogFormatError) -> [UInt8] {
+        let result = body.withUnsafeBytes { FrameBody.decompress($0, header: header, dictionary: dictionary) }
+        switch result {
+        case .success(let bytes):
+            return bytes
+        case .failure(let rejection):
+            throw LogFormatError(
+                .damaged, "transaction frame at byte offset \(byteOffset): \(rejection.reason)", path: path,
+                byteOffset: byteOffset)
         }
     }
 }

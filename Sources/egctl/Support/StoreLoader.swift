@@ -74,6 +74,34 @@ struct StoreLoader {
         _ path: String, label: String = "replay", limit: Limit = .none, checksStoredIndexes: Bool = false,
         each: ((Changeset, TransactionRecord, LogGraph) throws -> Void)? = nil
     ) throws -> Loaded {
+        // Without a caller that sees each changeset, the scan leaves transaction frames compressed and each
+        // transaction's decoding (on the decoding thread, for a large one) decompresses them: the LZ4 blocks are
+        // decompressed once, off the replaying thread (h79 in BENCHMARKS.md). A block that does not decompress is
+        // what a verifying scan classifies as damage or a torn tail at its frame; that pass fails (the decoding or
+        // the scan throws), is dropped, and the log is replayed again with a verifying scan, whose result — state,
+        // report, errors — is the one returned, exactly as without deferring.
+        if each == nil && deferringDecompression {
+            if let loaded = try? loadOnce(
+                path, label: label, limit: limit, checksStoredIndexes: checksStoredIndexes, each: nil,
+                defersDecompression: true)
+            {
+                return loaded
+            }
+        }
+        return try loadOnce(
+            path, label: label, limit: limit, checksStoredIndexes: checksStoredIndexes, each: each,
+            defersDecompression: false)
+    }
+
+    /// Whether a load without `each` defers decompression to decoding: yes, unless the environment variable
+    /// `EGCTL_DEFER_DECOMPRESSION` is `0` (for tests that compare both ways).
+    private static let deferringDecompression =
+        ProcessInfo.processInfo.environment["EGCTL_DEFER_DECOMPRESSION"] != "0"
+
+    private static func loadOnce(
+        _ path: String, label: String, limit: Limit, checksStoredIndexes: Bool,
+        each: ((Changeset, TransactionRecord, LogGraph) throws -> Void)?, defersDecompression: Bool
+    ) throws -> Loaded {
         let reader = try LogReader(path: path)
         var graph = LogGraph(source: path)
         graph.checksStoredIndexes = checksStoredIndexes
@@ -143,7 +171,7 @@ struct StoreLoader {
         var report: ScanReport?
         do {
             do {
-                report = try reader.scan { record in
+                report = try reader.scan(defersTransactionDecompression: defersDecompression) { record in
                     let decoding = record.transaction.map(ChangesetDecoding.init)
                     try processPending()
                     if let decoding { pending = (record, decoding) } else { try process(record, nil) }

@@ -18,8 +18,20 @@ struct CraftedLog {
     /// Appends a frame numbered `sequence` (the next one by default) whose watermark proves every frame before it,
     /// as a writer in `full` durability would.
     mutating func append(_ frame: OutgoingFrame, sequence: UInt64? = nil) throws {
+        try append(encoded: try frame.encodeBody(seed: header.checksumSeed, dictionary: nil), sequence: sequence)
+    }
+
+    /// Appends `frame` LZ4-compressed (its payload must compress) with a raw length one more than its block
+    /// decompresses to, every checksum forged: a frame that verifies but whose LZ4 block does not decompress.
+    mutating func appendUndecompressible(_ frame: OutgoingFrame) throws {
+        var body = try frame.encodeBody(seed: header.checksumSeed, dictionary: nil)
+        precondition(body.codec == .lz4, "the payload must compress")
+        body.rawByteCount += 1
+        try append(encoded: body)
+    }
+
+    private mutating func append(encoded body: EncodedBody, sequence: UInt64? = nil) throws {
         let seed = header.checksumSeed
-        let body = try frame.encodeBody(seed: seed, dictionary: nil)
         let start = bytes.count
         let size = Int(body.frameByteCount)
         let number = sequence ?? nextSequence
