@@ -20,15 +20,8 @@ struct CraftedLog {
     mutating func append(_ frame: OutgoingFrame, sequence: UInt64? = nil) throws {
         let seed = header.checksumSeed
         let body = try frame.encodeBody(seed: seed, dictionary: nil)
-        let start = bytes.count
-        let size = Int(body.frameByteCount)
         let number = sequence ?? nextSequence
-        bytes.append(contentsOf: repeatElement(0, count: size))
-        bytes.withUnsafeMutableBytes { out in
-            body.write(
-                into: UnsafeMutableRawBufferPointer(rebasing: out[start..<start + size]), sequence: number,
-                durableWatermark: UInt64(start), seed: seed)
-        }
+        body.append(to: &bytes, sequence: number, durableWatermark: UInt64(bytes.count), seed: seed)
         nextSequence = number &+ 1
     }
 
