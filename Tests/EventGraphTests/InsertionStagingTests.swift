@@ -57,6 +57,89 @@ struct InsertionStagingTests {
         #expect(stagedCount > 100)
     }
 
+    /// A new object's values go into the columns from its changes and the defaults in place (not through the
+    /// collection's iterator): the columns hold what writing the same values as an array writes, in a new slot and
+    /// over a slot that held other values, every kind of value and a property changed twice included.
+    @Test func aNewObjectsColumnsAreWrittenFromItsChanges() {
+        let target = ObjectReference(entityIndex: 1, key: 40)
+        let defaults: [PropertyValue] = [
+            .attribute(.null), .attribute(.string("default")), .attribute(.int64(0)), .toOne(nil), .toMany([]),
+            .attribute(.double(1.5)),
+        ]
+        let changes = [
+            PropertyChange(propertyIndex: 1, value: .attribute(.string("first"))),
+            PropertyChange(propertyIndex: 2, value: .attribute(.int64(7))),
+            PropertyChange(propertyIndex: 4, value: .toMany([target, ObjectReference(entityIndex: 1, key: 41)])),
+            PropertyChange(propertyIndex: 3, value: .toOne(target)),
+            PropertyChange(propertyIndex: 1, value: .attribute(.string("last, and longer than the first"))),
+        ]
+        let row = Row(entityIndex: 0, key: 9, version: 3, changes: changes, defaults: defaults)
+        let expected = Array(row.values)
+        #expect(expected[1] == .attribute(.string("last, and longer than the first")) && expected[5] == defaults[5])
+        var fromChanges = ColumnChunk()
+        var fromArray = ColumnChunk()
+        let other: [PropertyValue] = [
+            .attribute(.string("other")), .attribute(.string("x")), .attribute(.int64(1)), .toOne(nil),
+            .toMany([target]),
+            .attribute(.null), .attribute(.int64(99)),
+        ]
+        // Slot 0 holds a longer row of other values first, which the new values then replace; slot 1 is new.
+        _ = fromChanges.append(key: 1, version: 1, values: other)
+        _ = fromArray.append(key: 1, version: 1, values: other)
+        let slot = fromChanges.append(key: 9, version: 3, values: row.values)
+        #expect(fromArray.append(key: 9, version: 3, values: expected) == slot)
+        fromChanges.replace(at: 0, version: 4, values: row.values)
+        fromArray.replace(at: 0, version: 4, values: expected)
+        for position in [0, slot] {
+            #expect(fromChanges.valueCount(at: position) == defaults.count)
+            for property in 0..<other.count {
+                #expect(
+                    fromChanges.columns[property].value(at: position)
+                        == fromArray.columns[property].value(at: position),
+                    "slot \(position), property \(property)")
+            }
+            for property in defaults.indices {
+                #expect(fromChanges.columns[property].value(at: position) == expected[property])
+            }
+        }
+    }
+
+    /// A staged insertion's unique tuples (its uniqueness check's table) go into the uniqueness index as they are —
+    /// the whole table into an empty index — and leave the state as installing its rows one by one does.
+    @Test func aStagedInsertionsTuplesInstallAsItsRowsWould() throws {
+        let course = ConsistentInsertionTests.entity("Course")
+        let code = try #require(Self.model.entities[course].properties.firstIndex { $0.name == "code" })
+        var general = StoreState(model: Self.model)
+        var adopting = StoreState(model: Self.model)
+        for round in 0..<4 {
+            // Codes repeat within a round (the last insert holds it) and across rounds (the new object takes it).
+            let operations = (0..<50).map { number in
+                ChangeOperation.insert(
+                    ObjectReference(entityIndex: UInt32(course), key: UInt64(1_000 * (round + 1) + number)),
+                    [
+                        PropertyChange(
+                            propertyIndex: UInt32(code), value: .attribute(.string("C\((number + 7 * round) % 45)")))
+                    ])
+            }
+            let staged = try #require(Self.stageInOnePass(operations, in: general), "round \(round)")
+            var claimed: [UniqueKey: UInt64] = [:]
+            for change in staged.changes {
+                for constraint in Self.model.entities[change.entityIndex].uniqueConstraints {
+                    if let row = change.row, let tuple = UniqueKey(constraint, values: row.values) {
+                        claimed[tuple] = change.key
+                    }
+                }
+            }
+            #expect(claimed.count == 45)
+            #expect(round > 0 || adopting.uniqueIndex.isEmpty)
+            general.install(staged, model: Self.model)
+            adopting.install(staged, model: Self.model, newTuples: claimed)
+            #expect(adopting.uniqueIndex == general.uniqueIndex, "round \(round)")
+            #expect(adopting.digest(model: Self.model) == general.digest(model: Self.model), "round \(round)")
+        }
+        #expect(general.uniqueIndex.count == 45)
+    }
+
     /// A new object's row answers every read as the array staging builds would: the last change of a property, else
     /// its default, also through the attribute accessors and once installed in the columns.
     @Test func aNewObjectsRowReadsItsChangesOverTheDefaults() {

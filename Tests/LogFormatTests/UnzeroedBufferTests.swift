@@ -4,8 +4,9 @@ import Testing
 
 @testable import LogFormat
 
-/// `LogFile.read` and `LZ4.decompress` fill buffers they do not zero first: what they return must be exactly the
-/// bytes read or decoded — fewer at the end of a file, nothing from a block that does not decode to its length.
+/// `LogFile.read`, `LZ4.decompress` and `LZ4.compress` fill buffers they do not zero first: what they return must be
+/// exactly the bytes read, decoded or compressed — fewer at the end of a file, nothing from a block that does not
+/// decode to its length.
 @Suite("Reads and decompression into buffers that are not zeroed first")
 struct UnzeroedBufferTests {
     static func pattern(_ count: Int) -> [UInt8] {
@@ -41,5 +42,29 @@ struct UnzeroedBufferTests {
         let garbage = (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 13) }
         #expect(garbage.withUnsafeBytes { LZ4.decompress($0, rawByteCount: 4096) } == nil)
         #expect(block.withUnsafeBytes { LZ4.decompress($0, rawByteCount: 0) } == nil)
+    }
+
+    @Test("a compressed block is the compressor's bytes only, and nothing when compression does not shrink")
+    func compressesExactly() throws {
+        for count in [1, 300, 65_536, 1 << 20] {
+            let bytes = Self.pattern(count)
+            guard let block = bytes.withUnsafeBytes({ LZ4.compress($0) }) else {
+                #expect(count <= 300, "\(count) patterned bytes compress")
+                continue
+            }
+            #expect(block.count < bytes.count)
+            #expect(block.withUnsafeBytes { LZ4.decompress($0, rawByteCount: bytes.count) } == bytes)
+            // The same input, compressed again into another unzeroed buffer, gives the same block.
+            #expect(bytes.withUnsafeBytes { LZ4.compress($0) } == block)
+            let dictionary = Self.pattern(4096)
+            let withDictionary = try #require(bytes.withUnsafeBytes { LZ4.compress($0, dictionary: dictionary) })
+            #expect(
+                withDictionary.withUnsafeBytes {
+                    LZ4.decompress($0, rawByteCount: bytes.count, dictionary: dictionary)
+                } == bytes)
+        }
+        var random = SeededGenerator(seed: 7)
+        let noise = (0..<4096).map { _ in UInt8(random.next() & 0xFF) }
+        #expect(noise.withUnsafeBytes { LZ4.compress($0) } == nil)
     }
 }

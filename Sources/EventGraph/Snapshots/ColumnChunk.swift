@@ -224,7 +224,14 @@ struct ColumnChunk: Sendable {
             }
         }
         if isWritten == nil {
-            for (property, value) in values.enumerated() { columns[property].set(value, at: slot) }
+            if let row = values as? RowValues, case .inserted(let inserted) = row.storage {
+                // A new object's values, read in place from its insert's changes and the entity's defaults.
+                columns.withUnsafeMutableBufferPointer { columns in
+                    inserted.forEachValue { property, value in columns[property].set(value, at: slot) }
+                }
+            } else {
+                for (property, value) in values.enumerated() { columns[property].set(value, at: slot) }
+            }
         }
         if old > count { for property in count..<old { columns[property].set(nil, at: slot) } }
         if old != count { valueCounts[slot] = UInt16(count) }

@@ -21,6 +21,9 @@ struct CommitQueue {
         var changeset: Changeset
         /// The checkpoint chunks it changes, held decoded until it is installed (or dropped from the queue).
         var pins: ChunkPins? = nil
+        /// For a save whose objects are all new, its rows' unique tuples and their holders, installed as they are
+        /// (see ``StoreState/install(_:model:newTuples:)``).
+        var newTuples: [UniqueKey: UInt64]? = nil
     }
 
     /// The holder of a unique tuple after the queued saves (`nil` when released) and the transaction that set it.
@@ -79,7 +82,7 @@ struct CommitQueue {
     }
 
     /// The unique tuples that the objects a save changes hold now and give up (their newest rows' tuples, each
-    /// where the object is the tuple's holder), for ``enqueue(_:releasing:model:)``: looked up while the save is
+    /// where the object is the tuple's holder), for ``enqueue(_:releasing:claiming:)``: looked up while the save is
     /// prepared, when a lookup that reads a checkpoint chunk may still fail the save — once the changeset is in the
     /// log, nothing may.
     ///
@@ -101,29 +104,29 @@ struct CommitQueue {
     }
 
     /// Records a queued save's effects in the overlay (before anything of it is installed): the tuples its objects
-    /// give up (``releasedTuples(of:in:model:)``, looked up when it was prepared), then those its new rows take.
-    mutating func enqueue(_ entry: Entry, releasing released: [UniqueKey], model: ObjectModel) {
+    /// give up (``releasedTuples(of:in:model:)``, looked up when it was prepared), then those its new rows take
+    /// (`claimed`: each tuple with the object that takes it, the table the save's uniqueness check built).
+    ///
+    /// The new rows' tuples used to be computed again here and inserted one by one; the check's table is taken
+    /// whole when nothing else is queued (the usual case: its hash table is reused, not rebuilt).
+    mutating func enqueue(_ entry: Entry, releasing released: [UniqueKey], claiming claimed: [UniqueKey: UInt64]) {
         var entry = entry
         let id = entry.transactionID
-        // Grown once for a large save, not by doubling (each doubling rehashes every entry so far).
-        if entry.staged.count > 64, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
-            overlayHolders.reserveCapacity(overlayHolders.count + entry.staged.count)
-        }
-        // Released first: an object of the save that takes a tuple another one gives up holds it afterwards, as
-        // when each change released and took its tuples in turn.
-        for tuple in released {
-            overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id)
-            entry.uniqueKeys.append(tuple)
-        }
-        // The rows need no copy here (``newestRow(ofKey:)`` finds them in the entry); the unique tuples do.
-        for change in entry.staged.changes where !model.entities[change.entityIndex].uniqueConstraints.isEmpty {
-            guard let newRow = change.row else { continue }
-            for constraint in model.entities[change.entityIndex].uniqueConstraints {
-                guard let tuple = UniqueKey(constraint, values: newRow.values) else { continue }
-                overlayHolders[tuple] = OverlayHolder(key: change.key, transactionID: id)
-                entry.uniqueKeys.append(tuple)
+        entry.uniqueKeys.reserveCapacity(released.count + claimed.count)
+        if overlayHolders.isEmpty {
+            overlayHolders = claimed.mapValues { OverlayHolder(key: $0, transactionID: id) }
+            // Released first: an object of the save that takes a tuple another one gives up holds it afterwards.
+            for tuple in released where claimed[tuple] == nil {
+                overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id)
             }
+        } else {
+            // Grown once for a large save, not by doubling (each doubling rehashes every entry so far).
+            overlayHolders.reserveCapacity(overlayHolders.count + released.count + claimed.count)
+            for tuple in released { overlayHolders[tuple] = OverlayHolder(key: nil, transactionID: id) }
+            for (tuple, key) in claimed { overlayHolders[tuple] = OverlayHolder(key: key, transactionID: id) }
         }
+        entry.uniqueKeys.append(contentsOf: released)
+        entry.uniqueKeys.append(contentsOf: claimed.keys)
         queued.append(entry)
         lastTransactionID = id
         lastCommitTimeMicroseconds = entry.commitTimeMicroseconds

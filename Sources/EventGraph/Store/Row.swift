@@ -143,13 +143,40 @@ struct InsertedValues: Sendable {
     /// The value of one property: the last change of it, else its default.
     @inline(__always)
     subscript(index: Int) -> PropertyValue {
-        // A few changes per object (a post's eight): a scan, from the last, as later changes overwrite earlier ones.
+        changes.withUnsafeBufferPointer { changes in
+            guard let position = Self.lastChange(of: index, in: changes) else { return defaults[index] }
+            return changes[position].value
+        }
+    }
+
+    /// Calls `body` with each property's value in property order, read in place from the changes' and the defaults'
+    /// buffers: what a column write of a new object reads (through the subscript, each value was copied out of an
+    /// enum payload and retained: 5 % of a bulk insert's CPU).
+    @inline(__always)
+    func forEachValue(_ body: (_ property: Int, _ value: PropertyValue) -> Void) {
+        changes.withUnsafeBufferPointer { changes in
+            defaults.withUnsafeBufferPointer { defaults in
+                for property in defaults.indices {
+                    if let position = Self.lastChange(of: property, in: changes) {
+                        body(property, changes[position].value)
+                    } else {
+                        body(property, defaults[property])
+                    }
+                }
+            }
+        }
+    }
+
+    /// The position of the last change of a property. A few changes per object (a post's eight): a scan, from the
+    /// last, as later changes overwrite earlier ones.
+    @inline(__always)
+    private static func lastChange(of property: Int, in changes: UnsafeBufferPointer<PropertyChange>) -> Int? {
         var position = changes.endIndex
         while position > changes.startIndex {
             position -= 1
-            if changes[position].propertyIndex == index { return changes[position].value }
+            if changes[position].propertyIndex == property { return position }
         }
-        return defaults[index]
+        return nil
     }
 }
 

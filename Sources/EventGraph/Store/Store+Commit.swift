@@ -55,6 +55,11 @@ extension Store {
         var pins: ChunkPins?
         /// The unique tuples its objects give up (``CommitQueue/releasedTuples(of:in:model:)``).
         var releasedTuples: [UniqueKey] = []
+        /// The unique tuples its new rows take, each with the key of the object that takes it (the uniqueness
+        /// check's table, handed on to the queue's overlay and, for a staged insertion, to the install).
+        var claimedTuples: [UniqueKey: UInt64] = [:]
+        /// Whether every object it changes is new (`StoreState.stageInsertion` staged it).
+        var isInsertion = false
     }
 
     /// Resolves upserts and conflicts, moves large binary values to blobs, checks uniqueness and encodes the
@@ -121,20 +126,25 @@ extension Store {
         }
         // The holder lookups may read checkpoint chunks (a stored uniqueness index, the objects it names): one that
         // cannot be loaded fails the save here, out of the lock, before anything of it is queued.
-        let releasedTuples = try state.withLock { state throws(EventGraphError) -> [UniqueKey] in
-            let failures = try uniquenessFailures(staged, in: state, queue)
+        let (releasedTuples, claimedTuples) = try state.withLock {
+            state throws(EventGraphError) -> ([UniqueKey], [UniqueKey: UInt64]) in
+            var claimed: [UniqueKey: UInt64] = [:]
+            let failures = try uniquenessFailures(staged, in: state, queue, claimed: &claimed)
             guard failures.isEmpty else {
                 throw EventGraphError(
                     .uniqueness, "the save would violate \(failures.count) uniqueness constraint(s)", failures: failures
                 )
             }
-            return try queue.releasedTuples(of: staged, in: state, model: model)
+            // The objects of a staged insertion are all new (`stageInsertion` proved it): none gives up a tuple.
+            if stagedInsertion != nil { return ([], claimed) }
+            return (try queue.releasedTuples(of: staged, in: state, model: model), claimed)
         }
         let payload: [UInt8]
         do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
         return PreparedCommit(
             transactionID: transactionID, changeset: changeset, payload: payload, blobs: blobs, staged: staged,
-            permanentIdentities: permanentIdentities, pins: pins, releasedTuples: releasedTuples)
+            permanentIdentities: permanentIdentities, pins: pins, releasedTuples: releasedTuples,
+            claimedTuples: claimedTuples, isInsertion: stagedInsertion != nil)
     }
 
     /// Queues a prepared changeset in the log (no I/O is waited for) and its effects in the queue's overlay.
@@ -144,8 +154,9 @@ extension Store {
         let entry = CommitQueue.Entry(
             transactionID: prepared.transactionID, commitTimeMicroseconds: prepared.changeset.commitTimeMicroseconds,
             nextKey: prepared.changeset.nextKey, staged: prepared.staged, blobHandles: queued.blobHandles,
-            uniqueKeys: [], changeset: prepared.changeset, pins: prepared.pins)
-        queue.enqueue(entry, releasing: prepared.releasedTuples, model: model)
+            uniqueKeys: [], changeset: prepared.changeset, pins: prepared.pins,
+            newTuples: prepared.isInsertion ? prepared.claimedTuples : nil)
+        queue.enqueue(entry, releasing: prepared.releasedTuples, claiming: prepared.claimedTuples)
         return queued
     }
 
@@ -187,11 +198,16 @@ extension Store {
     /// observers (delivered by ``CommitObservers/deliverPending()`` once the lock is released).
     func installQueued(through transactionID: UInt64, in queue: inout CommitQueue) {
         let model = self.model
-        let done = queue.dequeue(through: transactionID)
+        var done = queue.dequeue(through: transactionID)
         guard !done.isEmpty else { return }
         state.withLock { state in
-            for entry in done {
-                state.install(entry.staged, model: model)
+            for position in done.indices {
+                // The install may adopt the tuples' table as the uniqueness index: the entry lets go of it, so that
+                // the index is not copied at its next change.
+                let newTuples = done[position].newTuples
+                done[position].newTuples = nil
+                let entry = done[position]
+                state.install(entry.staged, model: model, newTuples: newTuples)
                 for (index, handle) in entry.blobHandles.enumerated() {
                     state.blobHandles[BlobKey(transactionID: entry.transactionID, index: UInt32(index))] = handle
                 }
@@ -315,12 +331,14 @@ extension Store {
 
     /// The uniqueness constraints a save's rows would violate.
     ///
+    /// - Parameter claimed: receives the unique tuples of the save's new rows, each with the key of the object that
+    ///   takes it (the last one to, in the order of the staged changes), as ``CommitQueue/enqueue(_:releasing:claiming:)``
+    ///   records them.
     /// - Throws: the error of a checkpoint chunk that a holder lookup cannot load.
-    private func uniquenessFailures(_ staged: StagedChanges, in state: StoreState, _ queue: CommitQueue)
-        throws(EventGraphError) -> [EventGraphError.Failure]
-    {
+    private func uniquenessFailures(
+        _ staged: StagedChanges, in state: StoreState, _ queue: CommitQueue, claimed: inout [UniqueKey: UInt64]
+    ) throws(EventGraphError) -> [EventGraphError.Failure] {
         var failures: [EventGraphError.Failure] = []
-        var claimed: [UniqueKey: UInt64] = [:]
         if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
             claimed.reserveCapacity(staged.count)
         }

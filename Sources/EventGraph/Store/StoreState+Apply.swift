@@ -400,9 +400,25 @@ extension StoreState {
     }
 
     /// Installs staged rows: the tables, the uniqueness index and the attribute indexes.
-    mutating func install(_ staged: StagedChanges, model: ObjectModel) {
+    ///
+    /// - Parameter newTuples: for a save whose objects are all new (a staged insertion), the unique tuples of its
+    ///   rows, each with the key of the object that takes it (its uniqueness check's table): they go into the
+    ///   uniqueness index as they are — the whole table when the index is empty — instead of each row's tuples being
+    ///   built again, and no old row is looked up.
+    mutating func install(_ staged: StagedChanges, model: ObjectModel, newTuples: [UniqueKey: UInt64]? = nil) {
         var indexChanges = IndexChanges(indexes)
         var deferred: IndexChanges?
+        let takesTuples = newTuples != nil && isIndexed
+        if takesTuples, let newTuples {
+            if uniqueIndex.isEmpty && pendingUniqueEntities.isEmpty {
+                uniqueIndex = newTuples
+            } else {
+                uniqueIndex.reserveCapacity(uniqueIndex.count + newTuples.count)
+                for (tuple, key) in newTuples where !pendingUniqueEntities.contains(tuple.entityIndex) {
+                    uniqueIndex[tuple] = key
+                }
+            }
+        }
         if staged.count > 64 {
             // Grow every table and the uniqueness index once, not by doubling along the way.
             var added = Array(repeating: 0, count: tables.count)
@@ -410,7 +426,7 @@ extension StoreState {
             for (entityIndex, count) in added.enumerated() where count > 0 {
                 reserveCapacity(ofEntity: entityIndex, adding: count)
             }
-            if isIndexed, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+            if isIndexed, !takesTuples, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + staged.count)
             }
         }
@@ -424,10 +440,10 @@ extension StoreState {
             // Only the values the uniqueness and attribute indexes read are decoded from the row being replaced (a
             // post's body and a tag's list of every post are not), and none when the entity has neither.
             let needed = neededProperties[entityIndex]!
-            let oldRow = needed.isEmpty ? nil : tables[entityIndex].row(forKey: key, decoding: needed)
+            let oldRow = needed.isEmpty || takesTuples ? nil : tables[entityIndex].row(forKey: key, decoding: needed)
             updateIndexes(
                 entityIndex: entityIndex, key: key, old: oldRow, new: newRow, model: model, changes: &indexChanges,
-                deferred: &deferred)
+                deferred: &deferred, uniqueIndexDone: takesTuples)
             if let newRow {
                 put(newRow)
             } else {
@@ -440,13 +456,16 @@ extension StoreState {
 
     /// Updates the uniqueness index and records the attribute index changes of one object whose values go from
     /// `old` to `new` (`nil`: absent; either may hold only the values the indexes read).
+    ///
+    /// - Parameter uniqueIndexDone: the uniqueness index holds the new tuples already (see `install`'s `newTuples`).
     private mutating func updateIndexes(
         entityIndex: Int, key: UInt64, old oldRow: Row?, new newRow: Row?, model: ObjectModel,
-        changes indexChanges: inout IndexChanges, deferred: inout IndexChanges?
+        changes indexChanges: inout IndexChanges, deferred: inout IndexChanges?, uniqueIndexDone: Bool = false
     ) {
         // An entity whose indexes are pending gets them built from its columns later, changes included.
         let isUniquePending = pendingUniqueEntities.contains(entityIndex)
-        let constraints = isIndexed && !isUniquePending ? model.entities[entityIndex].uniqueConstraints : []
+        let constraints =
+            isIndexed && !isUniquePending && !uniqueIndexDone ? model.entities[entityIndex].uniqueConstraints : []
         // Per constraint, the tuple to remove and the one to add; an object whose tuple did not change (an update of
         // other properties: a post's title) keeps its entry, neither removed nor added again. A tuple names its
         // entity and constraint, so the constraints' entries never collide and are handled one at a time (the

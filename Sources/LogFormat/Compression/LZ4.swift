@@ -7,22 +7,25 @@ enum LZ4 {
     static func compress(_ source: UnsafeRawBufferPointer, dictionary: [UInt8]? = nil) -> [UInt8]? {
         guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
         let capacity = Int(LZ4_compressBound(Int32(source.count)))
-        var output = [UInt8](repeating: 0, count: capacity)
-        let written: Int32 = output.withUnsafeMutableBytes { destination in
+        // Not zeroed first (the output of a 1 MiB fragment is a fresh megabyte: zeroing it was 3 % of a bulk insert's
+        // CPU): only the bytes the compressor wrote are kept.
+        var written: Int32 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { destination, initialized in
             let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
-            let dst = destination.baseAddress!.assumingMemoryBound(to: CChar.self)
-            guard let dictionary, !dictionary.isEmpty else {
-                return LZ4_compress_default(src, dst, Int32(source.count), Int32(capacity))
+            let dst = UnsafeMutableRawPointer(destination.baseAddress!).assumingMemoryBound(to: CChar.self)
+            if let dictionary, !dictionary.isEmpty {
+                guard let stream = LZ4_createStream() else { return }
+                defer { LZ4_freeStream(stream) }
+                written = dictionary.withUnsafeBytes { dict in
+                    _ = LZ4_loadDict(stream, dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
+                    return LZ4_compress_fast_continue(stream, src, dst, Int32(source.count), Int32(capacity), 1)
+                }
+            } else {
+                written = LZ4_compress_default(src, dst, Int32(source.count), Int32(capacity))
             }
-            guard let stream = LZ4_createStream() else { return 0 }
-            defer { LZ4_freeStream(stream) }
-            return dictionary.withUnsafeBytes { dict in
-                _ = LZ4_loadDict(stream, dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
-                return LZ4_compress_fast_continue(stream, src, dst, Int32(source.count), Int32(capacity), 1)
-            }
+            initialized = written > 0 && Int(written) <= capacity ? Int(written) : 0
         }
         guard written > 0, Int(written) < source.count else { return nil }
-        output.removeSubrange(Int(written)...)
         return output
     }
 

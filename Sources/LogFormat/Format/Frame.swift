@@ -9,15 +9,21 @@ package struct OutgoingFrame: Sendable {
     package var transactionID: UInt64
     /// Fragment position or blob index; 0 otherwise.
     package var partIndex: UInt32
-    /// The bytes to store (compressed when worthwhile).
-    package var payload: [UInt8]
+    /// The bytes to store (compressed when worthwhile): a whole array, or one fragment of a transaction's payload
+    /// read in place (a fragment copied out of a 55 MB payload of 100,000 posts cost 6 % of a bulk insert's CPU).
+    package var payload: ArraySlice<UInt8>
 
     /// Creates a frame to write.
     package init(type: FrameType, transactionID: UInt64 = 0, partIndex: UInt32 = 0, payload: [UInt8]) {
+        self.init(type: type, transactionID: transactionID, partIndex: partIndex, slice: payload[...])
+    }
+
+    /// Creates a frame that stores part of an array.
+    package init(type: FrameType, transactionID: UInt64 = 0, partIndex: UInt32 = 0, slice: ArraySlice<UInt8>) {
         self.type = type
         self.transactionID = transactionID
         self.partIndex = partIndex
-        self.payload = payload
+        self.payload = slice
     }
 }
 
@@ -37,8 +43,7 @@ extension OutgoingFrame {
                 start == 0 ? .transactionFirst : end == payload.count ? .transactionLast : .transactionMiddle
             frames.append(
                 OutgoingFrame(
-                    type: type, transactionID: id, partIndex: UInt32(frames.count), payload: Array(payload[start..<end])
-                ))
+                    type: type, transactionID: id, partIndex: UInt32(frames.count), slice: payload[start..<end]))
             start = end
         }
         return frames
@@ -57,19 +62,23 @@ struct EncodedBody: Sendable {
 
     var frameByteCount: UInt64 { FrameHeader.frameByteCount(bodyByteCount: body.count) }
 
-    /// Writes header + body + padding at the start of `out` (which has at least ``frameByteCount`` bytes).
-    func write(into out: UnsafeMutableRawBufferPointer, sequence: UInt64, durableWatermark: UInt64, seed: UInt32) {
+    /// Appends header + body + padding (``frameByteCount`` bytes) to `buffer`: the body is copied once, not into
+    /// bytes zeroed first (a bulk insert's 30 MB of frames were zeroed, then overwritten: 2.5 % of its CPU).
+    func append(to buffer: inout [UInt8], sequence: UInt64, durableWatermark: UInt64, seed: UInt32) {
         let header = FrameHeader(
             bodyByteCount: UInt32(body.count), type: type, codec: codec, sequence: sequence,
             durableWatermark: durableWatermark, transactionID: transactionID, rawByteCount: rawByteCount,
             bodyChecksum: bodyChecksum, partIndex: partIndex)
-        header.encode(into: UnsafeMutableRawBufferPointer(rebasing: out[0..<FrameHeader.byteCount]), seed: seed)
-        body.withUnsafeBytes { source in
-            UnsafeMutableRawBufferPointer(rebasing: out[FrameHeader.byteCount..<FrameHeader.byteCount + body.count])
-                .copyMemory(from: source)
+        let position = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: FrameHeader.byteCount))
+        buffer.withUnsafeMutableBytes { out in
+            header.encode(
+                into: UnsafeMutableRawBufferPointer(rebasing: out[position..<position + FrameHeader.byteCount]),
+                seed: seed)
         }
-        let end = Int(frameByteCount)
-        for index in (FrameHeader.byteCount + body.count)..<end { out[index] = 0 }
+        buffer.append(contentsOf: body)
+        let padding = Int(frameByteCount) - FrameHeader.byteCount - body.count
+        buffer.append(contentsOf: repeatElement(0, count: padding))
     }
 }
 
@@ -91,14 +100,16 @@ extension OutgoingFrame {
                     + "\(LogLimits.maxFrameRawByteCount) bytes")
         }
         var codec = FrameCodec.raw
-        var body = payload
+        var compressedBody: [UInt8]?
         if payload.count >= CompressionPolicy.minimumByteCount, type != .dictionary {
             let compressed = payload.withUnsafeBytes { LZ4.compress($0, dictionary: dictionary) }
             if let compressed, CompressionPolicy.isWorthKeeping(compressed: compressed.count, raw: payload.count) {
-                body = compressed
+                compressedBody = compressed
                 codec = dictionary == nil ? .lz4 : .lz4Dictionary
             }
         }
+        // A whole array's slice becomes that array again without a copy; a fragment kept raw is copied here, once.
+        let body = compressedBody ?? Array(payload)
         return EncodedBody(
             type: type, codec: codec, transactionID: transactionID, partIndex: partIndex,
             rawByteCount: UInt32(payload.count), body: body, bodyChecksum: CRC32C.checksum(body, continuing: seed))

@@ -243,7 +243,7 @@ private enum CheckpointPart {
 /// Reads the transaction ID a checkpoint covers from its begin frame's payload.
 private enum CheckpointEndProbe {
     static func lastTransactionID(ofBegin part: CheckpointPart?) -> UInt64 {
-        guard case .frame(let frame)? = part, let begin = try? CheckpointBegin(decoding: frame.payload) else {
+        guard case .frame(let frame)? = part, let begin = try? CheckpointBegin(decoding: Array(frame.payload)) else {
             return 0
         }
         return begin.lastTransactionID

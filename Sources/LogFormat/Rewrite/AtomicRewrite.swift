@@ -361,15 +361,7 @@ struct SequentialFrameWriter: ~Copyable {
             throw LogFormatError(.limitExceeded, "the new file has used every frame sequence number", path: file.path)
         }
         let size = Int(body.frameByteCount)
-        let position = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: size))
-        let sequence = self.sequence
-        let seed = self.seed
-        buffer.withUnsafeMutableBytes { out in
-            body.write(
-                into: UnsafeMutableRawBufferPointer(rebasing: out[position..<position + size]), sequence: sequence,
-                durableWatermark: watermark, seed: seed)
-        }
+        body.append(to: &buffer, sequence: sequence, durableWatermark: watermark, seed: seed)
         let frameOffset = offset
         offset += UInt64(size)
         self.sequence += 1

@@ -179,23 +179,22 @@ extension LogWriter {
             let watermark = locked.value.syncedEnd
             let seed = locked.value.seed
             var offset = locked.value.reservedEnd
-            var position = locked.value.queued.count
-            locked.value.queued.append(contentsOf: repeatElement(0, count: total))
+            // Grown geometrically: an exact reservation per transaction would copy the queue once per small save.
+            let needed = locked.value.queued.count + total
+            if locked.value.queued.capacity < needed {
+                locked.value.queued.reserveCapacity(max(needed, 2 * locked.value.queued.capacity))
+            }
             for body in bodies {
                 let size = Int(body.frameByteCount)
-                let sequence = locked.value.nextSequence
-                locked.value.queued.withUnsafeMutableBytes { queued in
-                    body.write(
-                        into: UnsafeMutableRawBufferPointer(rebasing: queued[position..<position + size]),
-                        sequence: sequence, durableWatermark: watermark, seed: seed)
-                }
+                body.append(
+                    to: &locked.value.queued, sequence: locked.value.nextSequence, durableWatermark: watermark,
+                    seed: seed)
                 placed.append(
                     PlacedFrame(
                         byteOffset: offset, endByteOffset: offset + UInt64(size), partIndex: body.partIndex,
                         rawByteCount: Int(body.rawByteCount), fileGeneration: locked.value.fileGeneration))
                 locked.value.nextSequence += 1
                 offset += UInt64(size)
-                position += size
             }
             locked.value.reservedEnd = offset
             if closing { locked.value.isClosed = true }

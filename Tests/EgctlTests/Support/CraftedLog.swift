@@ -32,15 +32,8 @@ struct CraftedLog {
 
     private mutating func append(encoded body: EncodedBody, sequence: UInt64? = nil) throws {
         let seed = header.checksumSeed
-        let start = bytes.count
-        let size = Int(body.frameByteCount)
         let number = sequence ?? nextSequence
-        bytes.append(contentsOf: repeatElement(0, count: size))
-        bytes.withUnsafeMutableBytes { out in
-            body.write(
-                into: UnsafeMutableRawBufferPointer(rebasing: out[start..<start + size]), sequence: number,
-                durableWatermark: UInt64(start), seed: seed)
-        }
+        body.append(to: &bytes, sequence: number, durableWatermark: UInt64(bytes.count), seed: seed)
         nextSequence = number &+ 1
     }
 
