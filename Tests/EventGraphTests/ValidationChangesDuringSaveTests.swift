@@ -37,6 +37,19 @@ struct ValidationChangesDuringSaveTests {
     static let model = try! ObjectModel(
         name: "Validated", version: "1", types: [ValidatedTally.self, ValidatedMark.self])
 
+    /// A container of a new store in a directory that lives as long as the caller keeps it.
+    static func open() throws -> (TemporaryDirectory, ModelContainer) {
+        let directory = TemporaryDirectory()
+        return (directory, try ModelContainer(path: directory.file(), model: model))
+    }
+
+    static func insertTally(_ name: String, in context: ObjectContext) -> ValidatedTally {
+        let tally = ValidatedTally()
+        context.insert(tally)
+        tally.name = name
+        return tally
+    }
+
     static func totals(in container: ModelContainer) throws -> [String: Int64] {
         var totals: [String: Int64] = [:]
         for tally in try container.newBackgroundContext().fetch(FetchDescriptor<ValidatedTally>()) {
@@ -46,14 +59,12 @@ struct ValidationChangesDuringSaveTests {
     }
 
     @Test func aValidationThatChangesAnInsertedObjectBuiltBeforeItHasTheChangeSaved() throws {
-        let directory = TemporaryDirectory()
-        let container = try ModelContainer(path: directory.file(), model: Self.model)
+        let (directory, container) = try Self.open()
+        defer { withExtendedLifetime(directory) {} }
         defer { try? container.close() }
         let context = container.newBackgroundContext()
         // The tally is inserted (and so validated and staged) before its marks.
-        let tally = ValidatedTally()
-        context.insert(tally)
-        tally.name = "t"
+        let tally = Self.insertTally("t", in: context)
         for amount in [2, 3] as [Int64] {
             let mark = ValidatedMark()
             context.insert(mark)
@@ -67,8 +78,8 @@ struct ValidationChangesDuringSaveTests {
     }
 
     @Test func anUpdatedObjectsValidationThatChangesAnInsertedObjectHasTheChangeSaved() throws {
-        let directory = TemporaryDirectory()
-        let container = try ModelContainer(path: directory.file(), model: Self.model)
+        let (directory, container) = try Self.open()
+        defer { withExtendedLifetime(directory) {} }
         defer { try? container.close() }
         let context = container.newBackgroundContext()
         let mark = ValidatedMark()
@@ -77,22 +88,18 @@ struct ValidationChangesDuringSaveTests {
         try context.save()
 
         // The mark is updated (validated after every insert); the new tally's operation is built before that.
-        let tally = ValidatedTally()
-        context.insert(tally)
-        tally.name = "new"
+        let tally = Self.insertTally("new", in: context)
         mark.tally = tally
         try context.save()
         #expect(try Self.totals(in: container) == ["new": 4])
     }
 
     @Test func aValidationThatInsertsAnObjectFailsTheSaveNamingIt() throws {
-        let directory = TemporaryDirectory()
-        let container = try ModelContainer(path: directory.file(), model: Self.model)
+        let (directory, container) = try Self.open()
+        defer { withExtendedLifetime(directory) {} }
         defer { try? container.close() }
         let context = container.newBackgroundContext()
-        let tally = ValidatedTally()
-        context.insert(tally)
-        tally.name = "t"
+        let tally = Self.insertTally("t", in: context)
         let mark = ValidatedMark()
         context.insert(mark)
         mark.insertsATally = true
