@@ -75,8 +75,9 @@ struct ChildContextPushTests {
         let lesson = Lesson()
         child.insert(lesson)
         lesson.title = "new"
-        lesson.course = try #require(try fixture.course("SAVED", in: child))
-        try #require(try fixture.course("SAVED", in: child)).credits = 7
+        let savedCourse = try #require(try fixture.course("SAVED", in: child))
+        lesson.course = savedCourse
+        savedCourse.credits = 7
         child.delete(try #require(try fixture.course("GONE", in: child)))
         try child.save()
 

@@ -41,17 +41,26 @@ extension ObjectContext {
         var failures: [EventGraphError.Failure] = []
         var request = CommitRequest(author: name, operations: [], readRows: [:], mergePolicy: mergePolicy)
         request.operations.reserveCapacity(inserted.count + updated.count + deleted.count)
+        let listedCounts = (insertedList.count, changedList.count, deletedList.count)
         for object in inserted {
             failures += validationFailures(of: object)
             // Built in the same pass as the validation, while the object's values are in the cache (a bulk save's
-            // 100,000 objects do not fit in it); dropped when a validation fails.
+            // 100,000 objects do not fit in it); dropped when a validation fails. Staged: a later validation that
+            // changes the object is noted, and its operation built again below.
             guard failures.isEmpty else { continue }
             appendInsert(of: object, to: &request)
+            object.flags.insert(.isStagedForSave)
         }
         for object in updated { failures += validationFailures(of: object) }
         guard failures.isEmpty else {
+            unstage(inserted)
             throw EventGraphError(.validation, "\(failures.count) validation failure(s)", failures: failures)
         }
+        if listedCounts != (insertedList.count, changedList.count, deletedList.count) {
+            unstage(inserted)
+            throw changesOutsideTheSave(listedCounts)
+        }
+        if !changedAfterStaging.isEmpty { rebuildInserts(in: &request) }
         for object in updated {
             appendUpdate(of: object, to: &request)
         }
@@ -65,9 +74,56 @@ extension ObjectContext {
             changeTracking.reported.removeAll()
             return
         }
-        let result = try parentStore.commit(request)
+        let result: CommitResult
+        do {
+            result = try parentStore.commit(request)
+        } catch {
+            unstage(inserted)
+            throw error
+        }
         finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
         reportSave(of: request, result: result)
+    }
+
+    /// Ends the staging of a save's inserted objects that does not finish (``finishSave`` ends it otherwise).
+    private func unstage(_ inserted: [ManagedObject]) {
+        for object in inserted { object.flags.remove(.isStagedForSave) }
+        changedAfterStaging.removeAll()
+    }
+
+    /// Builds again the insert operations of the objects that validation changed after they were built: the save
+    /// holds their values as validation left them (as it did when every object was validated first).
+    private func rebuildInserts(in request: inout CommitRequest) {
+        var positions: [ObjectIdentity: Int] = [:]
+        for (position, operation) in request.operations.enumerated() {
+            if case .insert(let reference, _) = operation { positions[reference.identity] = position }
+        }
+        for object in changedAfterStaging {
+            guard let position = positions[object.identity] else { continue }
+            var rebuilt = CommitRequest(author: name, operations: [], readRows: [:], mergePolicy: mergePolicy)
+            appendInsert(of: object, to: &rebuilt)
+            request.operations[position] = rebuilt.operations[0]
+        }
+        changedAfterStaging.removeAll()
+    }
+
+    /// The error of a save whose validation inserted, deleted or changed objects that the save had not (the lists
+    /// were `listedCounts` long before it ran): validation must not change objects, and the save would otherwise
+    /// leave these changes out silently.
+    private func changesOutsideTheSave(_ listedCounts: (Int, Int, Int)) -> EventGraphError {
+        let (inserted, changed, deleted) = listedCounts
+        let failures =
+            insertedList[inserted...].map { ($0, "was inserted") } + changedList[changed...].map { ($0, "was changed") }
+            + deletedList[deleted...].map { ($0, "was deleted") }
+        return EventGraphError(
+            .validation,
+            "validation changed \(failures.count) object(s) that the save had not changed: validation must not "
+                + "insert, delete or change objects",
+            failures: failures.map { object, what in
+                EventGraphError.Failure(
+                    entityName: object.entity.name, objectID: object.objectID, propertyName: nil,
+                    message: "\(what) by a validation during the save")
+            })
     }
 
     /// Records an inserted object's persistent values that differ from their defaults, in property order.
@@ -162,7 +218,7 @@ extension ObjectContext {
         let isChild = parentStore is ParentContextStore
         for object in [inserted, updated].joined() {
             let wasInserted = object.flags.contains(.isInserted)
-            object.flags.remove([.isInserted, .isListedAsChanged])
+            object.flags.remove([.isInserted, .isListedAsChanged, .isStagedForSave])
             if isChild && wasInserted {
                 object.row = ParentContextStore.row(overlaying: object)
             } else if let row = committed.row(of: object.identity) {

@@ -22,6 +22,8 @@ public final class ObjectContext {
     var insertedList: [ManagedObject] = []
     var changedList: [ManagedObject] = []
     var deletedList: [ManagedObject] = []
+    /// Objects that a save's validation changed after their insert operation was built (see `save()`).
+    var changedAfterStaging: [ManagedObject] = []
     /// Inserted objects created by ``fetchOrInsert(_:unique:equals:configure:)``: key → constraint ordinal.
     var upsertKeys: [ObjectIdentity: Int] = [:]
     /// What the last fetch did (rows examined, index used); for tests.

@@ -172,7 +172,7 @@ extension ObjectContext {
         if descriptor.predicate == nil, descriptor.filter == nil, !descriptor.includesPendingChanges || !hasChanges {
             let entity = try resolveEntity(descriptor)
             let indices = descriptor.includesSubentities ? entity.familyIndices : [entity.index]
-            let total = parentStore.rowCount(of: indices)
+            let total = try parentStore.rowCount(of: indices)
             let windowed = max(0, total - descriptor.fetchOffset)
             return descriptor.fetchLimit.map { min($0, windowed) } ?? windowed
         }

@@ -219,12 +219,12 @@ extension FetchFilter.Comparison {
 
 // MARK: - Expression shapes
 
-protocol TranslatableConjunction {
+protocol TranslatableConjunction: SendableMetatype {
     var leftOperand: Any { get }
     var rightOperand: Any { get }
 }
 
-protocol TranslatableComparison {
+protocol TranslatableComparison: SendableMetatype {
     var comparison: FetchFilter.Comparison { get }
     var leftOperand: Any { get }
     var rightOperand: Any { get }
@@ -232,12 +232,12 @@ protocol TranslatableComparison {
     var isSymmetricCapable: Bool { get }
 }
 
-protocol TranslatableKeyPath {
+protocol TranslatableKeyPath: SendableMetatype {
     var anyKeyPath: AnyKeyPath { get }
     var isOnVariable: Bool { get }
 }
 
-protocol TranslatableConstant {
+protocol TranslatableConstant: SendableMetatype {
     var attributeValue: AttributeValue? { get }
     /// Reads the constant of an expression of this type (see ``PredicateTemplate``).
     static var constantReader: @Sendable (Any) -> AttributeValue? { get }

@@ -5,7 +5,10 @@ package import LogFormat
 ///
 /// EventGraph provides conformances for the integer, floating-point, `Bool`, `String`, `Date`, `UUID`, `URL`,
 /// `Decimal`, `Data` and `[UInt8]` types, and for `Optional` of any of them (an optional attribute).
-public protocol PersistentValue {
+///
+/// A conformance is not isolated to an actor (`SendableMetatype`): a predicate's constants of the type are read
+/// through it on whichever thread translates or runs the fetch.
+public protocol PersistentValue: SendableMetatype {
     /// The attribute type recorded in the model.
     static var storedValueType: StoredValueType { get }
     /// Whether the type admits "no value" (`nil`), making the attribute optional.

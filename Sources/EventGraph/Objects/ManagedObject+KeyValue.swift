@@ -1,3 +1,4 @@
+import Foundation
 import LogFormat
 
 /// The dynamic key-value API: every property by name, for tools and migrations without the application's

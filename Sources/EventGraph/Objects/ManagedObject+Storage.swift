@@ -90,6 +90,7 @@ extension ManagedObject {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
         if detachment != nil { stopIfContextReleased(index, changing: true) }
         if flags.contains(.isFault) { fireFault() }
+        if flags.contains(.isStagedForSave) { noteChangeAfterStaging() }
         // One access to the pending values, not one per read and write of them (an inverse kept up to date as
         // objects are inserted edits a tag's list once per post).
         let isEdited = pending.withUnsafeMutableBufferPointer { pending in
@@ -115,6 +116,7 @@ extension ManagedObject {
         precondition(!flags.contains(.isDead), "\(self) was deleted and can no longer be changed")
         if detachment != nil { stopIfContextReleased(index, changing: true) }
         if flags.contains(.isFault) { fireFault() }
+        if flags.contains(.isStagedForSave) { noteChangeAfterStaging() }
         for position in pending.indices where pending[position].index == index {
             pending[position].value = value
             return
@@ -125,6 +127,14 @@ extension ManagedObject {
             flags.insert(.isListedAsChanged)
             context.objectDidChange(self)
         }
+    }
+
+    /// Notes that a save's validation changed this object after its insert operation was built (see
+    /// ``Flags/isStagedForSave``).
+    @inline(never)
+    private final func noteChangeAfterStaging() {
+        flags.remove(.isStagedForSave)
+        contextStorage?.changedAfterStaging.append(self)
     }
 
     /// For probe instances: notes which ``Attribute`` the key path being probed read.

@@ -26,6 +26,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         static let isDead = Flags(rawValue: 1 << 4)
         /// A probe instance that records which property a key path reads (see ``ManagedObject/propertyIndex(of:)``).
         static let isProbe = Flags(rawValue: 1 << 5)
+        /// An inserted object whose insert operation a save in progress has built: a change of it (by another
+        /// object's validation) is noted, so that the operation is built again (see `ObjectContext.save()`).
+        static let isStagedForSave = Flags(rawValue: 1 << 6)
     }
 
     /// A value set in the context and not yet saved.

@@ -218,12 +218,12 @@ struct ColumnChunk: Sendable {
         }
         // An array's values (a commit's rows, a replayed insert) are read through its buffer and written through the
         // columns' buffer: no iterator, and no uniqueness check of the column array per value.
-        let isWritten = values.withContiguousStorageIfAvailable { values in
+        let written: Void? = values.withContiguousStorageIfAvailable { values in
             columns.withUnsafeMutableBufferPointer { columns in
                 for property in values.indices { columns[property].set(values[property], at: slot) }
             }
         }
-        if isWritten == nil {
+        if written == nil {
             if let row = values as? RowValues, case .inserted(let inserted) = row.storage {
                 // A new object's values, read in place from its insert's changes and the entity's defaults.
                 columns.withUnsafeMutableBufferPointer { columns in

@@ -52,6 +52,9 @@ protocol ObjectStore: AnyObject, Sendable {
     func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row?
     /// ``row(of:entityIndex:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``.
     func committedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow?
+    /// ``committedRow(of:entityIndex:)`` for a throwing operation (a fetch, a count, a child's save): throws the error
+    /// of a checkpoint chunk that may hold the object and cannot be loaded, never answers `nil` for it.
+    func lookUpCommittedRow(of identity: ObjectIdentity, entityIndex: Int) throws(EventGraphError) -> CommittedRow?
     /// ``row(of:in:)`` as a reader holds it: a store hands out a chunk slot, without a ``Row``. For callers that
     /// cannot throw (a fault, a lookup by ID): a checkpoint chunk that may hold the object and cannot be loaded ends
     /// the process, as a property getter does.
@@ -64,8 +67,9 @@ protocol ObjectStore: AnyObject, Sendable {
     /// Throws the error of a checkpoint chunk that cannot be loaded when the rows are read now (a child context's
     /// overlay reads them; a store hands out its slots, read when the batch is, see ``StoreRows``).
     func rows(of entityIndex: Int) throws(EventGraphError) -> [StoreRows]
-    /// How many committed objects some entities have in all.
-    func rowCount(of entityIndices: [Int]) -> Int
+    /// How many committed objects some entities have in all. Throws the error of a checkpoint chunk that cannot be
+    /// loaded and that the count depends on (a child context's count of the objects its parent deleted).
+    func rowCount(of entityIndices: [Int]) throws(EventGraphError) -> Int
     /// The rows of one entity that an attribute index finds for some value ranges, plus the rows of `extra`, per
     /// store, each store's in commit order; `nil` when no index serves the ranges or they are not selective (a
     /// scan is then as cheap). Throws the error of a checkpoint chunk that cannot be loaded and that the index's

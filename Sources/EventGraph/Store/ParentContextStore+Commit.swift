@@ -14,7 +14,7 @@ extension ParentContextStore {
         for (identity, read) in request.readRows.sorted(by: { $0.key.key < $1.key.key }) {
             let entity = model.entities[read.entityIndex]
             let id = objectID(of: identity, entityName: entity.name)
-            guard let now = row(of: identity, entityIndex: read.entityIndex) else {
+            guard let now = try lookUpCommittedRow(of: identity, entityIndex: read.entityIndex)?.row else {
                 if request.mergePolicy == .error {
                     failures.append(
                         EventGraphError.Failure(
@@ -45,11 +45,52 @@ extension ParentContextStore {
         return kept
     }
 
+    /// What a push reads beneath the parent, read before anything is applied (see ``commit(_:)``).
+    struct LookupsBeneath {
+        /// The committed row beneath the parent of each object the push updates or relates that the parent did not
+        /// insert and that has one.
+        var rows: [ObjectIdentity: CommittedRow] = [:]
+        /// The objects the push deletes that are hidden from the parent's view and exist beneath it (see
+        /// `existsBeneathParent(_:)`).
+        var hiddenButExisting: Set<ObjectIdentity> = []
+    }
+
+    /// The lookups beneath the parent that applying `request` and answering its rows need.
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold one of the objects and cannot be loaded.
+    func lookUpBeneath(_ request: CommitRequest, keeping kept: [ObjectIdentity: Set<Int>?]) throws(EventGraphError)
+        -> LookupsBeneath
+    {
+        var lookups = LookupsBeneath()
+        for operation in request.operations {
+            switch operation {
+            case .insert: continue
+            case .update(let reference, _), .relate(let reference, _, _, _):
+                let identity = reference.identity
+                guard lookups.rows[identity] == nil,
+                    parent.registered[identity]?.flags.contains(.isInserted) != true,
+                    let row = try base.lookUpCommittedRow(of: identity, entityIndex: Int(reference.entityIndex))
+                else { continue }
+                lookups.rows[identity] = row
+            case .delete(let reference):
+                // As `apply(_:request:keeping:beneath:touched:)` asks: only for an object hidden from the parent.
+                let object = parent.registered[reference.identity]
+                let isHidden =
+                    kept[reference.identity] == .some(nil)
+                    || object.map { $0.flags.contains(.isDeleted) || $0.flags.contains(.isDead) } == true
+                if isHidden, try existsBeneathParent(reference) {
+                    lookups.hiddenButExisting.insert(reference.identity)
+                }
+            }
+        }
+        return lookups
+    }
+
     /// Applies one operation of a child's changeset to the parent, as the parent's own unsaved change. The child
     /// recorded both sides of every relationship and every propagated delete, so values are set as they are.
     func apply(
         _ operation: ChangeOperation, request: CommitRequest, keeping kept: [ObjectIdentity: Set<Int>?],
-        touched: inout [ObjectIdentity: ObjectReference]
+        beneath: LookupsBeneath, touched: inout [ObjectIdentity: ObjectReference]
     ) {
         switch operation {
         case .insert(let reference, let changes):
@@ -83,7 +124,7 @@ extension ParentContextStore {
             // with the rest of its changes, as Core Data's does) or when the object exists nowhere beneath.
             let object = parent.object(for: reference)
             guard !object.flags.contains(.isDeleted), !object.flags.contains(.isDead),
-                existsBeneathParent(reference)
+                beneath.hiddenButExisting.contains(reference.identity)
             else { return }
             // The object stays a fault: the row beneath is not the one the child read, so recording it as read
             // would make a conflict of a delete that both sides want.
@@ -116,13 +157,15 @@ extension ParentContextStore {
 
     /// Whether an object hidden from the parent's view exists beneath it: inserted by a context further down (its
     /// insert not yet saved), or committed and not deleted in the store.
-    private func existsBeneathParent(_ reference: ObjectReference) -> Bool {
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the object and cannot be loaded.
+    private func existsBeneathParent(_ reference: ObjectReference) throws(EventGraphError) -> Bool {
         var store = parent.parentStore
         while let next = store as? ParentContextStore {
             if next.parent.registered[reference.identity]?.flags.contains(.isInserted) == true { return true }
             store = next.parent.parentStore
         }
-        return store.row(of: reference.identity, entityIndex: Int(reference.entityIndex)) != nil
+        return try store.lookUpCommittedRow(of: reference.identity, entityIndex: Int(reference.entityIndex)) != nil
     }
 
     /// The parent's object for a reference, unless the parent deleted it (the child's change of it is dropped).

@@ -23,7 +23,7 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
     }
 
     /// The object store beneath the parent.
-    private var base: any ObjectStore { parent.parentStore }
+    var base: any ObjectStore { parent.parentStore }
 
     var model: ObjectModel { base.model }
     var storeUUIDs: [UUID] { base.storeUUIDs }
@@ -36,26 +36,50 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
 
     // MARK: Reading
 
+    /// For a fault and a lookup by ID, which cannot throw: a checkpoint chunk that may hold the object and cannot be
+    /// loaded ends the process, as it does for a store (see ``Store/committedRow(entityIndex:key:)``).
     func row(of identity: ObjectIdentity, entityIndex: Int) -> Row? {
-        if let overlay = parentRow(of: identity) {
-            guard let row = overlay, row.entityIndex == entityIndex else { return nil }
-            return row
+        do {
+            return try lookUpCommittedRow(of: identity, entityIndex: entityIndex)?.row
+        } catch {
+            Store.failLookUp(key: identity.key, error)
         }
-        return base.row(of: identity, entityIndex: entityIndex)
     }
 
     func row(of identity: ObjectIdentity, in entityIndices: [Int]) -> Row? {
-        if let overlay = parentRow(of: identity) {
-            guard let row = overlay, entityIndices.contains(row.entityIndex) else { return nil }
-            return row
+        do {
+            return try lookUpCommittedRow(of: identity, in: entityIndices)?.row
+        } catch {
+            Store.failLookUp(key: identity.key, error)
         }
-        return base.row(of: identity, in: entityIndices)
+    }
+
+    func lookUpCommittedRow(of identity: ObjectIdentity, entityIndex: Int) throws(EventGraphError) -> CommittedRow? {
+        try lookUpCommittedRow(of: identity, entityIndex: entityIndex) {
+            identity, entityIndex throws(EventGraphError) in
+            try base.lookUpCommittedRow(of: identity, entityIndex: entityIndex)
+        }
+    }
+
+    /// ``lookUpCommittedRow(of:entityIndex:)`` with the lookups beneath the parent made by `lookUpBeneath`.
+    private func lookUpCommittedRow<Failure: Error>(
+        of identity: ObjectIdentity, entityIndex: Int,
+        beneath lookUpBeneath: (ObjectIdentity, Int) throws(Failure) -> CommittedRow?
+    ) throws(Failure) -> CommittedRow? {
+        let overlay = try parentRow(of: identity) { object throws(Failure) in
+            try lookUpBeneath(identity, object.entity.index) != nil
+        }
+        if let overlay {
+            guard let row = overlay, row.entityIndex == entityIndex else { return nil }
+            return CommittedRow(row)
+        }
+        return try lookUpBeneath(identity, entityIndex)
     }
 
     func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
         -> CommittedRow?
     {
-        if let overlay = parentRow(of: identity) {
+        if let overlay = try parentRow(of: identity) {
             guard let row = overlay, entityIndices.contains(row.entityIndex) else { return nil }
             return CommittedRow(row)
         }
@@ -68,7 +92,7 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         guard !changed.isEmpty else { return batches }
         var overlay: [ObjectIdentity: Row?] = [:]
         for object in changed {
-            if let row = parentRow(of: object.identity) { overlay[object.identity] = row }
+            if let row = try parentRow(of: object.identity) { overlay[object.identity] = row }
         }
         var result: [(storeIndex: UInt32, rows: [Row?])] = []
         for batch in batches {
@@ -91,13 +115,14 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         return result.map { StoreRows(storeIndex: $0.storeIndex, rows: $0.rows) }
     }
 
-    func rowCount(of entityIndices: [Int]) -> Int {
-        var count = base.rowCount(of: entityIndices)
+    func rowCount(of entityIndices: [Int]) throws(EventGraphError) -> Int {
+        var count = try base.rowCount(of: entityIndices)
         for object in parentChanges(of: Set(entityIndices)) {
             let isGone = object.flags.contains(.isDeleted) || object.flags.contains(.isDead)
             if object.flags.contains(.isInserted) {
                 if !isGone { count += 1 }
-            } else if isGone, base.row(of: object.identity, entityIndex: object.entity.index) != nil {
+            } else if isGone, try base.lookUpCommittedRow(of: object.identity, entityIndex: object.entity.index) != nil
+            {
                 count -= 1
             }
         }
@@ -129,7 +154,7 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         }
         guard let holder = try base.identity(holding: tuple) else { return nil }
         // A holder the parent changed or deleted no longer holds the tuple, or the loop above found it.
-        return parentRow(of: holder) == nil ? holder : nil
+        return try parentRow(of: holder) == nil ? holder : nil
     }
 
     func readBlob(_ reference: BlobReference, inStore storeIndex: UInt32) throws(EventGraphError) -> [UInt8]? {
@@ -145,18 +170,24 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only (an as-of view)") }
         let kept = try resolveConflicts(request)
+        // Every lookup beneath the push needs is made before anything is applied: one that fails (a checkpoint chunk
+        // that cannot be loaded) fails the push with the parent as it was.
+        let beneath = try lookUpBeneath(request, keeping: kept)
         // The parent's own changes are reported apart from the push, which is reported as the parent's change.
         parent.reportPendingChanges(.processed)
         var touched: [ObjectIdentity: ObjectReference] = [:]
         for operation in request.operations {
-            apply(operation, request: request, keeping: kept, touched: &touched)
+            apply(operation, request: request, keeping: kept, beneath: beneath, touched: &touched)
         }
         parent.childSaveCount &+= 1
         parent.reportPendingChanges(.pushedByChild, pushedBy: ObjectIdentifier(self))
         // No row for an insert: the parent holds exactly the child's values, so the child builds the row from its
         // own object (``row(overlaying:)``) without a lookup here.
         let rows = touched.map { identity, reference in
-            (identity: identity, row: row(of: identity, entityIndex: Int(reference.entityIndex)))
+            let row = lookUpCommittedRow(of: identity, entityIndex: Int(reference.entityIndex)) { identity, _ in
+                beneath.rows[identity] ?? nil
+            }
+            return (identity: identity, row: row?.row)
         }
         return CommitResult(transactionID: base.lastTransactionID, rows: rows, permanentIdentities: [:])
     }
@@ -165,15 +196,25 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
 
     /// The parent's row of an object it changed: `.some(nil)` when it deleted the object, `nil` when it changed
     /// nothing (the store beneath answers).
-    func parentRow(of identity: ObjectIdentity) -> Row?? {
+    ///
+    /// - Throws: the error of a checkpoint chunk that may hold the object beneath and cannot be loaded.
+    func parentRow(of identity: ObjectIdentity) throws(EventGraphError) -> Row?? {
+        try parentRow(of: identity) { object throws(EventGraphError) in
+            try base.lookUpCommittedRow(of: identity, entityIndex: object.entity.index) != nil
+        }
+    }
+
+    /// ``parentRow(of:)`` with the lookup beneath made by `isCommittedBeneath`, which is asked only about an object
+    /// the parent changed and did not insert.
+    func parentRow<Failure: Error>(
+        of identity: ObjectIdentity, isCommittedBeneath: (ManagedObject) throws(Failure) -> Bool
+    ) throws(Failure) -> Row?? {
         guard let object = parent.registered[identity] else { return nil }
         if object.flags.contains(.isDeleted) || object.flags.contains(.isDead) { return .some(nil) }
         guard object.flags.contains(.isInserted) || object.hasPersistentChanges else { return nil }
         // An object deleted beneath (by another context's save) is gone for the parent's fetches too, unsaved
         // changes or not; so it is for the child.
-        if !object.flags.contains(.isInserted), base.row(of: identity, entityIndex: object.entity.index) == nil {
-            return .some(nil)
-        }
+        if !object.flags.contains(.isInserted), try !isCommittedBeneath(object) { return .some(nil) }
         return .some(Self.row(overlaying: object))
     }
 

@@ -36,6 +36,11 @@ extension Store: ObjectStore {
         return committedRow(forKey: identity.key, in: entityIndices)
     }
 
+    func lookUpCommittedRow(of identity: ObjectIdentity, entityIndex: Int) throws(EventGraphError) -> CommittedRow? {
+        requireOwn(identity.storeIndex)
+        return try lookUpCommittedRow(entityIndex: entityIndex, key: identity.key)
+    }
+
     func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
         -> CommittedRow?
     {

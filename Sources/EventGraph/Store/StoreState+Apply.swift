@@ -312,7 +312,7 @@ extension StoreState {
                 didApply(reference.key)
             case .update:
                 guard let entityIndex = try check.ownEntity(of: reference, "updates", &anomalies) else { continue }
-                let found = try modify(entityIndex: entityIndex, key: reference.key) {
+                let found: Void? = try modify(entityIndex: entityIndex, key: reference.key) {
                     (chunk, position) throws(EventGraphError) in
                     chunk.setVersion(version, at: position)
                     let count = chunk.valueCount(at: position)

@@ -1,5 +1,3 @@
-public import Foundation
-
 /// What a container of several stores cleaned up when it opened: references from one mounted store to objects of
 /// another that no longer exist (deleted while the referring store was not mounted, so the delete could not
 /// remove the reference on that side).

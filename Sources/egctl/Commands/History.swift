@@ -141,9 +141,11 @@ struct History: ParsableCommand {
                     + "\($0.byteOffset)) replaced it, after a compaction or a migration that kept only the live state"
             }
             if output.json {
+                // JSON's null when the log keeps every transaction.
+                let goneUpTo: Any = if let gone { gone.transactionID } else { NSNull() }
                 JSONOutput.print([
                     "object": object, "history": entries,
-                    "historyGoneUpToTransaction": gone.map { $0.transactionID as Any } ?? NSNull(),
+                    "historyGoneUpToTransaction": goneUpTo,
                     "undecidedSaveAcrossStores": loaded.undecidedPart?.json ?? NSNull(),
                 ])
             } else if entries.isEmpty {

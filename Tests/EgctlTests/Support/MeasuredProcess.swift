@@ -29,8 +29,9 @@ enum MeasuredProcess {
         let scratch = FileManager.default.temporaryDirectory.path + "/measured-\(UUID().uuidString)"
         let (outPath, errPath, reportPath) = (scratch + ".out", scratch + ".err", scratch + ".report")
         defer { for path in [outPath, errPath, reportPath] { try? FileManager.default.removeItem(atPath: path) } }
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        for path in [outPath, errPath] where !FileManager.default.createFile(atPath: path, contents: nil) {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: probe)
         process.arguments = ["measure", reportPath, executable] + arguments

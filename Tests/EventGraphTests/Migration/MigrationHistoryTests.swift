@@ -4,6 +4,7 @@ import Testing
 
 /// Writes a version 1 library by two authors: alice inserts "first" (transaction 1), bob retitles it "second"
 /// (2), alice inserts "other" (3). Returns the first book's key.
+@discardableResult
 private func writeTwoAuthors(at path: String) throws -> UInt64 {
     let container = try ModelContainer(path: path, model: LibraryV1.model)
     let alice = container.newBackgroundContext(name: "alice")

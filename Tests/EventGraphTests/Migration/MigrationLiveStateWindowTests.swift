@@ -52,6 +52,7 @@ struct MigrationLiveStateWindowTests {
     /// A library store of seeded random saves whose log has a checkpoint in the middle: the transactions up to
     /// `middle`, then a checkpoint of the state after them (as a compaction writes it), then the later
     /// transactions. Returns the store's state digest under version 1.
+    @discardableResult
     private static func writeStoreWithMiddleCheckpoint(at path: String, seed: UInt64) throws -> StateDigest {
         var generator = SeededGenerator(seed: seed)
         let compacted = path + ".compacted"

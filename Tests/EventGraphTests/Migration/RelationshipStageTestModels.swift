@@ -92,6 +92,7 @@ struct WritingStore {
     /// Writes it: authors ann and bob and tags a, b, c; posts 0 (ann; a, b), 1 (bob; c) and 2 (ann); then post 0
     /// moves to bob and gains tag c, post 1's body is edited; post 2 is deleted; a third author, cy, takes post 1.
     /// With `compactingAfter`, the store is compacted after that many of these steps (a checkpoint in the old log).
+    @discardableResult
     static func write(at path: String, compactingAfter compaction: Int? = nil) throws -> WritingStore {
         var store = WritingStore()
         let container = try ModelContainer(path: path, model: WritingV1.model)

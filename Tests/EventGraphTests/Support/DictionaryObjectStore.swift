@@ -69,6 +69,10 @@ final class DictionaryObjectStore: ObjectStore {
         state.withLock { $0.rows[identity] }.flatMap { entityIndices.contains($0.entityIndex) ? $0 : nil }
     }
 
+    func lookUpCommittedRow(of identity: ObjectIdentity, entityIndex: Int) -> CommittedRow? {
+        committedRow(of: identity, entityIndex: entityIndex)
+    }
+
     func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
         committedRow(of: identity, in: entityIndices)
     }
