@@ -33,6 +33,8 @@ let package = Package(
         ),
         // CRC32C (Castagnoli) with SSE4.2 where the CPU has it and a table fallback.
         .target(name: "CCRC32C"),
+        // A prefetch hint (`__builtin_prefetch`), which Swift does not expose: lookups by ID overlap their misses.
+        .target(name: "CPrefetch"),
         .target(
             name: "LogFormat",
             dependencies: ["CLZ4", "CCRC32C"],
@@ -40,7 +42,7 @@ let package = Package(
         ),
         .target(
             name: "EventGraph",
-            dependencies: ["LogFormat"],
+            dependencies: ["LogFormat", "CPrefetch"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -59,4 +59,47 @@ struct ReadPathConcurrencyTests {
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
     }
+
+    @Test("a reader that keeps its context finds each object right after another thread's save of it returned")
+    func keptContextSeesFinishedSaves() throws {
+        let container = try ModelContainer(inMemoryWith: TestModels.school)
+        let setup = container.newBackgroundContext()
+        let first = Lesson()
+        setup.insert(first)
+        first.title = "saved 0"
+        try setup.save()
+        // The ID of the last lesson whose save returned, published after the save (a reader that reads it must find it).
+        let published = Mutex<(count: Int, id: ObjectID)>((1, first.objectID))
+        let failures = Mutex<[String]>([])
+        let done = Atomic<Bool>(false)
+        onThreads(3) { thread in
+            if thread == 0 {
+                let writer = container.newBackgroundContext()
+                for index in 1...150 {
+                    let lesson = Lesson()
+                    writer.insert(lesson)
+                    lesson.title = "saved \(index)"
+                    do { try writer.save() } catch { failures.withLock { $0.append("save: \(error)") } }
+                    published.withLock { $0 = (index + 1, lesson.objectID) }
+                }
+                done.store(true, ordering: .releasing)
+                return
+            }
+            // One context for the whole run: its version is read without the lock between saves.
+            let reader = container.newBackgroundContext()
+            var lookups = 0
+            while !done.load(ordering: .acquiring) || lookups == 0 {
+                let (count, id) = published.withLock { $0 }
+                lookups += 1
+                guard let lesson = reader.object(with: id) as? Lesson else {
+                    failures.withLock { $0.append("the lesson of save \(count - 1) is not found") }
+                    continue
+                }
+                if lesson.title != "saved \(count - 1)" {
+                    failures.withLock { $0.append("the lesson of save \(count - 1) reads '\(lesson.title)'") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
+    }
 }

@@ -31,6 +31,8 @@ extension ObjectContext {
         guard !parentStore.isReadOnly else {
             throw EventGraphError(.readOnly, "the store is read-only (an as-of view)")
         }
+        // A version held for lookups by ID would make the commit copy every array of it that the commit writes.
+        lookupCache.release()
 
         try refuseChangesInUnmountedStores(updated + deleted)
         var denied: [EventGraphError.Failure] = []

@@ -40,6 +40,10 @@ public final class ObjectContext {
     var childContexts: [WeakContext] = []
     /// The entity the last lookup by ID named (see ``object(with:)``).
     private var lastEntityByName: EntityDescription?
+    /// The entity version the last lookup by ID read, kept for the next (see ``EntityVersionCache``). Unchecked:
+    /// only this context's methods reach it, one at a time (a dynamic exclusivity check cost two runtime calls per
+    /// lookup).
+    @exclusivity(unchecked) var lookupCache = EntityVersionCache()
 
     init(parentStore: any ObjectStore, name: String) {
         self.parentStore = parentStore
@@ -140,10 +144,20 @@ public final class ObjectContext {
         guard let storeIndex = parentStore.storeIndex(of: id.storeUUID), let entity = entity(named: id.entityName)
         else { return nil }
         let identity = ObjectIdentity(storeIndex: storeIndex, key: id.key)
+        // An entity without sub-entities (the usual ID): the store's place for the key is loaded while the registry
+        // is probed, two cache misses at once.
+        let isOneEntity = entity.familyIndices.count == 1
+        if isOneEntity {
+            parentStore.prefetchCommittedRow(of: identity, entityIndex: entity.index, cache: &lookupCache)
+        }
         if let object = registered[identity] {
             return object.entity.isKindOf(entity) && !object.flags.contains(.isDead) ? object : nil
         }
-        guard let row = parentStore.committedRow(of: identity, in: entity.familyIndices) else { return nil }
+        let found =
+            isOneEntity
+            ? parentStore.committedRow(of: identity, entityIndex: entity.index, cache: &lookupCache)
+            : parentStore.committedRow(of: identity, in: entity.familyIndices)
+        guard let row = found else { return nil }
         // Not registered (looked up above): a new fault holding its slot, without a second lookup; of the entity
         // named, unless the row is a sub-entity's (no trip through the store's model for the usual case).
         let rowEntity = row.entityIndex == entity.index ? entity : model.entities[row.entityIndex]
@@ -273,6 +287,7 @@ public final class ObjectContext {
             object.row = nil
         }
         registered.removeAll()
+        lookupCache.release()
         insertedList.removeAll()
         changedList.removeAll()
         deletedList.removeAll()

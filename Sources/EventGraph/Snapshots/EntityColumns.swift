@@ -169,6 +169,11 @@ struct EntityColumns: Sendable {
         return nil
     }
 
+    /// Starts loading the key directory's place for `key` without waiting for it: a lookup by ID calls this before
+    /// it probes the context's registry, so that the two cache misses overlap.
+    @inline(__always)
+    func prefetchSlot(forKey key: UInt64) { directory.prefetch(key) }
+
     /// The slot of a key whose chunk is in memory (the directory holds the keys of resident chunks only).
     @inline(__always)
     func directoryHit(_ key: UInt64) -> Int? { directory[key] }

@@ -44,6 +44,13 @@ struct KeyDirectory: Sendable {
         return shards[Self.shard(of: key)][key]?.slot
     }
 
+    /// Starts loading the directory's place for `key` without waiting for it (see ``ProbingTable/prefetch(_:)``).
+    @inline(__always)
+    func prefetch(_ key: UInt64) {
+        guard count > 0, key <= keyBound else { return }
+        shards[Self.shard(of: key)].prefetch(key)
+    }
+
     /// Records the slot of a key.
     mutating func set(_ slot: Int, for key: UInt64) {
         precondition(slot >= 0, "slot \(slot) of key \(key) is negative")

@@ -1,3 +1,5 @@
+internal import CPrefetch
+
 /// An entry of a ``ProbingTable``: a key and what it maps to, or an empty place.
 protocol ProbingTableEntry {
     associatedtype Key: Equatable
@@ -124,6 +126,19 @@ struct ProbingTable<Entry: ProbingTableEntry> {
             index = (index + 1) & mask
         }
         return index
+    }
+
+    /// Starts loading the home place of `key` without waiting for it (a hint: ``eg_prefetch``), so that a lookup
+    /// made soon after finds it in the cache while other loads were in flight: a lookup by ID issues the key
+    /// directory's place before it probes the context's registry, and the two cache misses overlap.
+    @inline(__always)
+    func prefetch(_ key: Entry.Key) {
+        guard count > 0 else { return }
+        // The address is taken in a closure that calls nothing and used after it: a call inside made the array be
+        // retained and released around it (two atomic instructions, which wait for the loads before them). A
+        // prefetch of an address never faults.
+        guard let base = entries.withUnsafeBufferPointer({ $0.baseAddress }) else { return }
+        eg_prefetch(UnsafeRawPointer(base + home(of: key)))
     }
 
     /// The entry of a key.

@@ -59,6 +59,13 @@ protocol ObjectStore: AnyObject, Sendable {
     /// cannot throw (a fault, a lookup by ID): a checkpoint chunk that may hold the object and cannot be loaded ends
     /// the process, as a property getter does.
     func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow?
+    /// ``committedRow(of:entityIndex:)`` for a lookup by ID, through a context's `cache` of the entity's version (a
+    /// store reads it without its lock while nothing changed; others ignore the cache).
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
+        -> CommittedRow?
+    /// Starts loading where ``committedRow(of:entityIndex:cache:)`` will look `identity` up, without waiting (a store
+    /// issues its key directory's place; others do nothing): the caller probes its registry meanwhile.
+    func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
     /// ``committedRow(of:in:)`` for a throwing operation (a fetch, a find-or-create): throws the error of a
     /// checkpoint chunk that may hold the object and cannot be loaded, never answers `nil` for it.
     func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
@@ -208,6 +215,14 @@ extension ObjectStore {
     func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow? {
         row(of: identity, in: entityIndices).map(CommittedRow.init)
     }
+
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
+        -> CommittedRow?
+    {
+        committedRow(of: identity, entityIndex: entityIndex)
+    }
+
+    func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache) {}
 
     /// The rows ``rows(of:)`` returns that pass `filter` on their committed values or are in `extra`.
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity])

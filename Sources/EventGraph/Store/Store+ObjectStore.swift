@@ -41,6 +41,19 @@ extension Store: ObjectStore {
         return try lookUpCommittedRow(entityIndex: entityIndex, key: identity.key)
     }
 
+    func committedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
+        -> CommittedRow?
+    {
+        requireOwn(identity.storeIndex)
+        return committedRow(entityIndex: entityIndex, key: identity.key, cache: &cache)
+    }
+
+    func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache) {
+        guard identity.storeIndex == Self.ownStoreIndex else { return }
+        refresh(&cache, entityIndex: entityIndex)
+        cache.version.prefetchSlot(forKey: identity.key)
+    }
+
     func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
         -> CommittedRow?
     {

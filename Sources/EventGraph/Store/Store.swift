@@ -21,6 +21,9 @@ final class Store: Sendable {
     /// Where installed transactions are published to observers (the one observation point).
     let observers: CommitObservers
     private let keyCounter: Atomic<UInt64>
+    /// Advanced by every change to the state's entity versions (see ``TablesGeneration``): lookups by ID read a
+    /// version they keep without the lock while it has not moved.
+    let tablesGeneration = TablesGeneration()
     /// Serializes compactions (explicit ones and the automatic checkpoint), which run beside saves.
     let compactionLock = LockedValue<Void>(())
     /// Raised by ``close()``: the running compaction stops at its next check and no other starts.
@@ -54,6 +57,8 @@ final class Store: Sendable {
             CommitQueue(
                 lastTransactionID: state.lastTransactionID, lastCommitTimeMicroseconds: state.lastCommitTimeMicroseconds
             ))
+        var state = state
+        state.tablesGeneration = tablesGeneration
         self.state = LockedValue(state)
         self.observers = CommitObservers(model: model, storeUUID: storeUUID)
     }

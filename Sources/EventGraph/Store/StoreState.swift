@@ -8,8 +8,14 @@ import LogFormat
 /// entity and key, rows in commit order, index ranges, unique holders — never through the storage behind them, so
 /// that the storage (rows today, columnar chunks later) can change without touching contexts or fetches.
 struct StoreState: Sendable {
-    /// The objects of each entity, by column (see ``EntityColumns``); read through the methods below.
-    private(set) var tables: [EntityColumns]
+    /// The objects of each entity, by column (see ``EntityColumns``); read through the methods below. Every change
+    /// advances ``tablesGeneration`` (one place for every writer: the methods below, the only ones that can change it).
+    private(set) var tables: [EntityColumns] {
+        didSet { tablesGeneration?.advance() }
+    }
+    /// Counts the changes to ``tables`` for readers that keep an entity's version without the lock (a store's, see
+    /// ``EntityVersionCache``); `nil` for a tool's state, which no such reader reads.
+    var tablesGeneration: TablesGeneration?
     var lastTransactionID: UInt64 = 0
     var lastCommitTimeMicroseconds: Int64 = 0
     /// The next key the store will allocate (persisted in every changeset and checkpoint).
