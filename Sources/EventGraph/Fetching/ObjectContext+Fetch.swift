@@ -133,13 +133,11 @@ extension ObjectContext {
             }
             // The scanned entity, which the caller holds: no trip through the store's model and its entity list per
             // fetched object (a retain and a release of each, and of the entity).
-            let rowEntity: EntityDescription
             if let entity, entity.index == row.entityIndex {
-                rowEntity = entity
+                try collector.accept(makeFault(holding: row, identity: identity, entity: entity))
             } else {
-                rowEntity = model.entities[row.entityIndex]
+                try collector.accept(makeFault(holding: row, identity: identity))
             }
-            try collector.accept(makeFault(holding: row, identity: identity, entity: rowEntity))
             return true
         }
         if collector.scope.includesPending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {
