@@ -10,20 +10,11 @@ import Testing
 /// static one) and check that the entity is still there for as long as an object can read it, and goes with it.
 @Suite("Objects refer to their entity while something keeps its model alive")
 struct EntityReferenceTests {
-    /// A container of a model of its own, holding posts 1 to `count`, saved.
+    /// A container of a model of its own (not the shared static one), holding posts 1 to `count`, saved.
     static func blog(posts count: Int) throws -> ModelContainer {
         let model = try ObjectModel(
             name: "Blog", version: "1", types: [Author.self, Post.self, Tag.self, Category.self])
-        let container = try ModelContainer(inMemoryWith: model)
-        let setup = container.newBackgroundContext()
-        for identity in 1...count {
-            let post = Post()
-            setup.insert(post)
-            post.identity = Int64(identity)
-            post.title = "post \(identity)"
-        }
-        try setup.save()
-        return container
+        return try ContextReferenceTests.blog(posts: count, model: model)
     }
 
     @Test func anObjectHeldPastItsContainerKeepsItsEntity() throws {
