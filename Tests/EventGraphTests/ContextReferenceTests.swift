@@ -8,9 +8,9 @@ import Testing
 /// context. These tests follow each way out and then release the context.
 @Suite("Objects refer to their context until they leave it")
 struct ContextReferenceTests {
-    /// A container holding posts 1 to `count`, saved.
-    static func blog(posts count: Int) throws -> ModelContainer {
-        let container = try ModelContainer(inMemoryWith: BlogLibrary.model)
+    /// A container of `model` (the blog's) holding posts 1 to `count`, saved.
+    static func blog(posts count: Int, model: ObjectModel = BlogLibrary.model) throws -> ModelContainer {
+        let container = try ModelContainer(inMemoryWith: model)
         let setup = container.newBackgroundContext()
         for identity in 1...count {
             let post = Post()

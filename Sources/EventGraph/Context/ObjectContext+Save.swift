@@ -249,7 +249,8 @@ extension ObjectContext {
         if !deleted.isEmpty || !abandoned.isEmpty {
             // They leave the context (as in Core Data, a deleted object's context is `nil` after the save); their IDs
             // stay valid after the context is gone.
-            let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted)
+            let detachment = Detachment(
+                storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted, model: model)
             for object in [deleted, abandoned].joined() { object.detach(detachment) }
         }
         for object in [deleted, abandoned].joined() {

@@ -54,7 +54,8 @@ public final class ObjectContext {
         guard !registered.isEmpty || !registered.displaced.isEmpty else { return }
         // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`); they
         // no longer refer to the context (`ManagedObject.contextStorage` is unowned: it must not outlive it).
-        let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .released)
+        let detachment = Detachment(
+            storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .released, model: model)
         // An object only the registry holds goes away with it: it needs no detaching. One pass detaches the others
         // and releases every object, instead of a second pass when the table's storage is freed.
         registered.removeAll(callingForShared: { $0.detach(detachment) })
@@ -210,7 +211,7 @@ public final class ObjectContext {
     /// A registered object brought up to date with committed values, unless it has unsaved changes.
     @inline(__always)
     func update(_ object: ManagedObject, with values: CommittedValues) -> ManagedObject {
-        if object.pending.isEmpty, !object.flags.contains(.isInserted),
+        if !object.hasPendingValues, !object.flags.contains(.isInserted),
             !(object.committed?.isSame(as: values) ?? false)
         {
             object.committed = values
@@ -230,7 +231,7 @@ public final class ObjectContext {
     func makeFault(holding row: CommittedRow, identity: ObjectIdentity, entity: EntityDescription) -> ManagedObject {
         let object = newObject(of: entity, identity: identity, flags: [.isFault])
         object.committed = row.values
-        registered[identity] = object
+        registered.insertNew(copy object, forKey: identity)
         return object
     }
 
@@ -262,6 +263,9 @@ public final class ObjectContext {
         for object in insertedList where object.flags.contains(.isInserted) {
             registered[object.identity] = nil
             object.contextStorage = nil
+            // It leaves without a detachment, so nothing would keep its entity alive (see `entityStorage`); a dead
+            // object reads its class's defaults without it.
+            object.entityStorage = nil
             object.flags = [.isDead]
             object.pending.removeAll()
         }
@@ -278,7 +282,7 @@ public final class ObjectContext {
 
     /// Forgets every object: unsaved changes are discarded and the objects must no longer be used.
     public func reset() {
-        let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .reset)
+        let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .reset, model: model)
         for object in registered.values + registered.displaced {
             object.detach(detachment)
             object.contextStorage = nil

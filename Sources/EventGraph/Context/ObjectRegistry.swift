@@ -48,10 +48,16 @@ struct ObjectRegistry {
 
     /// Removes every object in one pass over the table, calling `body` first with each one that is also referenced
     /// from outside the registry (the others go away with it): a context's teardown.
+    ///
+    /// The objects are checked a batch at a time before any of the batch is released (see
+    /// ``ProbingTable/removeAll(examining:calling:)``): each check is a cache miss once the objects were last touched
+    /// long ago (a fetch of 100,000 objects), and the checks of a batch overlap where a check and a release in turn
+    /// waited for each miss. A release may free an object that held another (a fetched property's cached result), so
+    /// an object found shared may be unique when it is called for: detaching an object that goes away is harmless.
     mutating func removeAll(callingForShared body: (ManagedObject) -> Void) {
-        table.removeAll { entry in
-            if !isKnownUniquelyReferenced(&entry.object) { body(entry.object!) }
-        }
+        table.removeAll(
+            examining: { entry in !isKnownUniquelyReferenced(&entry.object) },
+            calling: { entry, isShared in if isShared { body(entry.object!) } })
         for index in displaced.indices where !isKnownUniquelyReferenced(&displaced[index]) { body(displaced[index]) }
         displaced = []
     }
@@ -81,6 +87,15 @@ struct ObjectRegistry {
         let replaced = table.update(Entry(key: identity, object: object))?.object
         if let replaced, replaced !== object, replaced.contextStorage != nil { displaced.append(replaced) }
         return replaced
+    }
+
+    /// Registers a new object for an identity that has none (a fault a fetch makes for a row, after a lookup found
+    /// none): the reference is taken into the table, not copied (as ``updateValue(_:forKey:)`` would otherwise).
+    @inline(__always)
+    mutating func insertNew(_ object: consuming ManagedObject, forKey identity: ObjectIdentity) {
+        guard let replaced = table.update(Entry(key: identity, object: object))?.object else { return }
+        assertionFailure("\(identity) was registered already")
+        if replaced.contextStorage != nil { displaced.append(replaced) }
     }
 
     /// Removes the object of `identity`; returns it, if there was one.

@@ -140,9 +140,16 @@ struct FetchCollector {
     var first: ManagedObject? { results.first }
 
     /// Adds an object that passed the filter, if it is of the plan's class and passes the rest of the predicate.
-    mutating func accept(_ object: ManagedObject) throws(EventGraphError) {
+    /// Adds an object to the results, unless the scope's check refuses it. The object is taken (`consuming`): the
+    /// caller's reference to a new fault moves into the results, without a retain and a release per object.
+    mutating func accept(_ object: consuming ManagedObject) throws(EventGraphError) {
         if let check = scope.objectCheck, try !check(object) { return }
-        results.append(object)
+        results.append(consume object)
+    }
+
+    /// Makes room for `count` more results (a scan that accepts every row it examines).
+    mutating func reserveCapacity(_ count: Int) {
+        results.reserveCapacity(results.count + count)
     }
 
     /// Hands the results over (the collector keeps none).

@@ -93,11 +93,18 @@ extension ObjectContext {
             }
             let scanned: [StoreRows]
             if let batches { scanned = batches } else { scanned = try parentStore.rows(of: entityIndex) }
-            registered.reserveCapacity(registered.count + scanned.reduce(0) { $0 + $1.count })
+            // The entity of the rows scanned, for their new faults: looked up once, not per row.
+            let scannedEntity = model.entities[entityIndex]
+            let scannedCount = scanned.reduce(0) { $0 + $1.count }
+            registered.reserveCapacity(registered.count + scannedCount)
+            // Unfiltered, every scanned row is a result: the results are collected without growing their array.
+            if plan.filter == nil, plan.stopAt == nil { collector.reserveCapacity(scannedCount) }
             for batch in scanned {
                 var isFull = false
                 try batch.forEachCommittedRow { (row: CommittedRow) throws(EventGraphError) -> Bool in
-                    isFull = try !consider(row, inStore: batch.storeIndex, passedFilter: passedFilter, into: &collector)
+                    isFull = try !consider(
+                        row, inStore: batch.storeIndex, passedFilter: passedFilter, entity: scannedEntity,
+                        into: &collector)
                     return !isFull
                 }
                 if isFull { return }
@@ -110,9 +117,10 @@ extension ObjectContext {
     ///
     /// `passedFilter` says the store already filtered the row on its committed values. The object is looked up once:
     /// a registered one is brought up to date with the row, otherwise a new fault holds the row (its chunk slot,
-    /// so nothing is copied until a property is read, and no ``Row`` is made).
+    /// so nothing is copied until a property is read, and no ``Row`` is made). `entity` is the scanned entity, when
+    /// the caller has it: the row's, unless the row says otherwise.
     func consider(
-        _ row: CommittedRow, inStore storeIndex: UInt32, passedFilter: Bool = false,
+        _ row: CommittedRow, inStore storeIndex: UInt32, passedFilter: Bool = false, entity: EntityDescription? = nil,
         into collector: inout FetchCollector
     ) throws(EventGraphError) -> Bool {
         if collector.isFull { return false }
@@ -123,7 +131,13 @@ extension ObjectContext {
             if !passedFilter, let filter = collector.scope.filter, !passes(filter, row, &collector.statistics) {
                 return true
             }
-            try collector.accept(makeFault(holding: row, identity: identity))
+            // The scanned entity, which the caller holds: no trip through the store's model and its entity list per
+            // fetched object (a retain and a release of each, and of the entity).
+            if let entity, entity.index == row.entityIndex {
+                try collector.accept(makeFault(holding: row, identity: identity, entity: entity))
+            } else {
+                try collector.accept(makeFault(holding: row, identity: identity))
+            }
             return true
         }
         if collector.scope.includesPending, !registered.pending.isEmpty || registered.flags.contains(.isDeleted) {

@@ -27,11 +27,16 @@ final class Detachment: Sendable {
     let storeUUIDs: [UUID]
     let contextName: String
     let reason: Reason
+    /// The model of the context the object left: it keeps the object's entity alive (objects refer to their entity
+    /// without owning it, see ``ManagedObject/entityStorage``), so an object that outlives its context and container
+    /// still reads its entity, its ID and its description.
+    let model: ObjectModel
 
-    init(storeUUIDs: [UUID], contextName: String, reason: Reason) {
+    init(storeUUIDs: [UUID], contextName: String, reason: Reason, model: ObjectModel) {
         self.storeUUIDs = storeUUIDs
         self.contextName = contextName
         self.reason = reason
+        self.model = model
     }
 }
 

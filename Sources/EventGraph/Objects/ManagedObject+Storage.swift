@@ -5,7 +5,7 @@ extension ManagedObject {
     /// The unsaved value of a property, if one was set.
     @inline(__always)
     final func pendingValue(at index: Int) -> PropertyValue? {
-        if pending.isEmpty { return nil }
+        if !hasPendingValues { return nil }
         for entry in pending where entry.index == index { return entry.value }
         return nil
     }
@@ -57,7 +57,7 @@ extension ManagedObject {
     @inline(__always)
     final func storedAttributeValue(at index: Int) -> AttributeValue? {
         let value: AttributeValue
-        if let columns = committedColumns, index < Int(columns.readableCount), pending.isEmpty,
+        if let columns = committedColumns, index < Int(columns.readableCount), !hasPendingValues,
             !flags.contains(.isProbe)
         {
             // The committed value read in place: the slot's columns are not copied out of the object (see
@@ -65,7 +65,7 @@ extension ManagedObject {
             if flags.contains(.isFault) { flags.remove(.isFault) }
             guard let held = columns.attributeValueUnlessRelationship(at: index) else { return nil }
             value = held
-        } else if pending.isEmpty, let committed, !flags.contains(.isProbe) {
+        } else if !hasPendingValues, let committed, !flags.contains(.isProbe) {
             // The committed value, as `currentValue` reads it (firing a fault that holds its row only clears the
             // flag), decoded without building a `PropertyValue`: this runs for every property read.
             if flags.contains(.isFault) { flags.remove(.isFault) }

@@ -95,7 +95,8 @@ extension ObjectContext {
         guard let found = parentStore.committedRow(of: object.identity, entityIndex: entity.index) else {
             if object.hasPersistentChanges { return }
             // Deleted elsewhere: a deleted fault, as the objects this context's own save deletes become.
-            object.detach(Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted))
+            object.detach(
+                Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .deleted, model: model))
             registered[object.identity] = nil
             object.flags = [.isDead]
             object.pending.removeAll()

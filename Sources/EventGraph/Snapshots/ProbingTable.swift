@@ -150,12 +150,15 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     }
 
     /// Stores an entry; returns the one of the same key it replaces, if any.
+    ///
+    /// The entry is taken and swapped into its place, not copied: a copy retained what it holds (in a context's
+    /// registry, the object of every fetched row) and the caller released its own reference right after.
     @discardableResult
-    mutating func update(_ entry: Entry) -> Entry? {
+    mutating func update(_ entry: consuming Entry) -> Entry? {
         if (count + 1) * 2 > entries.count { grow(toHold: count + 1) }
         let (index, distance) = placeAndDistance(of: entry.key)
-        let previous = entries[index]
-        entries[index] = entry
+        var previous = entry
+        swap(&previous, &entries[index])
         if previous.isEmpty {
             count += 1
             if distance > ProbingTableLimit.longestAllowedProbe && seed == 0 { takeSeed() }
@@ -203,10 +206,32 @@ struct ProbingTable<Entry: ProbingTableEntry> {
     /// Removes every entry in one pass, calling `body` with each (in place, in no particular order) before it is
     /// removed; the table keeps its capacity.
     mutating func removeAll(calling body: (inout Entry) -> Void) {
+        removeAll(examining: { _ in false }, calling: { entry, _ in body(&entry) })
+    }
+
+    /// Removes every entry in one pass over batches of 64 places: `examine` is called with each entry of a batch,
+    /// then `body` with each entry of it and what `examine` said, before it is removed; the table keeps its capacity.
+    ///
+    /// For a teardown whose entries refer to objects that are no longer in the cache: `examine` only reads (a
+    /// context's registry checks whether each object is referenced elsewhere), so the cache misses of a batch
+    /// overlap, and `body`, whose removal releases each object (an atomic write, which waits for the miss before it),
+    /// finds them in the cache.
+    mutating func removeAll(examining examine: (inout Entry) -> Bool, calling body: (inout Entry, Bool) -> Void) {
         guard count > 0 else { return }
-        for index in entries.indices where !entries[index].isEmpty {
-            body(&entries[index])
-            entries[index] = .empty
+        entries.withUnsafeMutableBufferPointer { entries in
+            var start = 0
+            while start < entries.count {
+                let end = Swift.min(start + 64, entries.count)
+                var marks: UInt64 = 0
+                for index in start..<end where !entries[index].isEmpty && examine(&entries[index]) {
+                    marks |= 1 &<< UInt64(index - start)
+                }
+                for index in start..<end where !entries[index].isEmpty {
+                    body(&entries[index], marks & (1 &<< UInt64(index - start)) != 0)
+                    entries[index] = .empty
+                }
+                start = end
+            }
         }
         count = 0
     }
