@@ -99,7 +99,7 @@ struct ValidationChangesDuringSaveTests {
         defer { withExtendedLifetime(directory) {} }
         defer { try? container.close() }
         let context = container.newBackgroundContext()
-        let tally = Self.insertTally("t", in: context)
+        _ = Self.insertTally("t", in: context)
         let mark = ValidatedMark()
         context.insert(mark)
         mark.insertsATally = true
