@@ -42,28 +42,9 @@ struct ReferenceCleanupChunkFailureTests {
         let model = SeveralStoresModels.campus
         // A lecture (public store) with a tutor (staff store), two pupils and a handout (private store); the private
         // store compacted, so that the handout is read from its checkpoint chunk.
+        let ids = try UnmountedStoreTests.enrol(in: directory)
+        let (lectureID, goneID) = (ids.lecture, ids.pupils[0])
         let container = try SeveralStoresModels.container(in: directory)
-        let context = container.newBackgroundContext()
-        let lecture = Lecture()
-        context.insert(lecture)
-        lecture.code = "SE1"
-        let tutor = Tutor()
-        context.insert(tutor)
-        tutor.name = "Ben"
-        lecture.tutor = tutor
-        let pupils = ["Ada", "Cy"].map { name in
-            let pupil = Pupil()
-            context.insert(pupil)
-            pupil.name = name
-            pupil.lectures.insert(lecture)
-            return pupil
-        }
-        let handout = Handout()
-        context.insert(handout)
-        handout.title = "syllabus"
-        lecture.handouts.insert(handout)
-        try context.save()
-        let (lectureID, goneID) = (lecture.objectID, pupils[0].objectID)
         _ = try CrossStoreCompactionTests.store(ObjectModel.defaultConfigurationName, of: container).compact()
         try container.close()
 
