@@ -8,7 +8,9 @@ import Testing
 /// deleted, it asks the store beneath whether the object is still committed there. When the checkpoint chunk that
 /// holds the object was evicted and cannot be read again, a child's fetch, count and save throw the chunk's error
 /// (naming the file, the entity, the chunk and its byte offset) and change nothing; once reads succeed, they answer.
-/// Before, each of them ended the process (`fatalError` in the non-throwing lookup `ObjectStore.row(of:)`).
+/// Before, each of them ended the process (`fatalError` in the non-throwing lookup `ObjectStore.row(of:)`); so did
+/// a save that pushed a delete, an update or a relationship change of an object the parent held as a fault or not
+/// at all (the parent's fault fired in the middle of the push).
 @Suite("A child context over a checkpoint chunk that cannot be read again")
 struct ChildContextChunkFailureTests {
     /// A container of the compacted 10,000-student store whose student chunk 1 was read and evicted, a context of
@@ -33,6 +35,28 @@ struct ChildContextChunkFailureTests {
     /// Makes every try of the next read of `box` fail, past the retries.
     static func failNextRead(of box: LazyColumnChunk, _ faults: FaultInjector) {
         faults.failReads(LazyColumnChunk.readRetryCount + 1, at: ChunkReadFailureTests.headerReads(of: box))
+    }
+
+    /// Makes every read of `box` after the next `count` fail, past the retries: the next reads decode it, and once
+    /// it is evicted again it cannot be read.
+    static func failEveryRead(of box: LazyColumnChunk, after count: Int = 1, _ faults: FaultInjector) {
+        let reads = LockedValue(0)
+        let header = ChunkReadFailureTests.headerReads(of: box)
+        faults.onRead { _, byteOffset in
+            guard header.contains(byteOffset) else { return }
+            if reads.withLock({ count in
+                count += 1
+                return count
+            }) > count {
+                faults.failReads(1, at: header)
+            }
+        }
+    }
+
+    /// Undoes ``failEveryRead(of:after:_:)``.
+    static func stopFailingReads(_ faults: FaultInjector) {
+        faults.onRead(nil)
+        faults.failReads(0)
     }
 
     /// Expects `body` to throw the failed read of student chunk 1 (`box`).
@@ -113,5 +137,99 @@ struct ChildContextChunkFailureTests {
         #expect(student.name == "renamed")
         try parent.save()
         #expect(try DecodedChunkCacheTests.names(in: container)[student.objectID.key] == "renamed")
+    }
+
+    @Test func aChildsPushOfADeleteOfAnObjectItsParentDoesNotHoldThrowsAndChangesNothing() throws {
+        let directory = TemporaryDirectory()
+        let faults = FaultInjector()
+        let (container, _, boxes) = try ChunkReadFailureTests.storeWithAnEvictedChunk(
+            at: directory.file(), faults: faults)
+        defer { try? container.close() }
+        let parent = container.newBackgroundContext()
+        let child = parent.makeChildContext()
+        let students = try child.fetch(FetchDescriptor<Student>())
+        let gone = try #require(students.first { boxes[1].mayHold($0.objectID.key) })
+        let renamed = try #require(students.first { boxes[2].mayHold($0.objectID.key) })
+        child.delete(gone)
+        renamed.name = "renamed"
+        try Self.evictChunk1(of: container, boxes[1])
+        #expect(parent.registeredObjects.isEmpty)
+
+        // The save compares the students the child read with the parent's view, reading chunk 1 then chunk 2
+        // (which evicts chunk 1). The push makes the deleted student the parent's, from its row beneath: chunk 1
+        // cannot be read again.
+        Self.failEveryRead(of: boxes[1], faults)
+        Self.expectChunk1Error(boxes[1]) { try child.save() }
+        #expect(!parent.hasChanges)
+        #expect(parent.registeredObjects.isEmpty)
+        #expect(child.hasChanges)
+        #expect(child.deletedObjects.map(\.objectID) == [gone.objectID])
+        #expect(renamed.name == "renamed")
+
+        // Once reads succeed, the same save goes through.
+        Self.stopFailingReads(faults)
+        try child.save()
+        #expect(!child.hasChanges)
+        #expect(parent.deletedObjects.map(\.objectID) == [gone.objectID])
+        try parent.save()
+        let names = try DecodedChunkCacheTests.names(in: container)
+        #expect(names[gone.objectID.key] == nil)
+        #expect(names[renamed.objectID.key] == "renamed")
+    }
+
+    /// Whichever read of chunk 1 by the push fails, the save throws it and leaves the parent as it was, or goes
+    /// through (the reads it needs came first). The child's validation and its operations read the child's students
+    /// (their values are slots of the chunk: a failed read there ends the process, as any read of a property does);
+    /// then the conflict check and the push's lookups beneath read chunk 1 again and again (a read of chunk 2 evicts
+    /// it each time). Before, the parent's fault of the first student fired in the middle of the push, read chunk 1
+    /// once more, and ended the process when that read failed.
+    @Test(arguments: ["update", "relate"])
+    func aChildsPushOfChangesToObjectsItsParentDoesNotHoldFailsWholeOrGoesThrough(change: String) throws {
+        let directory = TemporaryDirectory()
+        let faults = FaultInjector()
+        let (container, _, boxes) = try ChunkReadFailureTests.storeWithAnEvictedChunk(
+            at: directory.file(), faults: faults)
+        defer { try? container.close() }
+        var failedSaves = 0
+        let childsOwnReads = 2
+        for readsBeforeTheFailure in childsOwnReads..<childsOwnReads + 6 {
+            let parent = container.newBackgroundContext()
+            let child = parent.makeChildContext()
+            let students = try child.fetch(FetchDescriptor<Student>())
+            let course = try #require(try child.fetch(FetchDescriptor<Course>()).first)
+            let first = try #require(students.first { boxes[1].mayHold($0.objectID.key) })
+            let second = try #require(students.first { boxes[2].mayHold($0.objectID.key) })
+            for student in [first, second] {
+                if change == "update" { student.name = "changed" } else { student.courses.insert(course) }
+            }
+            try Self.evictChunk1(of: container, boxes[1])
+
+            Self.failEveryRead(of: boxes[1], after: readsBeforeTheFailure, faults)
+            do {
+                try child.save()
+            } catch {
+                failedSaves += 1
+                #expect(error.isFailedRead, "\(error.message)")
+                #expect(error.message.contains("chunk 1 of entity Student"), "\(error.message)")
+                #expect(!parent.hasChanges)
+                #expect(parent.registeredObjects.isEmpty)
+                #expect(child.hasChanges)
+                Self.stopFailingReads(faults)
+                try child.save()
+            }
+            Self.stopFailingReads(faults)
+            #expect(!child.hasChanges)
+            #expect(Set(parent.updatedObjects.map(\.objectID)).isSuperset(of: [first.objectID, second.objectID]))
+            for student in [first, second] {
+                let pushed = try #require(parent.object(with: student.objectID) as? Student)
+                if change == "update" {
+                    #expect(pushed.name == "changed")
+                } else {
+                    #expect(pushed.courses.map(\.objectID) == [course.objectID])
+                }
+            }
+        }
+        #expect(failedSaves > 0)
+        #expect(failedSaves < 6, "a save whose reads all succeed goes through")
     }
 }

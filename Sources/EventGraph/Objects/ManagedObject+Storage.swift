@@ -158,10 +158,18 @@ extension ManagedObject {
         }
         flags.remove(.isFault)
         guard committed == nil else { return }
-        if let found = context.parentStore.committedRow(of: identity, entityIndex: entity.index) {
+        fulfilFault(with: context.parentStore.committedRow(of: identity, entityIndex: entity.index))
+    }
+
+    /// Fulfils a fault with its committed row `found`, looked up beforehand (`nil`: the object no longer exists in
+    /// the store, and reads as its defaults); an object that holds its row already keeps it.
+    @inline(__always)
+    final func fulfilFault(with found: CommittedRow?) {
+        flags.remove(.isFault)
+        guard committed == nil else { return }
+        if let found {
             committed = found.values
         } else {
-            // The object no longer exists in the store; it reads as its defaults.
             row = Row(entityIndex: entity.index, key: identity.key, version: 0, values: entity.defaultValues)
         }
     }

@@ -58,9 +58,12 @@ struct ChunkSlot: Sendable {
     }
 
     /// Whether the slot reads a checkpoint chunk through its box (its decoded form may be evicted), for tests.
-    var readsThroughCheckpointChunk: Bool {
-        if case .checkpoint = storage { return true }
-        return false
+    var readsThroughCheckpointChunk: Bool { checkpointChunk != nil }
+
+    /// The checkpoint chunk's box the slot reads through (its decoded form may be evicted), if it reads one.
+    var checkpointChunk: LazyColumnChunk? {
+        if case .checkpoint(let box) = storage { return box }
+        return nil
     }
 
     /// The same slot read from other columns of its chunk version, one for one (its references renumbered).

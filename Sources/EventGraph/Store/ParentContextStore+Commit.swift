@@ -48,11 +48,44 @@ extension ParentContextStore {
     /// What a push reads beneath the parent, read before anything is applied (see ``commit(_:)``).
     struct LookupsBeneath {
         /// The committed row beneath the parent of each object the push updates or relates that the parent did not
-        /// insert and that has one.
+        /// insert and that has one, and of each object it deletes that the parent holds as a fault or not at all.
         var rows: [ObjectIdentity: CommittedRow] = [:]
+        /// The objects whose lookup beneath ``rows`` holds (absent there: nothing is committed), which the push may
+        /// find as faults of the parent and fulfil with that row (a fault's own lookup cannot throw).
+        var lookedUp: Set<ObjectIdentity> = []
         /// The objects the push deletes that are hidden from the parent's view and exist beneath it (see
         /// `existsBeneathParent(_:)`).
         var hiddenButExisting: Set<ObjectIdentity> = []
+
+        /// The checkpoint chunks the push reads committed values from, kept decoded until ``unpin()``: a value read
+        /// cannot throw, and a chunk evicted in the middle of the push might not be read again.
+        private(set) var pinned: [LazyColumnChunk] = []
+
+        /// Looks `reference` up in `store` once, noting its row if it has one and pinning its chunk.
+        ///
+        /// - Throws: the error of a checkpoint chunk that may hold the object and cannot be loaded.
+        mutating func lookUp(_ reference: ObjectReference, in store: any ObjectStore) throws(EventGraphError) {
+            let identity = reference.identity
+            guard lookedUp.insert(identity).inserted else { return }
+            rows[identity] = try store.lookUpCommittedRow(of: identity, entityIndex: Int(reference.entityIndex))
+            if let values = rows[identity]?.values { try pinChunk(of: values) }
+        }
+
+        /// Keeps the checkpoint chunk that `values` read from decoded until ``unpin()``, if they read one.
+        ///
+        /// - Throws: the chunk's error when it cannot be loaded (it is not pinned then).
+        mutating func pinChunk(of values: CommittedValues) throws(EventGraphError) {
+            guard case .slot(let slot, _) = values, let box = slot.checkpointChunk,
+                !pinned.contains(where: { $0 === box })
+            else { return }
+            try box.pin()
+            pinned.append(box)
+        }
+
+        /// Lets the cache evict the chunks pinned for the push again.
+        func unpin() {
+            for box in pinned { box.unpin() }
+        }
     }
 
     /// The lookups beneath the parent that applying `request` and answering its rows need.
@@ -62,28 +95,51 @@ extension ParentContextStore {
         -> LookupsBeneath
     {
         var lookups = LookupsBeneath()
+        do throws(EventGraphError) {
+            try lookUpBeneath(request, keeping: kept, into: &lookups)
+        } catch {
+            lookups.unpin()
+            throw error
+        }
+        return lookups
+    }
+
+    /// ``lookUpBeneath(_:keeping:)`` into `lookups`, which the caller unpins when this throws.
+    private func lookUpBeneath(
+        _ request: CommitRequest, keeping kept: [ObjectIdentity: Set<Int>?], into lookups: inout LookupsBeneath
+    ) throws(EventGraphError) {
         for operation in request.operations {
             switch operation {
             case .insert: continue
             case .update(let reference, _), .relate(let reference, _, _, _):
-                let identity = reference.identity
-                guard lookups.rows[identity] == nil,
-                    parent.registered[identity]?.flags.contains(.isInserted) != true,
-                    let row = try base.lookUpCommittedRow(of: identity, entityIndex: Int(reference.entityIndex))
-                else { continue }
-                lookups.rows[identity] = row
+                let object = parent.registered[reference.identity]
+                guard object?.flags.contains(.isInserted) != true else { continue }
+                // The parent's object reads its own committed values when it holds them, the row beneath otherwise.
+                if let committed = object?.committed {
+                    try lookups.pinChunk(of: committed)
+                }
+                try lookups.lookUp(reference, in: base)
             case .delete(let reference):
-                // As `apply(_:request:keeping:beneath:touched:)` asks: only for an object hidden from the parent.
+                // As `apply(_:request:keeping:beneath:touched:)` asks: for an object hidden from the parent, whether
+                // it exists beneath; for one it deletes, its row when the parent holds it as a fault or not at all.
                 let object = parent.registered[reference.identity]
                 let isHidden =
                     kept[reference.identity] == .some(nil)
                     || object.map { $0.flags.contains(.isDeleted) || $0.flags.contains(.isDead) } == true
-                if isHidden, try existsBeneathParent(reference) {
-                    lookups.hiddenButExisting.insert(reference.identity)
+                if isHidden {
+                    if try existsBeneathParent(reference) { lookups.hiddenButExisting.insert(reference.identity) }
+                } else if object.map({ $0.flags.contains(.isFault) && $0.committed == nil }) ?? true {
+                    try lookups.lookUp(reference, in: base)
                 }
             }
         }
-        return lookups
+    }
+
+    /// Fulfils the parent's `object` if it is a fault, with its row looked up before the push (``LookupsBeneath``).
+    private func fulfilFault(_ object: ManagedObject, beneath: LookupsBeneath) {
+        guard object.flags.contains(.isFault) else { return }
+        guard beneath.lookedUp.contains(object.identity) else { return object.fireFault() }
+        object.fulfilFault(with: beneath.rows[object.identity])
     }
 
     /// Applies one operation of a child's changeset to the parent, as the parent's own unsaved change. The child
@@ -97,6 +153,7 @@ extension ParentContextStore {
             insert(reference, changes, request: request)
         case .update(let reference, let changes):
             guard let object = liveObject(reference, kept: kept) else { return }
+            fulfilFault(object, beneath: beneath)
             let parentWins = kept[reference.identity] ?? nil
             for change in changes where parentWins?.contains(Int(change.propertyIndex)) != true {
                 object.setPendingValue(change.value, at: Int(change.propertyIndex))
@@ -104,6 +161,7 @@ extension ParentContextStore {
             touched[reference.identity] = reference
         case .relate(let reference, let propertyIndex, let added, let removed):
             guard let object = liveObject(reference, kept: kept) else { return }
+            fulfilFault(object, beneath: beneath)
             let removing = Set(removed.map(\.identity))
             object.modifyPendingToMany(at: Int(propertyIndex)) { references in
                 references.removeAll { removing.contains($0.identity) }
@@ -113,7 +171,7 @@ extension ParentContextStore {
             touched[reference.identity] = reference
         case .delete(let reference):
             if let object = liveObject(reference, kept: kept) {
-                if object.flags.contains(.isFault) { object.fireFault() }
+                fulfilFault(object, beneath: beneath)
                 markDeleted(object, reference: reference, touched: &touched)
                 return
             }

@@ -173,6 +173,7 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         // Every lookup beneath the push needs is made before anything is applied: one that fails (a checkpoint chunk
         // that cannot be loaded) fails the push with the parent as it was.
         let beneath = try lookUpBeneath(request, keeping: kept)
+        defer { beneath.unpin() }
         // The parent's own changes are reported apart from the push, which is reported as the parent's change.
         parent.reportPendingChanges(.processed)
         var touched: [ObjectIdentity: ObjectReference] = [:]

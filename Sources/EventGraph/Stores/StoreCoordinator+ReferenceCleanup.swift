@@ -7,6 +7,9 @@ extension StoreCoordinator {
     /// mounted keeps the reference, and this is where it goes once both stores are mounted. References into
     /// stores still unmounted are left alone (they cannot be checked), and so are references within one store
     /// (a store keeps its own inverses).
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be read (a source row, or the target of a reference
+    ///   into another store), before anything is committed; the error of the commit.
     func cleanUpBrokenReferences() throws(EventGraphError) -> ReferenceCleanupReport {
         guard stores.count > 1, !isReadOnly else { return ReferenceCleanupReport(cleanedReferences: []) }
         var operations: [ChangeOperation] = []
@@ -17,8 +20,9 @@ extension StoreCoordinator {
                 for case let row? in try batch.rows() {
                     let source = ObjectReference(row.identity(inStore: batch.storeIndex), entityIndex: entity.index)
                     for index in relationshipIndices {
-                        let broken = row.values[index].references.filter {
-                            isBroken($0, referredFromStoreAt: batch.storeIndex)
+                        var broken: [ObjectReference] = []
+                        for target in row.values[index].references {
+                            if try isBroken(target, referredFromStoreAt: batch.storeIndex) { broken.append(target) }
                         }
                         guard !broken.isEmpty else { continue }
                         operations.append(removal(of: broken, at: index, from: source, value: row.values[index]))
@@ -41,9 +45,13 @@ extension StoreCoordinator {
     }
 
     /// Whether a reference from the store at `storeIndex` points into another mounted store at nothing.
-    private func isBroken(_ target: ObjectReference, referredFromStoreAt storeIndex: UInt32) -> Bool {
-        target.storeIndex != storeIndex && Int(target.storeIndex) < stores.count
-            && row(of: target.identity, entityIndex: Int(target.entityIndex)) == nil
+    ///
+    /// - Throws: the error of the target store's checkpoint chunk that may hold the target and cannot be read.
+    private func isBroken(_ target: ObjectReference, referredFromStoreAt storeIndex: UInt32) throws(EventGraphError)
+        -> Bool
+    {
+        guard target.storeIndex != storeIndex, Int(target.storeIndex) < stores.count else { return false }
+        return try lookUpCommittedRow(of: target.identity, entityIndex: Int(target.entityIndex)) == nil
     }
 
     /// The operation that removes `broken` from a relationship value.

@@ -16,7 +16,7 @@ struct UnmountedStoreTests {
     }
 
     /// A tutor (staff store) teaching a lecture (public store) with two pupils and a handout (private store).
-    private func enrol(in directory: TemporaryDirectory) throws -> Enrolment {
+    static func enrol(in directory: TemporaryDirectory) throws -> Enrolment {
         let container = try SeveralStoresModels.container(in: directory)
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -68,7 +68,7 @@ struct UnmountedStoreTests {
     @Test(arguments: [StoreDescription.Mounting.never, .ifPresent])
     func aStoreNotMountedIsListedWithItsConfigurationAndUUID(mounting: StoreDescription.Mounting) throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         if mounting == .ifPresent {
             try FileManager.default.moveItem(atPath: directory.file("public.eglog"), toPath: directory.file("away"))
         }
@@ -104,7 +104,7 @@ struct UnmountedStoreTests {
 
     @Test func aRelationshipIntoAnUnmountedStoreReadsWhatResolvesAndNamesTheRest() throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         try withContext(in: directory, unmounted: ["Public"]) { _, context in
             let pupil = try #require(context.object(with: ids.pupils[0]) as? Pupil)
             #expect(pupil.lectures.isEmpty, "no object of a store that is not there")
@@ -127,7 +127,7 @@ struct UnmountedStoreTests {
 
     @Test func otherPropertiesChangeAndSaveAndTheHiddenReferencesSurvive() throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         try withContext(in: directory, unmounted: ["Public"]) { _, context in
             let pupil = try #require(context.object(with: ids.pupils[0]) as? Pupil)
             pupil.name = "Ada L."
@@ -146,7 +146,7 @@ struct UnmountedStoreTests {
 
     @Test func aDenyRuleAcrossAnUnmountedStoreRefusesTheSaveAndSaysWhy() throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         try withContext(in: directory, unmounted: ["Public"]) { _, context in
             context.delete(try #require(context.object(with: ids.tutor)))
             let error = try #require(throws: EventGraphError.self) { try context.save() }
@@ -163,7 +163,7 @@ struct UnmountedStoreTests {
 
     @Test func aChangeThatWouldReachIntoAnUnmountedStoreIsRefused() throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         try withContext(in: directory, unmounted: ["Public"]) { _, context in
             let handout = try #require(context.object(with: ids.handout) as? Handout)
             // The lecture's handouts (its inverse, in the public store) would have to lose the handout.
@@ -183,7 +183,7 @@ struct UnmountedStoreTests {
 
     @Test func referencesToObjectsDeletedWhileUnmountedAreCleanedUpAndReportedOnMount() throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         try withContext(in: directory, unmounted: ["Public"]) { container, context in
             #expect(container.referenceCleanup.isEmpty)
             context.delete(try #require(context.object(with: ids.pupils[0])))
@@ -207,7 +207,7 @@ struct UnmountedStoreTests {
 
     @Test func aDeleteOnTheOtherSideIsCleanedUpInTheStoreThatWasAway() throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         try withContext(in: directory, unmounted: ["Staff"]) { _, context in
             let lecture = try #require(context.object(with: ids.lecture) as? Lecture)
             #expect(lecture.tutor == nil, "a to-one into an unmounted store reads nil")
@@ -224,7 +224,7 @@ struct UnmountedStoreTests {
 
     @Test func aCascadeIntoAnUnmountedStoreIsRefused() throws {
         let directory = TemporaryDirectory()
-        let ids = try enrol(in: directory)
+        let ids = try Self.enrol(in: directory)
         try withContext(in: directory, unmounted: ["Default"]) { _, context in
             context.delete(try #require(context.object(with: ids.lecture)))
             let error = try #require(throws: EventGraphError.self) { try context.save() }
