@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "CCRC32C"),
         // A prefetch hint (`__builtin_prefetch`), which Swift does not expose: lookups by ID overlap their misses.
         .target(name: "CPrefetch"),
+        // The C heap's top chunk (`mallinfo2`, whose struct Swift cannot take by value): egctl prefaults it.
+        .target(name: "CHeap"),
         .target(
             name: "LogFormat",
             dependencies: ["CLZ4", "CCRC32C"],
@@ -48,6 +50,7 @@ let package = Package(
         .executableTarget(
             name: "egctl",
             dependencies: [
+                "CHeap",
                 "EventGraph",
                 "EventGraphExamples",
                 "LogFormat",

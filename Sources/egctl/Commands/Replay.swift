@@ -81,7 +81,13 @@ struct Replay: ParsableCommand {
                     guard changeset.transactionID >= from else { return }
                     printer.print(changeset, graph: graph)
                 } : nil
+            let usageBefore = ReplayDiagnostics.threadUsage
             let loaded = try StoreLoader.load(store.store, limit: limit, each: each)
+            if let usageBefore, let usageAfter = ReplayDiagnostics.threadUsage {
+                ReplayDiagnostics.report(
+                    "the replaying thread took \(usageAfter.faults - usageBefore.faults) page faults and "
+                        + "\((usageAfter.cpuMicroseconds - usageBefore.cpuMicroseconds) / 1000) ms of CPU")
+            }
             if let until, loaded.graph.lastTransactionID < until, loaded.report.lastTransactionID < until {
                 Terminal.warn("egctl: note: the log ends at transaction \(loaded.report.lastTransactionID)")
             }

@@ -113,6 +113,7 @@ struct StoreLoader {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
         let progress = Progress(label, totalByteCount: size)
         defer { progress.finish() }
+        let prefaulter = HeapPrefaulter.start(forStoreOf: size)
         // Changesets are decoded flat, their values going from the payload into the state's columns; a whole
         // `Changeset` is built only for a caller that reads them (`each`).
         func apply(_ changeset: ReplayChangeset, _ transaction: TransactionRecord) throws {
@@ -160,24 +161,38 @@ struct StoreLoader {
                 try graph.apply(record)
             }
         }
-        // A transaction's changeset is decoded on another thread while the transaction before it is applied (the
-        // replay's two halves on two cores); every record is still processed here, one at a time, in log order.
-        var pending: (record: LogRecord, decoding: ChangesetDecoding)?
+        // Transactions' changesets are decoded on another thread ahead of the one applied (the replay's two halves on
+        // two cores), up to ``DecodingWindow``'s bounds; every record is still processed here, one at a time, in log
+        // order. With only the next transaction decoded ahead, the replaying thread waited for the decoding of each
+        // large transaction that followed a small one (≈ 0.5 s of a 1.4 s replay of the 1M-post demo store).
+        var pending = DecodingWindow()
+        func processOldest() throws {
+            let (record, decoding) = pending.removeOldest()
+            do {
+                try process(record, try decoding.changeset())
+            } catch {
+                // Nothing after a transaction that failed (or stopped the replay) is applied: the ones delivered
+                // after it are dropped, as the scan would not have delivered them with nothing decoded ahead.
+                pending.removeAll()
+                throw error
+            }
+        }
         func processPending() throws {
-            guard let (record, decoding) = pending else { return }
-            pending = nil
-            try process(record, try decoding.changeset())
+            while !pending.isEmpty { try processOldest() }
         }
         var report: ScanReport?
         do {
             do {
                 report = try reader.scan(defersTransactionDecompression: defersDecompression) { record in
-                    let decoding = record.transaction.map(ChangesetDecoding.init)
-                    try processPending()
-                    if let decoding { pending = (record, decoding) } else { try process(record, nil) }
+                    guard let transaction = record.transaction else {
+                        try processPending()
+                        return try process(record, nil)
+                    }
+                    pending.append(record, ChangesetDecoding(transaction, prefaulter: prefaulter))
+                    while pending.isFull { try processOldest() }
                 }
             } catch let error where !(error is StopScan) {
-                // The transaction before the failure was delivered: processed first, as it would have been.
+                // The transactions before the failure were delivered: processed first, as they would have been.
                 try processPending()
                 throw error
             }
@@ -185,6 +200,7 @@ struct StoreLoader {
         } catch is StopScan {
             report = nil
         }
+        ReplayDiagnostics.report("transactions waiting to be applied: at most \(pending.maxWaitingCount)")
         // A stopped scan still needs a report of the whole file's condition for the caller (a second pass that
         // only verifies frames).
         let finalReport = try report ?? reader.scan()
@@ -198,6 +214,65 @@ struct StoreLoader {
     }
 }
 
+/// The transactions delivered by the scan and not applied yet, oldest first, each with its decoding (started when it
+/// was delivered).
+///
+/// Full past ``maxCount`` transactions or ``maxPayloadByteCount`` bytes of their payloads besides the oldest's: the
+/// decodings ahead of the replay, and the memory they hold, stay bounded (a payload's size is bounded by the log's
+/// limits); the oldest is always taken, however large. The count is what the 1M-post demo store needs: its large
+/// saves come after runs of small ones, and the decoding must have reached a large one while the small ones before it
+/// are applied (ahead by 2, 16 and 64 transactions, the replaying thread waited 0.44, 0.16–0.18 and 0.03–0.06 s of a
+/// 1–1.4 s replay: BENCHMARKS.md, h84).
+private struct DecodingWindow {
+    static let maxCount = 64
+    static let maxPayloadByteCount = 16 << 20
+
+    private typealias Entry = (record: LogRecord, decoding: ChangesetDecoding, payloadByteCount: Int)
+    /// The entries from ``oldest`` on; the ones before it were taken (`nil`, so that what they hold is freed).
+    private var entries: [Entry?] = []
+    private var oldest = 0
+    /// The payload bytes of the entries after the oldest.
+    private var payloadByteCountAhead = 0
+
+    /// The most transactions that were ever waiting at once (the oldest included).
+    private(set) var maxWaitingCount = 0
+
+    var isEmpty: Bool { oldest == entries.count }
+
+    var isFull: Bool {
+        entries.count - oldest > Self.maxCount
+            || (entries.count - oldest > 1 && payloadByteCountAhead > Self.maxPayloadByteCount)
+    }
+
+    mutating func append(_ record: LogRecord, _ decoding: ChangesetDecoding) {
+        let byteCount = record.transaction?.payloadByteCount ?? 0
+        if !isEmpty { payloadByteCountAhead += byteCount }
+        entries.append((record, decoding, byteCount))
+        maxWaitingCount = max(maxWaitingCount, entries.count - oldest)
+    }
+
+    /// Drops every waiting transaction (their decodings finish unread).
+    mutating func removeAll() {
+        entries.removeAll()
+        oldest = 0
+        payloadByteCountAhead = 0
+    }
+
+    mutating func removeOldest() -> (record: LogRecord, decoding: ChangesetDecoding) {
+        guard oldest < entries.count, let entry = entries[oldest] else {
+            preconditionFailure("no transaction is waiting to be applied")
+        }
+        entries[oldest] = nil
+        oldest += 1
+        if let next = entries.dropFirst(oldest).first, let next { payloadByteCountAhead -= next.payloadByteCount }
+        if oldest >= Self.maxCount {
+            entries.removeFirst(oldest)
+            oldest = 0
+        }
+        return (entry.record, entry.decoding)
+    }
+}
+
 /// A transaction's changeset being decoded on another thread (a large one) or already decoded (a small one, for
 /// which handing it over would cost more than decoding it): ``changeset()`` waits for it.
 private final class ChangesetDecoding: Sendable {
@@ -206,14 +281,20 @@ private final class ChangesetDecoding: Sendable {
     private static let smallestPayloadDecodedAside =
         ProcessInfo.processInfo.environment["EGCTL_DECODE_ASIDE_BYTES"].flatMap { Int($0) } ?? 64 << 10
 
-    /// One thread decodes (a serial queue: one transaction ahead is all the pipeline needs, and the allocations of
-    /// one more thread are all it adds to the process's memory).
+    /// One thread decodes (a serial queue: in log order, ahead of the replay as far as ``DecodingWindow`` allows,
+    /// and the allocations of one more thread are all it adds to the process's memory).
     private static let queue = DispatchQueue(label: "egctl.changeset-decoding")
 
     private let result: Mutex<Result<ReplayChangeset, LogFormatError>?>
     private let done: DispatchSemaphore?
 
-    init(_ transaction: TransactionRecord) {
+    /// Large transactions queued for decoding and not started yet.
+    private static let queuedCount = Atomic<Int>(0)
+
+    /// Starts decoding `transaction`. For a large one, `prefaulter` (if any) populates the heap the replaying thread
+    /// fills next: a head start before the decoding, then, after it, as far as the transaction's size suggests for as
+    /// long as no other transaction waits to be decoded (the decoding thread's idle time).
+    init(_ transaction: TransactionRecord, prefaulter: HeapPrefaulter?) {
         guard transaction.payloadByteCount >= Self.smallestPayloadDecodedAside else {
             result = Mutex(Self.decode(transaction))
             done = nil
@@ -221,10 +302,16 @@ private final class ChangesetDecoding: Sendable {
         }
         result = Mutex(nil)
         done = DispatchSemaphore(value: 0)
+        // The state a transaction adds is of the order of its payload (its strings are most of both).
+        let lead = min(transaction.payloadByteCount, Int.max / 2) * 2
+        Self.queuedCount.add(1, ordering: .relaxed)
         Self.queue.async { [self] in
+            Self.queuedCount.subtract(1, ordering: .relaxed)
+            prefaulter?.populate(leadByteCount: HeapPrefaulter.headStartByteCount) { true }
             let decoded = Self.decode(transaction)
             result.withLock { $0 = decoded }
             done!.signal()
+            prefaulter?.populate(leadByteCount: lead) { Self.queuedCount.load(ordering: .relaxed) == 0 }
         }
     }
 

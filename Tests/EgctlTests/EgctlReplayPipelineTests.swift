@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+@Suite("egctl's decoding thread faults in the heap the replaying thread fills next, with the same results")
+struct EgctlHeapPrefaultTests {
+    /// Runs `arguments` with every transaction decoded aside and prefaulting on or off; returns stdout and the page
+    /// faults egctl reports for its replaying thread.
+    private func run(_ arguments: [String], prefaulting: Bool) throws -> (stdout: String, faults: Int) {
+        let result = try Egctl.run(
+            arguments,
+            environment: [
+                "EGCTL_DECODE_ASIDE_BYTES": "0", "EGCTL_REPORT_REPLAY": "1",
+                "EGCTL_PREFAULT_STORE_BYTES": prefaulting ? "0" : "\(UInt64.max)",
+            ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let line = try #require(
+            result.stderr.split(separator: "\n").first { $0.hasPrefix("egctl: the replaying thread took ") })
+        let faults = try #require(Int(line.split(separator: " ")[5]), "\(line)")
+        return (result.stdout, faults)
+    }
+
+    /// The summary without its timings.
+    private func summary(_ stdout: String) throws -> NSDictionary {
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
+        json["seconds"] = nil
+        json["megabytesPerSecond"] = nil
+        return NSDictionary(dictionary: json)
+    }
+
+    @Test("a prefaulted replay has the same summaries and changesets, and its replaying thread takes fewer faults")
+    func prefaultingChangesOnlyWhoFaults() throws {
+        let scratch = Scratch()
+        let store = scratch.file("blog.eglog")
+        let demo = try Egctl.run("demo", store, "--posts", "6000", "--updates", "300", "--seed", "3")
+        try #require(demo.status == 0, "\(demo.stderr)")
+
+        let whole = ["replay", store, "--summary", "--json"]
+        let prefaulted = try run(whole, prefaulting: true)
+        let faulted = try run(whole, prefaulting: false)
+        #expect(try summary(prefaulted.stdout) == summary(faulted.stdout))
+        // Before: the replaying thread faulted in all of the state (≈ 2,000 faults here in a debug build, ≈ 600 with
+        // the prefaulter). The decoding thread populates most of it ahead; what is left is the state's allocations
+        // before the heap first grew by its pad, and those of large blocks the heap maps on their own.
+        #expect(prefaulted.faults * 2 < faulted.faults, "\(prefaulted.faults) against \(faulted.faults)")
+
+        let last = try #require(try summary(faulted.stdout)["lastTransactionID"] as? Int)
+        let until = ["replay", store, "--summary", "--json", "--until", "\(last / 2)"]
+        #expect(try summary(run(until, prefaulting: true).stdout) == summary(run(until, prefaulting: false).stdout))
+        let changesets = ["replay", store, "--changesets", "--json", "--from", "\(last - 20)"]
+        #expect(try run(changesets, prefaulting: true).stdout == run(changesets, prefaulting: false).stdout)
+    }
+}
+
+@Suite("egctl decodes transactions several ahead of the one it applies, within bounds, with the same results")
+struct EgctlDecodingWindowTests {
+    @Test("the decoding runs up to 64 transactions ahead, and summaries up to each point agree with inline decoding")
+    func decodingRunsAheadWithinItsBounds() throws {
+        let scratch = Scratch()
+        let store = scratch.file("blog.eglog")
+        let demo = try Egctl.run("demo", store, "--posts", "1500", "--updates", "300", "--seed", "4")
+        try #require(demo.status == 0, "\(demo.stderr)")
+        func replay(_ arguments: [String], aside: Bool) throws -> (summary: NSDictionary, waiting: Int) {
+            let result = try Egctl.run(
+                arguments + ["--summary", "--json"],
+                environment: ["EGCTL_DECODE_ASIDE_BYTES": aside ? "0" : "\(Int.max)", "EGCTL_REPORT_REPLAY": "1"])
+            #expect(result.status == 0, "\(result.stderr)")
+            var json = try result.json()
+            json["seconds"] = nil
+            json["megabytesPerSecond"] = nil
+            let prefix = "egctl: transactions waiting to be applied: at most "
+            let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) })
+            return (NSDictionary(dictionary: json), try #require(Int(line.dropFirst(prefix.count))))
+        }
+        let whole = try replay(["replay", store], aside: true)
+        let last = try #require(whole.summary["lastTransactionID"] as? Int)
+        try #require(last > 80, "the demo store has \(last) transactions")
+        // Before: one transaction was decoded while the one before it was applied (at most 1 waiting).
+        #expect(whole.waiting == 65)
+        #expect(try whole.summary == replay(["replay", store], aside: false).summary)
+        for until in [1, 2, 40, 70, last - 1] {
+            let arguments = ["replay", store, "--until", "\(until)"]
+            let aside = try replay(arguments, aside: true)
+            #expect(try aside.summary == replay(arguments, aside: false).summary, "--until \(until)")
+            #expect(aside.summary["lastTransactionID"] as? Int == until)
+        }
+    }
+}
