@@ -28,7 +28,7 @@ final class HeapPrefaulter: Sendable {
     /// How far the heap grows past a request (glibc's `M_TOP_PAD`): address space only, until written or populated.
     static let topPadByteCount: Int32 = 128 << 20
     /// The least and the most of the top chunk populated ahead of the heap's use.
-    static let leadByteCountBounds: ClosedRange<Int> = (8 << 20)...(64 << 20)
+    static let leadByteCountBounds: ClosedRange<Int> = (8 << 20)...(32 << 20)
     /// How far ahead of the heap's use each decoding first makes sure the heap is populated (≈ 2–3 ms of the
     /// decoding thread's time when none of it is yet).
     static let headStartByteCount = 8 << 20
