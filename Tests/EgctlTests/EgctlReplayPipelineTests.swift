@@ -1,6 +1,22 @@
 import Foundation
 import Testing
 
+/// A demo store of `posts` posts and 300 title updates in `scratch`.
+private func demoStore(in scratch: Scratch, posts: Int, seed: Int) throws -> String {
+    let store = scratch.file("blog.eglog")
+    let demo = try Egctl.run("demo", store, "--posts", "\(posts)", "--updates", "300", "--seed", "\(seed)")
+    try #require(demo.status == 0, "\(demo.stderr)")
+    return store
+}
+
+/// A `replay --summary --json` output without its timings, comparable from run to run.
+private func comparableSummary(_ stdout: String) throws -> NSDictionary {
+    var json = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
+    json["seconds"] = nil
+    json["megabytesPerSecond"] = nil
+    return NSDictionary(dictionary: json)
+}
+
 @Suite("egctl's decoding thread faults in the heap the replaying thread fills next, with the same results")
 struct EgctlHeapPrefaultTests {
     /// Runs `arguments` with every transaction decoded aside and prefaulting on or off; returns stdout and the page
@@ -19,33 +35,25 @@ struct EgctlHeapPrefaultTests {
         return (result.stdout, faults)
     }
 
-    /// The summary without its timings.
-    private func summary(_ stdout: String) throws -> NSDictionary {
-        var json = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
-        json["seconds"] = nil
-        json["megabytesPerSecond"] = nil
-        return NSDictionary(dictionary: json)
-    }
-
     @Test("a prefaulted replay has the same summaries and changesets, and its replaying thread takes fewer faults")
     func prefaultingChangesOnlyWhoFaults() throws {
         let scratch = Scratch()
-        let store = scratch.file("blog.eglog")
-        let demo = try Egctl.run("demo", store, "--posts", "6000", "--updates", "300", "--seed", "3")
-        try #require(demo.status == 0, "\(demo.stderr)")
+        let store = try demoStore(in: scratch, posts: 6000, seed: 3)
 
         let whole = ["replay", store, "--summary", "--json"]
         let prefaulted = try run(whole, prefaulting: true)
         let faulted = try run(whole, prefaulting: false)
-        #expect(try summary(prefaulted.stdout) == summary(faulted.stdout))
+        #expect(try comparableSummary(prefaulted.stdout) == comparableSummary(faulted.stdout))
         // Before: the replaying thread faulted in all of the state (≈ 2,000 faults here in a debug build, ≈ 600 with
         // the prefaulter). The decoding thread populates most of it ahead; what is left is the state's allocations
         // before the heap first grew by its pad, and those of large blocks the heap maps on their own.
         #expect(prefaulted.faults * 2 < faulted.faults, "\(prefaulted.faults) against \(faulted.faults)")
 
-        let last = try #require(try summary(faulted.stdout)["lastTransactionID"] as? Int)
+        let last = try #require(try comparableSummary(faulted.stdout)["lastTransactionID"] as? Int)
         let until = ["replay", store, "--summary", "--json", "--until", "\(last / 2)"]
-        #expect(try summary(run(until, prefaulting: true).stdout) == summary(run(until, prefaulting: false).stdout))
+        #expect(
+            try comparableSummary(run(until, prefaulting: true).stdout)
+                == comparableSummary(run(until, prefaulting: false).stdout))
         let changesets = ["replay", store, "--changesets", "--json", "--from", "\(last - 20)"]
         #expect(try run(changesets, prefaulting: true).stdout == run(changesets, prefaulting: false).stdout)
     }
@@ -56,20 +64,15 @@ struct EgctlDecodingWindowTests {
     @Test("the decoding runs up to 64 transactions ahead, and summaries up to each point agree with inline decoding")
     func decodingRunsAheadWithinItsBounds() throws {
         let scratch = Scratch()
-        let store = scratch.file("blog.eglog")
-        let demo = try Egctl.run("demo", store, "--posts", "1500", "--updates", "300", "--seed", "4")
-        try #require(demo.status == 0, "\(demo.stderr)")
+        let store = try demoStore(in: scratch, posts: 1500, seed: 4)
         func replay(_ arguments: [String], aside: Bool) throws -> (summary: NSDictionary, waiting: Int) {
             let result = try Egctl.run(
                 arguments + ["--summary", "--json"],
                 environment: ["EGCTL_DECODE_ASIDE_BYTES": aside ? "0" : "\(Int.max)", "EGCTL_REPORT_REPLAY": "1"])
             #expect(result.status == 0, "\(result.stderr)")
-            var json = try result.json()
-            json["seconds"] = nil
-            json["megabytesPerSecond"] = nil
             let prefix = "egctl: transactions waiting to be applied: at most "
             let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) })
-            return (NSDictionary(dictionary: json), try #require(Int(line.dropFirst(prefix.count))))
+            return (try comparableSummary(result.stdout), try #require(Int(line.dropFirst(prefix.count))))
         }
         let whole = try replay(["replay", store], aside: true)
         let last = try #require(whole.summary["lastTransactionID"] as? Int)
