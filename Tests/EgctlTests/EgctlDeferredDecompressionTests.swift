@@ -168,6 +168,15 @@ struct EgctlDeferredDecompressionTests {
             #expect(deferred[index].wholePayload == nil)
             #expect(verified[index].wholePayload != nil)
         }
+        // What each record holds in memory (what egctl's window of waiting transactions counts): a whole frame's
+        // stored body left compressed (smaller than its payload here), its payload once decompressed, nothing for
+        // fragments.
+        for index in [0, 2] {
+            #expect(deferred[index].heldByteCount > 0)
+            #expect(deferred[index].heldByteCount < deferred[index].payloadByteCount)
+            #expect(verified[index].heldByteCount == verified[index].payloadByteCount)
+        }
+        #expect(deferred[1].heldByteCount == 0 && verified[1].heldByteCount == 0)
         for (left, checked) in zip(deferred, verified) {
             #expect(try left.changeset() == checked.changeset())
             #expect(try left.payload == checked.payload)

@@ -53,6 +53,17 @@ public struct TransactionRecord: Sendable {
     /// The length of the encoded changeset.
     public var payloadByteCount: Int { body.byteCount }
 
+    /// The bytes the record holds in memory: a whole frame's payload, as stored when the scan left it compressed
+    /// (whose ``payloadByteCount`` is only what its frame header claims until it is decompressed); none for a payload
+    /// left in the file in fragments. What a caller that keeps records waiting counts against its bound.
+    package var heldByteCount: Int {
+        switch body {
+        case .whole(let bytes): bytes.count
+        case .compressed(let stored): stored.body.count
+        case .fragmented: 0
+        }
+    }
+
     /// The encoded ``Changeset`` in one array. For a fragmented transaction this reads every fragment again and
     /// holds the whole payload; decode with ``changeset()`` instead, which does not.
     ///

@@ -217,9 +217,10 @@ struct StoreLoader {
 /// The transactions delivered by the scan and not applied yet, oldest first, each with its decoding (started when it
 /// was delivered).
 ///
-/// Full past ``maxCount`` transactions or ``maxPayloadByteCount`` bytes of their payloads besides the oldest's: the
-/// decodings ahead of the replay, and the memory they hold, stay bounded (a payload's size is bounded by the log's
-/// limits); the oldest is always taken, however large. The count is what the 1M-post demo store needs: its large
+/// Full past ``maxCount`` transactions or ``maxPayloadByteCount`` bytes of their payloads besides the oldest's (each
+/// counted as the larger of its length and the stored bytes its record holds): the decodings ahead of the replay, and
+/// the memory they hold, stay bounded (a payload's size is bounded by the log's limits); the oldest is always taken,
+/// however large. The count is what the 1M-post demo store needs: its large
 /// saves come after runs of small ones, and the decoding must have reached a large one while the small ones before it
 /// are applied (ahead by 2, 16 and 64 transactions, the replaying thread waited 0.44, 0.16–0.18 and 0.03–0.06 s of a
 /// 1–1.4 s replay: BENCHMARKS.md, h84).
@@ -245,7 +246,9 @@ private struct DecodingWindow {
     }
 
     mutating func append(_ record: LogRecord, _ decoding: ChangesetDecoding) {
-        let byteCount = record.transaction?.payloadByteCount ?? 0
+        // A frame header's raw length is the file's word, checked only when the frame is decompressed: a waiting
+        // record counts the stored bytes it holds if they are more.
+        let byteCount = record.transaction.map { max($0.payloadByteCount, $0.heldByteCount) } ?? 0
         if !isEmpty { payloadByteCountAhead += byteCount }
         entries.append((record, decoding, byteCount))
         maxWaitingCount = max(maxWaitingCount, entries.count - oldest)
