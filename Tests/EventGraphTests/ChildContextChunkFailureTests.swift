@@ -92,6 +92,36 @@ struct ChildContextChunkFailureTests {
         #expect(changed.map(\.objectID) == [student.objectID])
     }
 
+    /// The parent read a student from the checkpoint's chunk 1; a commit elsewhere then changed another student of
+    /// that chunk (the store's version holds the chunk in memory from then on) and the parent changed its student.
+    /// The child sees the parent's values over those the parent read, from the checkpoint's chunk 1, which no version
+    /// of the store reads any more (a lookup beneath does not load it) and which the cache evicted. Before, the
+    /// child's fetch ended the process reading them (`ParentContextStore.row(overlaying:)`); now the parent's values
+    /// are read with their chunk pinned, and the fetch throws when it cannot be read.
+    @Test func aChildsFetchOverValuesItsParentReadFromAChunkTheStoreChangedSinceThrows() throws {
+        let directory = TemporaryDirectory()
+        let faults = FaultInjector()
+        let (container, keys, boxes) = try ChunkReadFailureTests.storeWithAnEvictedChunk(
+            at: directory.file(), faults: faults)
+        defer { try? container.close() }
+        let inChunk1 = keys.filter { boxes[1].mayHold($0) }
+        let parent = container.newBackgroundContext()
+        let student = try #require(
+            try parent.fetch(FetchDescriptor<Student>()).first { $0.objectID.key == inChunk1[0] })
+        _ = try container.store.commit(LazyCheckpointLoadingTests.renaming(studentKey: inChunk1[1]))
+        student.year = 9
+        try Self.evictChunk1(of: container, boxes[1])
+        let child = parent.makeChildContext()
+
+        Self.failNextRead(of: boxes[1], faults)
+        Self.expectChunk1Error(boxes[1]) { _ = try child.fetch(FetchDescriptor<Student>()) }
+        #expect(child.registeredObjects.isEmpty)
+        #expect(boxes[1].pinCount == 0)
+
+        let changed = try child.fetch(FetchDescriptor<Student>(predicate: #Predicate { $0.year == 9 }))
+        #expect(changed.map(\.objectID) == [student.objectID])
+    }
+
     @Test func aChildsCountOverAnObjectItsParentDeletedThrows() throws {
         let directory = TemporaryDirectory()
         let faults = FaultInjector()
