@@ -8,16 +8,19 @@ import Testing
 /// and a caller that cannot throw ends the process there; the tools must not. They do not: a tool's scan does not
 /// defer entity chunks, so it decodes every chunk's payload before replaying it, and `LogGraph` converts records
 /// without a chunk reader, so a tool's state holds no unloaded chunk (its `digest()`, `forEachRow` and `row` never
-/// load one). A payload that does not decode stops every command with an error naming the file and the chunk's
-/// byte offset; one that decodes to the wrong objects is replayed as it is, and `verify` reports what it breaks.
+/// load one). A payload that does not decode stops every command with an error naming the file, the chunk's
+/// number and entity (from the directory after it) and its byte offset; one that decodes to the wrong objects is replayed as it is, and `verify` reports what it breaks.
 /// Every command exits with a status, none by a signal. (A guard: this held before h80 too; it fails if the tools
 /// start loading chunks lazily without making those reads throw.)
 @Suite("egctl on a checkpoint chunk whose checksums are right and whose content is wrong")
 struct EgctlInvalidChunkTests {
     /// A compacted demo store at `path` whose entity chunk stored raw (not compressed) has `edit` applied to its
     /// payload (the payload's byte count must stay the same), both checksums forged to match; that chunk's byte
-    /// offset.
-    static func storeWithAnInvalidChunk(at path: String, edit: (inout [UInt8]) throws -> Void) throws -> UInt64 {
+    /// offset, and its number and entity as the checkpoint's directory lists them ("chunk 2 of entity Post").
+    @discardableResult
+    static func storeWithAnInvalidChunk(at path: String, edit: (inout [UInt8]) throws -> Void) throws -> (
+        byteOffset: UInt64, chunk: String
+    ) {
         let demo = try Egctl.run("demo", path, "--posts", "5000", "--seed", "3")
         try #require(demo.status == 0, "\(demo.stderr)")
         let compact = try Egctl.run("compact", path)
@@ -26,8 +29,10 @@ struct EgctlInvalidChunkTests {
         let reader = try LogReader(path: path)
         let seed = reader.header.checksumSeed
         var directory: CheckpointDirectory?
+        var entityNames: [String] = []
         try reader.scan { record in
             if case .checkpointDirectory(let found, _) = record { directory = found }
+            if case .schema(let schema, _) = record { entityNames = schema.entities.map(\.name) }
         }
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let chunks = try #require(directory?.allChunks)
@@ -45,7 +50,9 @@ struct EgctlInvalidChunkTests {
         store(CRC32C.checksum(payload, continuing: seed), at: start + 36)
         store(CRC32C.checksum(Array(bytes[start..<start + 44]), continuing: seed), at: start + 44)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return offset
+        let entity = try #require(directory?.entities.first { $0.chunks.contains { $0.byteOffset == offset } })
+        let chunkIndex = try #require(entity.chunks.firstIndex { $0.byteOffset == offset })
+        return (offset, "chunk \(chunkIndex) of entity \(entityNames[Int(entity.entityIndex)])")
     }
 
     /// The payload offset of the first record's entity index and key: after the version, an empty foreign store
@@ -74,7 +81,7 @@ struct EgctlInvalidChunkTests {
         let scratch = Scratch()
         let path = scratch.file("invalid-chunk.eglog")
         // The first record names store 5 of a chunk that lists no foreign store.
-        let offset = try Self.storeWithAnInvalidChunk(at: path) { payload in
+        let (offset, chunk) = try Self.storeWithAnInvalidChunk(at: path) { payload in
             let store = try Self.firstRecord(payload).entityIndex - 1
             payload[store] = 5
         }
@@ -85,6 +92,8 @@ struct EgctlInvalidChunkTests {
             let output = result.stderr + result.stdout
             #expect(output.contains("byte offset \(offset)"), "egctl \(command): \(output)")
             #expect(output.contains("store index 5"), "egctl \(command): \(output)")
+            // The directory that names the chunk's entity comes after the chunk: the error waits for it (h86).
+            #expect(output.contains(chunk), "egctl \(command): \(output)")
         }
     }
 
@@ -92,7 +101,7 @@ struct EgctlInvalidChunkTests {
     func aPayloadThatDecodesToTheWrongObjectsIsReplayedAndVerifyReportsIt(field: String) throws {
         let scratch = Scratch()
         let path = scratch.file("wrong-chunk.eglog")
-        _ = try Self.storeWithAnInvalidChunk(at: path) { payload in
+        try Self.storeWithAnInvalidChunk(at: path) { payload in
             let record = try Self.firstRecord(payload)
             if field == "key" {
                 payload[record.key] = payload[record.key] & 0x80 | 0x7F

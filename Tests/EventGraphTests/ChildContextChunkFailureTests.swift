@@ -92,6 +92,36 @@ struct ChildContextChunkFailureTests {
         #expect(changed.map(\.objectID) == [student.objectID])
     }
 
+    /// The parent read a student from the checkpoint's chunk 1; a commit elsewhere then changed another student of
+    /// that chunk (the store's version holds the chunk in memory from then on) and the parent changed its student.
+    /// The child sees the parent's values over those the parent read, from the checkpoint's chunk 1, which no version
+    /// of the store reads any more (a lookup beneath does not load it) and which the cache evicted. Before, the
+    /// child's fetch ended the process reading them (`ParentContextStore.row(overlaying:)`); now the parent's values
+    /// are read with their chunk pinned, and the fetch throws when it cannot be read.
+    @Test func aChildsFetchOverValuesItsParentReadFromAChunkTheStoreChangedSinceThrows() throws {
+        let directory = TemporaryDirectory()
+        let faults = FaultInjector()
+        let (container, keys, boxes) = try ChunkReadFailureTests.storeWithAnEvictedChunk(
+            at: directory.file(), faults: faults)
+        defer { try? container.close() }
+        let inChunk1 = keys.filter { boxes[1].mayHold($0) }
+        let parent = container.newBackgroundContext()
+        let student = try #require(
+            try parent.fetch(FetchDescriptor<Student>()).first { $0.objectID.key == inChunk1[0] })
+        _ = try container.store.commit(LazyCheckpointLoadingTests.renaming(studentKey: inChunk1[1]))
+        student.year = 9
+        try Self.evictChunk1(of: container, boxes[1])
+        let child = parent.makeChildContext()
+
+        Self.failNextRead(of: boxes[1], faults)
+        Self.expectChunk1Error(boxes[1]) { _ = try child.fetch(FetchDescriptor<Student>()) }
+        #expect(child.registeredObjects.isEmpty)
+        #expect(boxes[1].pinCount == 0)
+
+        let changed = try child.fetch(FetchDescriptor<Student>(predicate: #Predicate { $0.year == 9 }))
+        #expect(changed.map(\.objectID) == [student.objectID])
+    }
+
     @Test func aChildsCountOverAnObjectItsParentDeletedThrows() throws {
         let directory = TemporaryDirectory()
         let faults = FaultInjector()
@@ -155,10 +185,12 @@ struct ChildContextChunkFailureTests {
         try Self.evictChunk1(of: container, boxes[1])
         #expect(parent.registeredObjects.isEmpty)
 
-        // The save compares the students the child read with the parent's view, reading chunk 1 then chunk 2
-        // (which evicts chunk 1). The push makes the deleted student the parent's, from its row beneath: chunk 1
-        // cannot be read again.
-        Self.failEveryRead(of: boxes[1], faults)
+        // The save pins the chunks of the students it deletes or changes before it reads them (comparing them with
+        // the parent's view, making the deleted student the parent's from its row beneath): chunk 1 cannot be read
+        // again. (Before the save pinned them, the first read of chunk 1 succeeded and the push's lookup of the
+        // deleted student, after chunk 2 had evicted chunk 1, failed: the push's own rule, which
+        // `aChildsSaveThatCannotLookAnObjectUpThrowsAndChangesNothing` still meets.)
+        Self.failEveryRead(of: boxes[1], after: 0, faults)
         Self.expectChunk1Error(boxes[1]) { try child.save() }
         #expect(!parent.hasChanges)
         #expect(parent.registeredObjects.isEmpty)
@@ -177,11 +209,12 @@ struct ChildContextChunkFailureTests {
         #expect(names[renamed.objectID.key] == "renamed")
     }
 
-    /// Whichever read of chunk 1 by the push fails, the save throws it and leaves the parent as it was, or goes
-    /// through (the reads it needs came first). The child's validation and its operations read the child's students
-    /// (their values are slots of the chunk: a failed read there ends the process, as any read of a property does);
-    /// then the conflict check and the push's lookups beneath read chunk 1 again and again (a read of chunk 2 evicts
-    /// it each time). Before, the parent's fault of the first student fired in the middle of the push, read chunk 1
+    /// Whichever read of chunk 1 by the save fails, the save throws it and leaves the parent as it was, or goes
+    /// through (the reads it needs came first). The child's save pins the chunks of the students it changes before
+    /// its validation, its operations, the conflict check and the push's lookups beneath read them, so only its
+    /// first read of chunk 1 can fail (before h86, the child's own reads ended the process, and the test started
+    /// failing at the third read: the push's lookups read chunk 1 again and again, a read of chunk 2 evicting it
+    /// each time). Before h81, the parent's fault of the first student fired in the middle of the push, read chunk 1
     /// once more, and ended the process when that read failed.
     @Test(arguments: ["update", "relate"])
     func aChildsPushOfChangesToObjectsItsParentDoesNotHoldFailsWholeOrGoesThrough(change: String) throws {
@@ -191,8 +224,7 @@ struct ChildContextChunkFailureTests {
             at: directory.file(), faults: faults)
         defer { try? container.close() }
         var failedSaves = 0
-        let childsOwnReads = 2
-        for readsBeforeTheFailure in childsOwnReads..<childsOwnReads + 6 {
+        for readsBeforeTheFailure in 0..<6 {
             let parent = container.newBackgroundContext()
             let child = parent.makeChildContext()
             let students = try child.fetch(FetchDescriptor<Student>())

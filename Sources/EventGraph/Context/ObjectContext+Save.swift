@@ -35,6 +35,12 @@ extension ObjectContext {
         lookupCache.release()
 
         try refuseChangesInUnmountedStores(updated + deleted)
+        // What the save reads of the committed values of the objects it changes or deletes — validation, the
+        // operations, a child's conflict check, the rows it holds afterwards — is read from checkpoint chunks for
+        // objects read from a checkpoint, and such a read cannot throw: their chunks are loaded now and kept decoded
+        // until the save ends, so that one that cannot be read fails the save here, before anything changed.
+        let pins = try pinCommittedValues(of: updated, deleted)
+        defer { pins.unpin() }
         var denied: [EventGraphError.Failure] = []
         for object in deleted { denied += denyFailures(of: object) }
         guard denied.isEmpty else {
@@ -85,6 +91,30 @@ extension ObjectContext {
         }
         finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
         reportSave(of: request, result: result)
+    }
+
+    /// Loads and pins the checkpoint chunks that the committed values of `updated` and `deleted` read from (see
+    /// ``CheckpointChunkPinSet``); an object that is still a fault without values is fulfilled first, through the
+    /// lookup that throws.
+    ///
+    /// - Throws: the error of a checkpoint chunk that cannot be loaded (nothing stays pinned then).
+    private func pinCommittedValues(of updated: [ManagedObject], _ deleted: [ManagedObject]) throws(EventGraphError)
+        -> CheckpointChunkPinSet
+    {
+        var pins = CheckpointChunkPinSet()
+        do throws(EventGraphError) {
+            for object in [updated, deleted].joined() {
+                if object.flags.contains(.isFault) && object.committed == nil {
+                    object.fulfilFault(
+                        with: try parentStore.lookUpCommittedRow(of: object.identity, entityIndex: object.entity.index))
+                }
+                try pins.pin(object.committed)
+            }
+        } catch {
+            pins.unpin()
+            throw error
+        }
+        return pins
     }
 
     /// Ends the staging of a save's inserted objects that does not finish (``finishSave`` ends it otherwise).

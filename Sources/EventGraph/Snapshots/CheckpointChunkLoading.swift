@@ -295,6 +295,9 @@ final class LazyColumnChunk: Sendable {
     /// How many times its values have been decoded (more than once after evictions), for tests.
     var decodeCount: Int { state.withLock { $0.decodeCount } }
 
+    /// How many pins hold its decoded form now (``pin()``), for tests.
+    var pinCount: Int { state.withLock { $0.pinCount } }
+
     /// The chunk's slots for a scan that hands them out to be read through this box later (``ChunkSlot``): the
     /// decoded chunk when it is in memory; otherwise, when the store's budget of decoded chunks has no room for
     /// another one, a listing of its slots read from the file without its values (nothing kept, nothing evicted):

@@ -60,6 +60,15 @@ enum CommittedValues: Sendable {
         }
     }
 
+    /// The box of the checkpoint chunk these values read through, if they are a slot of one (or a handle row on
+    /// such a slot): its decoded form may be evicted, and reading it again may fail (see ``ChunkSlot``).
+    var checkpointChunk: LazyColumnChunk? {
+        switch self {
+        case .slot(let slot, _): slot.checkpointChunk
+        case .row(let row): row.values.checkpointChunk
+        }
+    }
+
     /// A row of these values: the held row, or a handle row on the slot (an allocation).
     func row(entityIndex: Int, key: UInt64) -> Row {
         switch self {

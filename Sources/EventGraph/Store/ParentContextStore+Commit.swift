@@ -58,8 +58,9 @@ extension ParentContextStore {
         var hiddenButExisting: Set<ObjectIdentity> = []
 
         /// The checkpoint chunks the push reads committed values from, kept decoded until ``unpin()``: a value read
-        /// cannot throw, and a chunk evicted in the middle of the push might not be read again.
-        private(set) var pinned: [LazyColumnChunk] = []
+        /// cannot throw, and a chunk evicted in the middle of the push might not be read again. Bounded by the
+        /// objects the push changes (see ``CheckpointChunkPinSet``).
+        private(set) var pins = CheckpointChunkPinSet()
 
         /// Looks `reference` up in `store` once, noting its row if it has one and pinning its chunk.
         ///
@@ -68,23 +69,20 @@ extension ParentContextStore {
             let identity = reference.identity
             guard lookedUp.insert(identity).inserted else { return }
             rows[identity] = try store.lookUpCommittedRow(of: identity, entityIndex: Int(reference.entityIndex))
-            if let values = rows[identity]?.values { try pinChunk(of: values) }
+            try pins.pin(rows[identity]?.values)
         }
 
-        /// Keeps the checkpoint chunk that `values` read from decoded until ``unpin()``, if they read one.
+        /// Keeps the checkpoint chunk that `values` read from decoded until ``unpin()``, if they read one (a slot,
+        /// or a handle row on one).
         ///
         /// - Throws: the chunk's error when it cannot be loaded (it is not pinned then).
         mutating func pinChunk(of values: CommittedValues) throws(EventGraphError) {
-            guard case .slot(let slot, _) = values, let box = slot.checkpointChunk,
-                !pinned.contains(where: { $0 === box })
-            else { return }
-            try box.pin()
-            pinned.append(box)
+            try pins.pin(values)
         }
 
         /// Lets the cache evict the chunks pinned for the push again.
         func unpin() {
-            for box in pinned { box.unpin() }
+            pins.unpin()
         }
     }
 

@@ -55,9 +55,11 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
     }
 
     func lookUpCommittedRow(of identity: ObjectIdentity, entityIndex: Int) throws(EventGraphError) -> CommittedRow? {
-        try lookUpCommittedRow(of: identity, entityIndex: entityIndex) {
-            identity, entityIndex throws(EventGraphError) in
-            try base.lookUpCommittedRow(of: identity, entityIndex: entityIndex)
+        try pinningParentValues(of: parent.registered[identity]) { () throws(EventGraphError) in
+            try lookUpCommittedRow(of: identity, entityIndex: entityIndex) {
+                identity, entityIndex throws(EventGraphError) in
+                try base.lookUpCommittedRow(of: identity, entityIndex: entityIndex)
+            }
         }
     }
 
@@ -147,8 +149,10 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
         for object in parentChanges(of: Set(entity.familyIndices)) {
             if object.flags.contains(.isDeleted) || object.flags.contains(.isDead) { continue }
             guard object.flags.contains(.isInserted) || object.hasPersistentChanges else { continue }
-            let holds = zip(constraint.propertyIndices, wanted).allSatisfy { index, value in
-                (object.currentValue(at: index) ?? object.entity.defaultValues[index]) == .attribute(value)
+            let holds = try pinningParentValues(of: object) {
+                zip(constraint.propertyIndices, wanted).allSatisfy { index, value in
+                    (object.currentValue(at: index) ?? object.entity.defaultValues[index]) == .attribute(value)
+                }
             }
             if holds { return object.identity }
         }
@@ -200,9 +204,26 @@ final class ParentContextStore: ObjectStore, @unchecked Sendable {
     ///
     /// - Throws: the error of a checkpoint chunk that may hold the object beneath and cannot be loaded.
     func parentRow(of identity: ObjectIdentity) throws(EventGraphError) -> Row?? {
-        try parentRow(of: identity) { object throws(EventGraphError) in
-            try base.lookUpCommittedRow(of: identity, entityIndex: object.entity.index) != nil
+        try pinningParentValues(of: parent.registered[identity]) { () throws(EventGraphError) in
+            try parentRow(of: identity) { object throws(EventGraphError) in
+                try base.lookUpCommittedRow(of: identity, entityIndex: object.entity.index) != nil
+            }
         }
+    }
+
+    /// Runs `body`, which reads the committed values of the parent's `object`, with the checkpoint chunk they read
+    /// from pinned (``LazyColumnChunk/pin()``), if they read one: a value read cannot throw, and the chunk need not
+    /// be the one a lookup beneath loads (a commit may have changed that chunk since the parent read the object, and
+    /// the chunk it read may be evicted and unreadable by now).
+    ///
+    /// - Throws: the chunk's error when it cannot be loaded (before `body` runs), or what `body` throws.
+    private func pinningParentValues<R>(
+        of object: ManagedObject?, _ body: () throws(EventGraphError) -> R
+    ) throws(EventGraphError) -> R {
+        guard let box = object?.committed?.checkpointChunk else { return try body() }
+        try box.pin()
+        defer { box.unpin() }
+        return try body()
     }
 
     /// ``parentRow(of:)`` with the lookup beneath made by `isCommittedBeneath`, which is asked only about an object

@@ -96,6 +96,12 @@ struct RowValues: RandomAccessCollection, Equatable, Sendable {
         }
     }
 
+    /// The box of the checkpoint chunk a handle reads through, if it reads one (see ``ChunkSlot``).
+    var checkpointChunk: LazyColumnChunk? {
+        guard case .slot(let slot) = storage else { return nil }
+        return slot.checkpointChunk
+    }
+
     /// The values as an array: the row's own array (shared, not copied), or a handle's values decoded.
     var array: [PropertyValue] {
         switch storage {

@@ -132,12 +132,13 @@ public final class LogReader: Sendable {
             window: FileWindow(file: scanFile, limit: size), header: header,
             defersEntityChunkBodies: defersEntityChunkBodies, checksumsDeferredBodies: checksumsDeferredBodies,
             defersTransactionDecompression: defersTransactionDecompression)
-        let path = self.path
+        var converter = ScanRecordConverter(path: path, fromTransactionID: fromTransactionID)
         let result = try scanner.scan(from: start) { event throws(LogFormatError) in
-            if let record = try LogReader.record(for: event, path: path, fromTransactionID: fromTransactionID) {
+            if let record = try converter.record(for: event) {
                 try body(record)
             }
         }
+        try converter.finish()
         var report = ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged)
         if case .torn(var tail) = report.tail {
             tail.transactionIDs = try scanner.transactionIDs(

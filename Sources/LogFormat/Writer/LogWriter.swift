@@ -138,12 +138,14 @@ public final class LogWriter: Sendable {
             header: header, defersEntityChunkBodies: options.defersEntityChunkBodies)
         let caller = CallerError()
         let result: ScanResult
+        var converter = ScanRecordConverter(path: path, fromTransactionID: 0)
         do {
             result = try scanner.scan { event throws(LogFormatError) in
-                if let record = try LogReader.record(for: event, path: path, fromTransactionID: 0) {
+                if let record = try converter.record(for: event) {
                     try caller.run { try replay(record) }
                 }
             }
+            try converter.finish()
         } catch {
             try caller.rethrow(error)
         }
