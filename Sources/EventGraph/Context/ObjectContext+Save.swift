@@ -78,12 +78,14 @@ extension ObjectContext {
         }
         let result: CommitResult
         do {
-            result = try parentStore.commit(request)
+            // The objects are brought in line while the store installs a large save of new objects.
+            result = try parentStore.commit(request) { result in
+                finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
+            }
         } catch {
             unstage(inserted)
             throw error
         }
-        finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
         reportSave(of: request, result: result)
     }
 

@@ -9,12 +9,25 @@ extension Store {
     /// Nothing changes (neither the log nor the snapshot) when this throws before queuing; when the log fails to
     /// make the changeset durable, nothing is installed and the store refuses further saves until it is reopened.
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
+        try commit(request, meanwhile: { _ in })
+    }
+
+    /// Commits as ``commit(_:)`` does, and calls `meanwhile` with the result before it returns: while a large save
+    /// of new objects is installed on a thread of its own (``BackgroundWork``), for the context to bring its objects
+    /// in line; otherwise once the save is installed. Either way the save is installed when this returns.
+    ///
+    /// Only a save of new objects (`StoreState.stageInsertion` staged it) is installed beside `meanwhile`: the
+    /// result holds the row of each of its objects, so the context reads nothing of the store meanwhile.
+    func commit(_ request: CommitRequest, meanwhile: (CommitResult) -> Void) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
         requireOwnObjects(request)
-        let (queued, staged, permanentIdentities) = try withCommitLock {
-            queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [ObjectIdentity: ObjectIdentity]) in
+        let (queued, staged, permanentIdentities, isInsertion) = try withCommitLock {
+            queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [ObjectIdentity: ObjectIdentity], Bool)
+            in
             let prepared = try prepare(request, queue)
-            return (try enqueue(prepared, in: &queue), prepared.staged, prepared.permanentIdentities)
+            return (
+                try enqueue(prepared, in: &queue), prepared.staged, prepared.permanentIdentities, prepared.isInsertion
+            )
         }
         do {
             try backend.waitUntilDurable(queued)
@@ -27,9 +40,22 @@ extension Store {
             }
             throw error
         }
-        installDurable(through: queued.transactionID)
-        checkpointIfDue()
-        return Self.result(of: queued.transactionID, staged, permanentIdentities)
+        let result = Self.result(of: queued.transactionID, staged, permanentIdentities)
+        if isInsertion && staged.count >= BackgroundWork<Void, Never>.minimumObjectCount {
+            let transactionID = queued.transactionID
+            let install = BackgroundWork<Void, Never>("EventGraph install") { [self] in
+                withCommitLock { queue in installQueued(through: transactionID, in: &queue) }
+            }
+            meanwhile(result)
+            install.value()
+            observers.deliverPending()
+            checkpointIfDue()
+        } else {
+            installDurable(through: queued.transactionID)
+            checkpointIfDue()
+            meanwhile(result)
+        }
+        return result
     }
 
     /// What a commit did, from its transaction and its staged rows.
@@ -92,10 +118,25 @@ extension Store {
                     "the store is full: it has handed out every object key, so the new "
                         + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
         }
+        let commitTimeMicroseconds = max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds)
+        let nextKey = keyWatermark
+        func makeChangeset(_ operations: [ChangeOperation]) -> Changeset {
+            Changeset(
+                transactionID: transactionID, commitTimeMicroseconds: commitTimeMicroseconds, author: request.author,
+                nextKey: nextKey, foreignStores: request.foreignStores, operations: operations,
+                sequenceReservations: request.sequenceReservations, crossStore: crossStore)
+        }
         // A save of new objects only (a bulk insert) is checked and staged in one pass when it can be: it then
-        // needs no upsert, conflict resolution, inverse repair or blob, and its operations stay as they are.
+        // needs no upsert, conflict resolution, inverse repair or blob, and its operations stay as they are — so a
+        // large one is encoded on another core meanwhile (dropped if the pass refuses it).
+        let mayBeInsertion = request.upserts.isEmpty && request.foreignStores.isEmpty && !hasExternalStorage
+        var changeset = makeChangeset(operations)
+        var encoding =
+            mayBeInsertion && operations.count >= BackgroundEncoding.minimumObjectCount
+                && operations.allSatisfy({ if case .insert = $0 { true } else { false } })
+            ? Self.encodeAside(changeset) : nil
         let stagedInsertion =
-            request.upserts.isEmpty && request.foreignStores.isEmpty && !hasExternalStorage
+            mayBeInsertion
             ? state.withLock { state in
                 state.stageInsertion(
                     operations, model: model, version: transactionID, overlay: queue, checksInverses: hasInverses)
@@ -107,12 +148,10 @@ extension Store {
             let pinned = try resolveConflicts(&operations, request, queue)
             repairInverses(&operations, pinned: pinned, queue)
             externalize(&operations, transactionID: transactionID, blobs: &blobs)
+            changeset = makeChangeset(operations)
+            // Encoded beside the staging and the uniqueness check below.
+            encoding = operations.count >= BackgroundEncoding.minimumObjectCount ? Self.encodeAside(changeset) : nil
         }
-        let changeset = Changeset(
-            transactionID: transactionID,
-            commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
-            author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
-            operations: operations, sequenceReservations: request.sequenceReservations, crossStore: crossStore)
         let staged: StagedChanges
         if let stagedInsertion {
             staged = stagedInsertion
@@ -140,11 +179,23 @@ extension Store {
             return (try queue.releasedTuples(of: staged, in: state, model: model), claimed)
         }
         let payload: [UInt8]
-        do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
+        do throws(LogFormatError) {
+            if let encoding { payload = try encoding.value() } else { payload = try changeset.encoded() }
+        } catch {
+            throw EventGraphError(error)
+        }
         return PreparedCommit(
             transactionID: transactionID, changeset: changeset, payload: payload, blobs: blobs, staged: staged,
             permanentIdentities: permanentIdentities, pins: pins, releasedTuples: releasedTuples,
             claimedTuples: claimedTuples, isInsertion: stagedInsertion != nil)
+    }
+
+    typealias BackgroundEncoding = BackgroundWork<[UInt8], LogFormatError>
+
+    /// Starts encoding a large changeset on a thread of its own (its bytes are those ``Changeset/encoded()`` returns
+    /// on any thread).
+    private static func encodeAside(_ changeset: Changeset) -> BackgroundEncoding {
+        BackgroundEncoding("EventGraph payload encoding") { () throws(LogFormatError) in try changeset.encoded() }
     }
 
     /// Queues a prepared changeset in the log (no I/O is waited for) and its effects in the queue's overlay.
