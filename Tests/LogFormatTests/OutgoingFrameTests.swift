@@ -60,29 +60,3 @@ struct OutgoingFrameTests {
         }
     }
 }
-
-/// A large transaction's frames are compressed on every core (h83): the bodies must be those compressed one by one,
-/// in order, so that the file is the same bytes.
-@Suite("Outgoing frames: a large transaction compressed on every core")
-struct ParallelFrameEncodingTests {
-    @Test("frames compressed on every core are the frames compressed one by one, in order")
-    func everyCoreGivesTheSameBodies() throws {
-        // Compressible and incompressible fragments alike (LZ4 keeps the first, the second stays raw).
-        var payload = UnzeroedBufferTests.pattern(3 * LogWriter.parallelEncodingByteCount)
-        var random = SeededGenerator(seed: 83)
-        for index in stride(from: payload.count / 2, to: payload.count, by: 1) {
-            payload[index] = UInt8(truncatingIfNeeded: random.next())
-        }
-        let frames = OutgoingFrame.transactionFrames(id: 9, payload: payload, fragmentByteCount: 1 << 20)
-        #expect(frames.count == 6)
-        let parallel = try LogWriter.encodeBodies(frames, seed: 0x5EED)
-        let serial = try LogWriter.encodeBodies(frames, seed: 0x5EED, onEveryCore: false)
-        #expect(parallel.count == serial.count)
-        for (one, other) in zip(parallel, serial) {
-            #expect(one.body == other.body && one.bodyChecksum == other.bodyChecksum)
-            #expect(one.partIndex == other.partIndex && one.codec == other.codec && one.type == other.type)
-            #expect(one.rawByteCount == other.rawByteCount)
-        }
-        #expect(parallel.map(\.codec).contains(.lz4) && parallel.map(\.codec).contains(.raw))
-    }
-}

@@ -145,14 +145,17 @@ extension LogWriter {
         -> [PlacedFrame]
     {
         let seed = state.withLock { $0.value.seed }
-        var bodies = try Self.encodeBodies(frames, seed: seed)
+        var bodies: [EncodedBody] = []
+        bodies.reserveCapacity(frames.count)
+        for frame in frames { bodies.append(try frame.encodeBody(seed: seed, dictionary: nil)) }
         return try state.withLock {
             (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> [PlacedFrame] in
             try checkUsable(locked.value)
             if locked.value.seed != seed {
                 // The log was rewritten between encoding and locking: the checksums need the new file's seed.
-                // Under the lock, so on this thread only: nothing waits for another thread with a lock held.
-                bodies = try Self.encodeBodies(frames, seed: locked.value.seed, onEveryCore: false)
+                let newSeed = locked.value.seed
+                bodies = []
+                for frame in frames { bodies.append(try frame.encodeBody(seed: newSeed, dictionary: nil)) }
             }
             // A frame's sequence number must stay below the largest (the reader rejects that one); only a file whose
             // header starts near the end of the range gets here.
@@ -198,29 +201,6 @@ extension LogWriter {
             return placed
         }
     }
-
-    /// Compresses and checksums `frames`, in order: the fragments of a large transaction on every core when
-    /// `onEveryCore` (a bulk save's 55 one-MiB fragments took ≈ 0.1 s on one), small ones on the calling thread.
-    static func encodeBodies(_ frames: [OutgoingFrame], seed: UInt32, onEveryCore: Bool = true) throws(LogFormatError)
-        -> [EncodedBody]
-    {
-        let byteCount = frames.reduce(0) { $0 + $1.payload.count }
-        guard onEveryCore, frames.count > 1, byteCount >= Self.parallelEncodingByteCount else {
-            return try frames.map { (frame) throws(LogFormatError) in
-                try frame.encodeBody(seed: seed, dictionary: nil)
-            }
-        }
-        let encoded = LockedValue<[Result<EncodedBody, LogFormatError>?]>(Array(repeating: nil, count: frames.count))
-        DispatchQueue.concurrentPerform(iterations: frames.count) { index in
-            let body = Result { () throws(LogFormatError) in try frames[index].encodeBody(seed: seed, dictionary: nil) }
-            encoded.withLock { $0[index] = body }
-        }
-        return try encoded.withLock { $0 }.map { (body) throws(LogFormatError) in try body!.get() }
-    }
-
-    /// The fewest payload bytes whose frames ``encodeBodies(_:seed:onEveryCore:)`` compresses on every core: two
-    /// fragments of the default size, several milliseconds of LZ4 against the microseconds of handing them over.
-    static var parallelEncodingByteCount: Int { 2 << 20 }
 
     func checkUsable(_ state: State) throws(LogFormatError) {
         if let poison = state.poison {
