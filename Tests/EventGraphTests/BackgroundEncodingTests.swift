@@ -5,7 +5,7 @@ import Testing
 
 /// A large save's payload is encoded on a thread of its own while the save is staged (h83): the bytes must be those
 /// the calling thread would have encoded, its errors the same, and a save refused meanwhile must leave nothing.
-@Suite("A large save's payload encoded beside its staging, its install beside the context's bookkeeping")
+@Suite("A large save's payload encoded beside its staging")
 struct BackgroundEncodingTests {
     private typealias Encoding = BackgroundWork<[UInt8], LogFormatError>
 

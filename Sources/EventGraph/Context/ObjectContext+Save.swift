@@ -78,14 +78,12 @@ extension ObjectContext {
         }
         let result: CommitResult
         do {
-            // The objects are brought in line while the store installs a large save of new objects.
-            result = try parentStore.commit(request) { result in
-                finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
-            }
+            result = try parentStore.commit(request)
         } catch {
             unstage(inserted)
             throw error
         }
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, abandoned: abandoned, result: result)
         reportSave(of: request, result: result)
     }
 

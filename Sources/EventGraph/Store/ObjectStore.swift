@@ -102,18 +102,6 @@ protocol ObjectStore: AnyObject, Sendable {
     func reserveIdentity(for entity: EntityDescription) -> ObjectIdentity
     /// Commits a context's changes, all or nothing; the result names the transaction and the committed rows.
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult
-    /// Commits as ``commit(_:)`` does, and calls `meanwhile` with the result (on this thread) before returning: a
-    /// store may install the save on another thread meanwhile (see ``Store/commit(_:meanwhile:)``); the save is
-    /// installed when this returns. `meanwhile` is not called when the commit throws.
-    func commit(_ request: CommitRequest, meanwhile: (CommitResult) -> Void) throws(EventGraphError) -> CommitResult
-}
-
-extension ObjectStore {
-    func commit(_ request: CommitRequest, meanwhile: (CommitResult) -> Void) throws(EventGraphError) -> CommitResult {
-        let result = try commit(request)
-        meanwhile(result)
-        return result
-    }
 }
 
 /// The committed rows of one entity in one store, as a scan sees them.

@@ -9,25 +9,12 @@ extension Store {
     /// Nothing changes (neither the log nor the snapshot) when this throws before queuing; when the log fails to
     /// make the changeset durable, nothing is installed and the store refuses further saves until it is reopened.
     func commit(_ request: CommitRequest) throws(EventGraphError) -> CommitResult {
-        try commit(request, meanwhile: { _ in })
-    }
-
-    /// Commits as ``commit(_:)`` does, and calls `meanwhile` with the result before it returns: while a large save
-    /// of new objects is installed on a thread of its own (``BackgroundWork``), for the context to bring its objects
-    /// in line; otherwise once the save is installed. Either way the save is installed when this returns.
-    ///
-    /// Only a save of new objects (`StoreState.stageInsertion` staged it) is installed beside `meanwhile`: the
-    /// result holds the row of each of its objects, so the context reads nothing of the store meanwhile.
-    func commit(_ request: CommitRequest, meanwhile: (CommitResult) -> Void) throws(EventGraphError) -> CommitResult {
         guard !isReadOnly else { throw EventGraphError(.readOnly, "the store is read-only") }
         requireOwnObjects(request)
-        let (queued, staged, permanentIdentities, isInsertion) = try withCommitLock {
-            queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [ObjectIdentity: ObjectIdentity], Bool)
-            in
+        let (queued, staged, permanentIdentities) = try withCommitLock {
+            queue throws(EventGraphError) -> (QueuedTransaction, StagedChanges, [ObjectIdentity: ObjectIdentity]) in
             let prepared = try prepare(request, queue)
-            return (
-                try enqueue(prepared, in: &queue), prepared.staged, prepared.permanentIdentities, prepared.isInsertion
-            )
+            return (try enqueue(prepared, in: &queue), prepared.staged, prepared.permanentIdentities)
         }
         do {
             try backend.waitUntilDurable(queued)
@@ -40,22 +27,9 @@ extension Store {
             }
             throw error
         }
-        let result = Self.result(of: queued.transactionID, staged, permanentIdentities)
-        if isInsertion && staged.count >= BackgroundWork<Void, Never>.minimumObjectCount {
-            let transactionID = queued.transactionID
-            let install = BackgroundWork<Void, Never>("EventGraph install") { [self] in
-                withCommitLock { queue in installQueued(through: transactionID, in: &queue) }
-            }
-            meanwhile(result)
-            install.value()
-            observers.deliverPending()
-            checkpointIfDue()
-        } else {
-            installDurable(through: queued.transactionID)
-            checkpointIfDue()
-            meanwhile(result)
-        }
-        return result
+        installDurable(through: queued.transactionID)
+        checkpointIfDue()
+        return Self.result(of: queued.transactionID, staged, permanentIdentities)
     }
 
     /// What a commit did, from its transaction and its staged rows.
