@@ -92,10 +92,25 @@ extension Store {
                     "the store is full: it has handed out every object key, so the new "
                         + "\(model.entities[Int(exhausted.entityIndex)].name) cannot be saved"))
         }
+        let commitTimeMicroseconds = max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds)
+        let nextKey = keyWatermark
+        func makeChangeset(_ operations: [ChangeOperation]) -> Changeset {
+            Changeset(
+                transactionID: transactionID, commitTimeMicroseconds: commitTimeMicroseconds, author: request.author,
+                nextKey: nextKey, foreignStores: request.foreignStores, operations: operations,
+                sequenceReservations: request.sequenceReservations, crossStore: crossStore)
+        }
         // A save of new objects only (a bulk insert) is checked and staged in one pass when it can be: it then
-        // needs no upsert, conflict resolution, inverse repair or blob, and its operations stay as they are.
+        // needs no upsert, conflict resolution, inverse repair or blob, and its operations stay as they are — so a
+        // large one is encoded on another core meanwhile (dropped if the pass refuses it).
+        let mayBeInsertion = request.upserts.isEmpty && request.foreignStores.isEmpty && !hasExternalStorage
+        var changeset = makeChangeset(operations)
+        var encoding =
+            mayBeInsertion && operations.count >= BackgroundEncoding.minimumObjectCount
+                && operations.allSatisfy({ if case .insert = $0 { true } else { false } })
+            ? Self.encodeAside(changeset) : nil
         let stagedInsertion =
-            request.upserts.isEmpty && request.foreignStores.isEmpty && !hasExternalStorage
+            mayBeInsertion
             ? state.withLock { state in
                 state.stageInsertion(
                     operations, model: model, version: transactionID, overlay: queue, checksInverses: hasInverses)
@@ -107,12 +122,10 @@ extension Store {
             let pinned = try resolveConflicts(&operations, request, queue)
             repairInverses(&operations, pinned: pinned, queue)
             externalize(&operations, transactionID: transactionID, blobs: &blobs)
+            changeset = makeChangeset(operations)
+            // Encoded beside the staging and the uniqueness check below.
+            encoding = operations.count >= BackgroundEncoding.minimumObjectCount ? Self.encodeAside(changeset) : nil
         }
-        let changeset = Changeset(
-            transactionID: transactionID,
-            commitTimeMicroseconds: max(Self.nowMicroseconds(), queue.lastCommitTimeMicroseconds),
-            author: request.author, nextKey: keyWatermark, foreignStores: request.foreignStores,
-            operations: operations, sequenceReservations: request.sequenceReservations, crossStore: crossStore)
         let staged: StagedChanges
         if let stagedInsertion {
             staged = stagedInsertion
@@ -140,11 +153,23 @@ extension Store {
             return (try queue.releasedTuples(of: staged, in: state, model: model), claimed)
         }
         let payload: [UInt8]
-        do throws(LogFormatError) { payload = try changeset.encoded() } catch { throw EventGraphError(error) }
+        do throws(LogFormatError) {
+            if let encoding { payload = try encoding.value() } else { payload = try changeset.encoded() }
+        } catch {
+            throw EventGraphError(error)
+        }
         return PreparedCommit(
             transactionID: transactionID, changeset: changeset, payload: payload, blobs: blobs, staged: staged,
             permanentIdentities: permanentIdentities, pins: pins, releasedTuples: releasedTuples,
             claimedTuples: claimedTuples, isInsertion: stagedInsertion != nil)
+    }
+
+    typealias BackgroundEncoding = BackgroundWork<[UInt8], LogFormatError>
+
+    /// Starts encoding a large changeset on a thread of its own (its bytes are those ``Changeset/encoded()`` returns
+    /// on any thread).
+    private static func encodeAside(_ changeset: Changeset) -> BackgroundEncoding {
+        BackgroundEncoding("EventGraph payload encoding") { () throws(LogFormatError) in try changeset.encoded() }
     }
 
     /// Queues a prepared changeset in the log (no I/O is waited for) and its effects in the queue's overlay.
