@@ -78,9 +78,13 @@ struct KeyDirectoryTests {
     )
     func sequentialKeysAreNeighbours() {
         var directory = KeyDirectory()
-        let keys = 1...200_000 as ClosedRange<UInt64>
+        // Keys above the pages' range, which go to the shards (as a store's keys past 2^26 do).
+        let base = UInt64(KeyDirectory.maximumPageCount * KeyDirectory.pageKeyCount)
+        let keys = base + 1...base + 200_000 as ClosedRange<UInt64>
+        for key in keys.prefix(1) { directory.set(Int(key - base), for: key) }
         directory.reserveCapacity(adding: keys.count)
-        for key in keys { directory.set(Int(key), for: key) }
+        for key in keys { directory.set(Int(key - base), for: key) }
+        #expect(directory.pageStatistics.pagedCount == 0)
         // A shard holds every 256th key: `key` and `key + 256` are neighbours in one shard's table when they are in
         // one group of 16 (unless another group's run is in the way). Fibonacci hashing of each key alone spread
         // them (about 1 in 1,000 neighbours).
@@ -95,7 +99,7 @@ struct KeyDirectoryTests {
         }
         #expect(neighbours * 10 >= pairs * 8, "\(neighbours) of \(pairs) keys sit next to the one 256 before")
         #expect(!directory.probeStatistics.isSeeded)
-        for key in keys { #expect(directory[key] == Int(key)) }
+        for key in keys { #expect(directory[key] == Int(key - base)) }
     }
 
     @Test("keys crafted to share their home place do not pile up: the shard takes a seed and spreads them")
@@ -116,12 +120,51 @@ struct KeyDirectoryTests {
         #expect(directory.probeStatistics.longestProbe <= ProbingTableLimit.longestAllowedProbe)
     }
 
-    @Test("dense keys, as saves make them, keep the unseeded Fibonacci placement")
-    func denseKeysStayUnseeded() {
+    @Test("dense keys, as saves make them, go to pages of 4 bytes a key and never to the hashed shards")
+    func denseKeysGoToPages() {
         var directory = KeyDirectory()
-        for key in 0..<200_000 as Range<UInt64> { directory.set(Int(key), for: key) }
-        #expect(!directory.probeStatistics.isSeeded)
-        for key in stride(from: 0, to: 200_000 as UInt64, by: 7) { #expect(directory[key] == Int(key)) }
+        // An entity's keys after other entities' (a store numbers all its objects from one counter).
+        let keys = 1_100..<201_100 as Range<UInt64>
+        directory.reserveCapacity(adding: keys.count)
+        for key in keys { directory.set(Int(key - 1_100), for: key) }
+        let pages = directory.pageStatistics
+        #expect(pages.pagedCount == keys.count)
+        #expect(pages.pageCount == (keys.count + 1_100 + KeyDirectory.pageKeyCount - 1) / KeyDirectory.pageKeyCount)
+        #expect(directory.placeForTests(of: 5_000) == nil && directory.probeStatistics.longestProbe == 0)
+        for key in stride(from: 1_100, to: 201_100 as UInt64, by: 7) { #expect(directory[key] == Int(key - 1_100)) }
+        #expect(directory[1_099] == nil && directory[201_100] == nil)
+    }
+
+    @Test("an entity with one key in twenty takes pages only while they are a quarter full; its other keys are hashed")
+    func sparseKeysGoToShards() {
+        var directory = KeyDirectory()
+        let keys = stride(from: 0, to: 400_000 as UInt64, by: 20).map { $0 }
+        for (slot, key) in keys.enumerated() { directory.set(slot, for: key) }
+        let pages = directory.pageStatistics
+        // The first page is always taken; a second would make the pages less than a quarter full.
+        #expect(pages.pageCount == 1)
+        #expect(pages.pagedCount == KeyDirectory.pageKeyCount / 20 + 1)
+        #expect(directory.count == keys.count)
+        #expect(directory.placeForTests(of: keys.last!) != nil)
+        for (slot, key) in keys.enumerated() { #expect(directory[key] == slot) }
+        #expect(directory[21] == nil && directory[399_999] == nil)
+        // A key the shards hold stays there when it is set again, and leaves with a removal.
+        directory.set(7, for: keys.last!)
+        #expect(directory[keys.last!] == 7 && directory.count == keys.count)
+        #expect(directory.remove(keys.last!) == 7 && directory[keys.last!] == nil)
+        #expect(directory.remove(0) == 0 && directory.count == keys.count - 2)
+    }
+
+    @Test("keys past the pages' range, as a crafted file may hold, are hashed: the array of pages stays bounded")
+    func largeKeysAreHashed() {
+        var directory = KeyDirectory()
+        let limit = UInt64(KeyDirectory.maximumPageCount * KeyDirectory.pageKeyCount)
+        directory.set(1, for: limit)
+        directory.set(2, for: .max - 1)
+        directory.set(3, for: limit - 1)
+        #expect(directory.pageStatistics.pagedCount == 1 && directory.pageStatistics.pageCount == 1)
+        #expect(directory[limit] == 1 && directory[.max - 1] == 2 && directory[limit - 1] == 3)
+        #expect(directory.count == 3)
     }
 
     @Test("a copy keeps its slots while the original is changed (a reader's version of the entity)")
@@ -137,6 +180,17 @@ struct KeyDirectoryTests {
         for key in 0..<10_000 as Range<UInt64> { #expect(held[key] == Int(key) * 2) }
         #expect(held[10_500] == nil)
         #expect(directory[0] == nil && directory[1] == 1 && directory[2] == 4 && directory[11_999] == 11_999)
+    }
+
+    @Test("asking for a key's place (a lookup by ID's prefetch) is harmless for any key, paged, hashed or absent")
+    func prefetchIsHarmless() {
+        var directory = KeyDirectory()
+        for key in [UInt64]([0, 1, 100_000]) { directory.prefetch(key) }
+        for key in 1...10 as ClosedRange<UInt64> { directory.set(Int(key), for: key) }
+        directory.set(11, for: 1 << 40)
+        directory.remove(4)
+        for key in [UInt64]([0, 1, 4, 10, 11, 5_000, 1 << 40, (1 << 40) + 1, .max]) { directory.prefetch(key) }
+        #expect(directory[1] == 1 && directory[4] == nil && directory[1 << 40] == 11 && directory.count == 10)
     }
 
     @Test("a key of zero and the largest key are keys like any other")
