@@ -140,6 +140,8 @@ final class Comparison {
     // MARK: - Scenarios 4–6
 
     func readScenarios() throws {
+        // The same allocator policy whichever scenarios ran before (see `keepFreedHeapMemory`).
+        keepFreedHeapMemory()
         let generator = PostGenerator(postCount: sizes.posts)
         log("read store: building \(sizes.posts) posts for each engine")
         var readers: [any StoreEngine] = []

@@ -18,6 +18,31 @@ public func measureSeconds(_ body: () throws -> Void) rethrows -> Double {
     return monotonicSeconds() - start
 }
 
+/// Keeps memory the process frees in its heap (up to 64 MiB at its top) and serves blocks of up to 32 MiB from the
+/// heap, instead of glibc's starting policy (128 KiB for both, raised only after a large mmapped block is freed);
+/// returns whether both settings took. Elsewhere, does nothing and returns false.
+///
+/// The read scenarios call it so that every mode measures them with the same allocator policy. With the starting
+/// policy (`--reads`: nothing large freed before), each GRDB fetch-all freed its 100,000 records at its end, glibc
+/// trimmed the heap's top back to the kernel, and the next run faulted it in again: ≈ 4,800 page faults (≈ 19 MB of
+/// fresh zeroed pages) inside every measured GRDB run, none in EventGraph's (it holds no records' strings at once).
+/// A full run reaches these values by itself (its write scenarios free large blocks first) and measured GRDB's
+/// fetch-all with no page fault: `--reads` charged GRDB ≈ 22 % more time than the full run did (h85).
+@discardableResult
+public func keepFreedHeapMemory() -> Bool {
+    #if canImport(Glibc)
+        // `mallopt` is in <malloc.h>, which the Glibc module leaves out; looked up instead of declared.
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        guard let symbol = dlsym(nil, "mallopt") else { return false }
+        let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
+        let trimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
+        return mallopt(mmapThreshold, 32 << 20) == 1 && mallopt(trimThreshold, 64 << 20) == 1
+    #else
+        return false
+    #endif
+}
+
 /// The process's peak resident set size in bytes (`VmHWM` in `/proc/self/status`; `getrusage` elsewhere).
 public func peakResidentBytes() -> Int {
     if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {

@@ -49,7 +49,8 @@ struct Column: Sendable {
         case .int16, .int32, .int64, .double, .float, .bool, .date:
             return .attribute(AttributeValue(fixedWidth: tag, words[slot]))
         case .string, .url, .decimal, .binary, .transformable:
-            return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0) })
+            let isASCII = arena.isASCII
+            return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0, isKnownASCII: isASCII) })
         case .uuid, .blob: return .attribute(Self.otherValue(in: others, at: slot))
         case .toOneNil: return .toOne(nil)
         case .toOne: return .toOne(targets[slot])
@@ -105,7 +106,9 @@ struct Column: Sendable {
     /// A string or binary value from the arena; not inlined, so that the closure does not grow every read.
     @inline(never)
     private static func bytesValue(of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int) -> AttributeValue {
-        withArenaBytes(of: column, at: slot) { AttributeValue(bytes: tag, $0) }
+        // Text of an arena whose every byte is ASCII is copied without being validated (see `AttributeValue.text`).
+        let isASCII = column.pointee.arena.isASCII
+        return withArenaBytes(of: column, at: slot) { AttributeValue(bytes: tag, $0, isKnownASCII: isASCII) }
     }
 
     /// Where a column's arena lies in it.
