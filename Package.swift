@@ -37,9 +37,12 @@ let package = Package(
         .target(name: "CPrefetch"),
         // The C heap's top chunk (`mallinfo2`, whose struct Swift cannot take by value): egctl prefaults it.
         .target(name: "CHeap"),
+        // `sync_file_range` (a GNU extension Swift's Glibc module hides): a rewrite starts its new file's writeback
+        // as it writes, so that the sync at its end waits for less.
+        .target(name: "CWriteback"),
         .target(
             name: "LogFormat",
-            dependencies: ["CLZ4", "CCRC32C"],
+            dependencies: ["CLZ4", "CCRC32C", "CWriteback"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -241,6 +241,30 @@ struct FaultInjectionTests {
         #expect(replay.report.endsWithSeal)
     }
 
+    @Test("a rewrite starts the writeback of every byte it writes after the header, in order, before it syncs")
+    func rewriteStartsWriteback() throws {
+        // Transactions with 3 MiB blobs of random bytes (incompressible): the rewrite's new file takes several of
+        // the 4 MiB writes whose writeback it starts.
+        do {
+            let writer = try LogWriter(path: path)
+            for id in 1...4 as ClosedRange<UInt64> {
+                let blob = TestBytes.noise(3 << 20, salt: id)
+                try writer.appendTransaction(id: id, payload: TestLog.payload(for: id), blobs: [blob])
+            }
+            try writer.close()
+        }
+        let faults = FaultInjector()
+        let writer = try openWriter(faults)
+        let report = try rewrite(writer, at: 1)
+        try writer.close()
+        let ranges = faults.startedWritebacks
+        #expect(ranges.count >= 3, "\(ranges)")
+        #expect(ranges.first?.lowerBound == LogFileHeader.framesByteOffset)
+        #expect(ranges.last?.upperBound == report.newByteCount)
+        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, "\(ranges)")
+        #expect(try Replay.read(path).transactions == TestLog.expected(2...4))
+    }
+
     @Test(
         "leftovers of an interrupted rewrite or create are removed by the next open",
         arguments: ["rewrite-1a2b3c", "create-77", "salvage-ff"])

@@ -369,9 +369,12 @@ struct SequentialFrameWriter: ~Copyable {
         return frameOffset
     }
 
+    /// Writes the buffered frames, and starts their writeback (the new file is synced once written: the disk
+    /// writes it while the rest is made instead of all at the sync).
     mutating func flush() throws(LogFormatError) {
         guard !buffer.isEmpty else { return }
         try file.write(buffer, at: bufferStart)
+        file.startWriteback(at: bufferStart, count: buffer.count)
         bufferStart += UInt64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
     }

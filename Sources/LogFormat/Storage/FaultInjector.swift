@@ -47,6 +47,7 @@ package final class FaultInjector: Sendable {
         var fired: [Operation] = []
         var failingReads: FailingReads?
         var failedReadCount = 0
+        var writebacks: [Range<UInt64>] = []
     }
 
     /// Reads made to fail (``failReads(_:errno:at:)``).
@@ -119,6 +120,15 @@ package final class FaultInjector: Sendable {
     package func arm(_ operation: Operation, onCall n: Int = 1, fault: Fault) {
         precondition(n >= 1, "onCall counts from 1")
         state.withLock { $0.armed[operation] = Armed(remaining: n, fault: fault) }
+    }
+
+    /// The byte ranges whose writeback was started early (``LogFile/startWriteback(at:count:)``), in order, of
+    /// every file opened with this injector.
+    package var startedWritebacks: [Range<UInt64>] { state.withLock { $0.writebacks } }
+
+    /// Called by the file layer when it starts a range's writeback.
+    func recordWriteback(_ range: Range<UInt64>) {
+        state.withLock { $0.writebacks.append(range) }
     }
 
     /// How many times each operation has been attempted.

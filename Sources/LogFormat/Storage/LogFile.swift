@@ -104,6 +104,13 @@ struct LogFile: ~Copyable {
         try result.get()
     }
 
+    /// Starts writing `count` bytes at `offset` to the disk without waiting (a hint; see
+    /// ``SystemCalls/startWriteback(_:at:count:)``): a later ``sync()`` still makes them durable, and waits less.
+    func startWriteback(at offset: UInt64, count: Int) {
+        faults?.recordWriteback(offset..<offset + UInt64(count))
+        SystemCalls.startWriteback(descriptor, at: offset, count: count)
+    }
+
     func sync() throws(LogFormatError) {
         if case .fail(let code)? = faults?.check(.sync) {
             throw SystemCalls.failure("fdatasync (injected)", path: path, code: code)

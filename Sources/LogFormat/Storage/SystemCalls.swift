@@ -2,6 +2,8 @@
 // interrupted calls are retried, and short reads and writes are completed. A path inside a ``MemoryVolume``, and a
 // descriptor opened there, is served by the volume instead (the first line of each call), so that an in-memory
 // log runs every line of the log code above this file.
+import CWriteback
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -78,6 +80,14 @@ enum SystemCalls {
             let result = fdatasync(fd)
         #endif
         if result != 0 { throw failure("fdatasync", path: path) }
+    }
+
+    /// Starts the writeback of `count` bytes at `offset` without waiting for it (``eg_start_writeback``): a hint,
+    /// whose failure is ignored because the sync that follows reports any error of these bytes.
+    static func startWriteback(_ fd: Int32, at offset: UInt64, count: Int) {
+        if MemoryVolume.file(descriptor: fd) != nil { return }
+        guard let start = Int64(exactly: offset), count > 0 else { return }
+        _ = eg_start_writeback(fd, start, Int64(count))
     }
 
     static func fullSync(_ fd: Int32, path: String) throws(LogFormatError) {
