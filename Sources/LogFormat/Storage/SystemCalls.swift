@@ -82,7 +82,7 @@ enum SystemCalls {
         if result != 0 { throw failure("fdatasync", path: path) }
     }
 
-    /// Starts the writeback of `count` bytes at `offset` without waiting for it (``eg_start_writeback``): a hint,
+    /// Starts the writeback of `count` bytes at `offset` without waiting for it (`eg_start_writeback`): a hint,
     /// whose failure is ignored because the sync that follows reports any error of these bytes.
     static func startWriteback(_ fd: Int32, at offset: UInt64, count: Int) {
         if MemoryVolume.file(descriptor: fd) != nil { return }
