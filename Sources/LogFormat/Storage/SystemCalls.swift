@@ -2,7 +2,7 @@
 // interrupted calls are retried, and short reads and writes are completed. A path inside a ``MemoryVolume``, and a
 // descriptor opened there, is served by the volume instead (the first line of each call), so that an in-memory
 // log runs every line of the log code above this file.
-import CWriteback
+internal import CWriteback
 
 #if canImport(Glibc)
     import Glibc
