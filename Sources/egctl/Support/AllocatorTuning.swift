@@ -21,14 +21,22 @@ enum AllocatorTuning {
     /// (0.47–0.75 s of system time) against 203k–207k (0.42–0.48 s) with these settings — the state's own pages
     /// (BENCHMARKS.md, h74). Peak memory rises by ≈ 35 MB (freed buffers kept).
     static func apply() {
+        _ = setParameter(mmapThresholdParameter, mmapThresholdByteCount)
+        _ = setParameter(trimThresholdParameter, trimThresholdByteCount)
+    }
+
+    /// Sets one of glibc's `mallopt` parameters and returns whether it took; `false` where there is no `mallopt`.
+    ///
+    /// Looked up at run time (`dlsym`) rather than declared: `<malloc.h>` is not in the Glibc module, and a C library
+    /// without `mallopt` (musl's static SDK) simply keeps its defaults. A failure leaves glibc's defaults, which are
+    /// correct, only slower.
+    static func setParameter(_ parameter: Int32, _ value: Int32) -> Bool {
         #if os(Linux)
-            // Looked up at run time (`dlsym`) rather than declared: `<malloc.h>` is not in the Glibc module, and a
-            // C library without `mallopt` (musl's static SDK) simply keeps its defaults. Each call returns 1 on
-            // success; a failure leaves glibc's defaults, which are correct, only slower.
-            guard let symbol = dlsym(nil, "mallopt") else { return }
+            guard let symbol = dlsym(nil, "mallopt") else { return false }
             let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-            _ = mallopt(mmapThresholdParameter, mmapThresholdByteCount)
-            _ = mallopt(trimThresholdParameter, trimThresholdByteCount)
+            return mallopt(parameter, value) == 1
+        #else
+            return false
         #endif
     }
 }

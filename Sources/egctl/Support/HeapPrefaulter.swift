@@ -54,10 +54,8 @@ final class HeapPrefaulter: Sendable {
             var start: UInt = 0
             var end: UInt = 0
             guard storeByteCount >= smallestStoreByteCount, eg_heap_top_chunk(&start, &end) == 1,
-                let mallopt = dlsym(nil, "mallopt")
+                AllocatorTuning.setParameter(topPadParameter, topPadByteCount)
             else { return nil }
-            let setParameter = unsafeBitCast(mallopt, to: (@convention(c) (Int32, Int32) -> Int32).self)
-            guard setParameter(topPadParameter, topPadByteCount) == 1 else { return nil }
             return HeapPrefaulter()
         #else
             return nil
