@@ -13,6 +13,7 @@ extension ObjectContext {
     /// - Throws: ``EventGraphError`` with code `validation`, `deleteDenied`, `uniqueness`, `conflict`, `readOnly`
     ///   or `log`; ``EventGraphError/failures`` lists every failing object and property.
     public func save() throws(EventGraphError) {
+        applyDeferredInverseAppends()
         processPendingChanges()
         let inserted = insertedList.filter { $0.flags.contains(.isInserted) && !$0.flags.contains(.isDeleted) }
         let deleted = deletedList.filter {

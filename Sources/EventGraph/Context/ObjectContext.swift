@@ -22,6 +22,9 @@ public final class ObjectContext {
     var insertedList: [ManagedObject] = []
     var changedList: [ManagedObject] = []
     var deletedList: [ManagedObject] = []
+    /// Appends to new objects' to-many inverses held back until something reads or writes those objects' unsaved
+    /// values (see ``deferInverseAppend(_:to:at:)``).
+    var deferredInverseAppends: [DeferredInverseAppend] = []
     /// Objects that a save's validation changed after their insert operation was built (see `save()`).
     var changedAfterStaging: [ManagedObject] = []
     /// Inserted objects created by ``fetchOrInsert(_:unique:equals:configure:)``: key → constraint ordinal.
@@ -51,6 +54,7 @@ public final class ObjectContext {
     }
 
     deinit {
+        applyDeferredInverseAppends()
         guard !registered.isEmpty || !registered.displaced.isEmpty else { return }
         // Objects still referenced elsewhere keep their IDs and stop with a message when used (see `Detachment`); they
         // no longer refer to the context (`ManagedObject.contextStorage` is unowned: it must not outlive it).
@@ -260,6 +264,7 @@ public final class ObjectContext {
 
     /// Discards every unsaved change: inserted objects leave the context, deleted and changed ones revert.
     public func rollback() {
+        applyDeferredInverseAppends()
         for object in insertedList where object.flags.contains(.isInserted) {
             registered[object.identity] = nil
             object.contextStorage = nil
@@ -282,6 +287,7 @@ public final class ObjectContext {
 
     /// Forgets every object: unsaved changes are discarded and the objects must no longer be used.
     public func reset() {
+        applyDeferredInverseAppends()
         let detachment = Detachment(storeUUIDs: parentStore.storeUUIDs, contextName: name, reason: .reset, model: model)
         for object in registered.values + registered.displaced {
             object.detach(detachment)

@@ -29,6 +29,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         /// An inserted object whose insert operation a save in progress has built: a change of it (by another
         /// object's validation) is noted, so that the operation is built again (see `ObjectContext.save()`).
         static let isStagedForSave = Flags(rawValue: 1 << 6)
+        /// A new object whose to-many inverses have appends that its context holds back (see
+        /// `ObjectContext.deferInverseAppend`): the first access to ``pending`` applies them.
+        static let hasDeferredInverseAppends = Flags(rawValue: 1 << 7)
     }
 
     /// A value set in the context and not yet saved.
@@ -96,8 +99,35 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// out), so the compiler keeps the checks on every access to it. This field has only short accesses, which need
     /// none, and it takes the padding after ``flags`` (no memory per object).
     final private(set) var hasPendingValues = false
-    final var pending: [PendingValue] = [] {
-        didSet { hasPendingValues = !pending.isEmpty }
+    /// The unsaved values. Every access first applies the inverse appends the context holds back for this object
+    /// (``Flags/hasDeferredInverseAppends``), so that no code sees the list without them.
+    final var pending: [PendingValue] {
+        get {
+            if flags.contains(.hasDeferredInverseAppends) { applyDeferredInverseAppends() }
+            return storedPending
+        }
+        _modify {
+            if flags.contains(.hasDeferredInverseAppends) { applyDeferredInverseAppends() }
+            yield &storedPending
+        }
+        set {
+            if flags.contains(.hasDeferredInverseAppends) { applyDeferredInverseAppends() }
+            storedPending = newValue
+        }
+    }
+    /// Applies the inverse appends the context holds back (for this object and every other), before ``pending`` is
+    /// read or written.
+    @inline(never)
+    private final func applyDeferredInverseAppends() {
+        guard let context = contextStorage else {
+            // The context applies them before any object leaves it (`save`, `rollback`, `reset`, its release).
+            preconditionFailure("\(self) holds inverse appends of a context it left")
+        }
+        context.applyDeferredInverseAppends()
+    }
+    /// The storage of ``pending``: read and written only through it.
+    private final var storedPending: [PendingValue] = [] {
+        didSet { hasPendingValues = !storedPending.isEmpty }
     }
     /// The rarely used fields, `nil` until one is set.
     final var extras: Extras?
