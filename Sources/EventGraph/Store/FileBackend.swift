@@ -208,9 +208,7 @@ final class FileBackend: LogBackend {
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
                     try sink.appendEntityChunks(
                         count: checkpoint.entityChunks.count, content: checkpoint.entityChunks.content)
-                    for (index, chunks) in checkpoint.indexChunks() {
-                        for chunk in chunks { try sink.appendIndexChunk(chunk, of: index) }
-                    }
+                    try sink.appendIndexChunks(checkpoint.indexChunks())
                 },
                 verify: { temporaryPath in
                     // LogFormat re-read every frame of the new file and checked its checksums; on request, also

@@ -126,57 +126,58 @@ package struct CheckpointSink: ~Copyable {
         count: Int, content: @escaping @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent
     ) throws(LogFormatError) {
         let (seed, transactionID) = (writer.seed, transactionID)
+        try appendMadeInBatches(count: count) { (index) throws(LogFormatError) in
+            try Self.make(content, index, seed: seed, transactionID: transactionID)
+        } append: { (sink, made) throws(LogFormatError) in
+            try sink.appendEntityChunk(made.chunk, encoded: made.body)
+        }
+    }
+
+    /// Makes `count` things with `make` on every core a batch at a time while the batch before is appended in
+    /// order with `append` (so at most two batches are held, and the cores do not wait for the file's writes). The
+    /// first failure, of a making or of an appending, is thrown in order; the batch being made is waited for.
+    private mutating func appendMadeInBatches<Made: Sendable>(
+        count: Int, make: @escaping @Sendable (_ index: Int) throws(LogFormatError) -> Made,
+        append: (inout CheckpointSink, Made) throws(LogFormatError) -> Void
+    ) throws(LogFormatError) {
         let batchSize = 32
-        var made: [Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError>?] = []
+        var made: [Result<Made, LogFormatError>?] = []
         for start in stride(from: 0, to: count, by: batchSize) {
             try checkCancellation()
             let batch = start..<min(start + batchSize, count)
-            let encoded = LockedValue<[Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError>?]>(
-                Array(repeating: nil, count: batch.count))
+            let results = LockedValue<[Result<Made, LogFormatError>?]>(Array(repeating: nil, count: batch.count))
             let group = DispatchGroup()
             DispatchQueue.global().async(group: group) {
                 DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
-                    let result = Self.make(content, batch.lowerBound + offset, seed: seed, transactionID: transactionID)
-                    encoded.withLock { $0[offset] = result }
+                    let result = Result { () throws(LogFormatError) in try make(batch.lowerBound + offset) }
+                    results.withLock { $0[offset] = result }
                 }
             }
-            // The batch before is written while this one is made; this one is waited for even when that fails.
+            // The batch before is appended while this one is made; this one is waited for even when that fails.
             do {
                 defer { group.wait() }
-                try appendMade(made)
+                for result in made { try append(&self, try result!.get()) }
             }
-            made = encoded.withLock { $0 }
+            made = results.withLock { $0 }
         }
-        try appendMade(made)
+        for result in made { try append(&self, try result!.get()) }
     }
 
     /// Makes the frame body of one entity chunk (on any thread).
     private static func make(
         _ content: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent, _ index: Int, seed: UInt32,
         transactionID: UInt64
-    ) -> Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError> {
-        Result { () throws(LogFormatError) in
-            switch try content(index) {
-            case .encoded(let chunk):
-                // The payload's bytes go into the frame's body here and are let go with the payload.
-                let body = try encodeEntityChunk(chunk.bytes, seed: seed, transactionID: transactionID)
-                return (ListedEntityChunk(chunk), body)
-            case .stored(let chunk):
-                let body = EncodedEntityChunk(
-                    payloadByteCount: Int(chunk.rawByteCount),
-                    body: chunk.encodedBody(seed: seed, transactionID: transactionID))
-                return (ListedEntityChunk(chunk), body)
-            }
-        }
-    }
-
-    /// Appends a batch of made entity chunks in order; throws the first failure.
-    private mutating func appendMade(_ made: [Result<(ListedEntityChunk, EncodedEntityChunk), LogFormatError>?])
-        throws(LogFormatError)
-    {
-        for result in made {
-            let (chunk, body) = try result!.get()
-            try appendEntityChunk(chunk, encoded: body)
+    ) throws(LogFormatError) -> (chunk: ListedEntityChunk, body: EncodedEntityChunk) {
+        switch try content(index) {
+        case .encoded(let chunk):
+            // The payload's bytes go into the frame's body here and are let go with the payload.
+            let body = try encodeEntityChunk(chunk.bytes, seed: seed, transactionID: transactionID)
+            return (ListedEntityChunk(chunk), body)
+        case .stored(let chunk):
+            let body = EncodedEntityChunk(
+                payloadByteCount: Int(chunk.rawByteCount),
+                body: chunk.encodedBody(seed: seed, transactionID: transactionID))
+            return (ListedEntityChunk(chunk), body)
         }
     }
 
@@ -261,21 +262,79 @@ package struct CheckpointSink: ~Copyable {
     {
         precondition(!directory.entities.isEmpty, "index chunks follow the entity chunks they index")
         try checkCancellation()
+        try appendIndexChunk(
+            Self.encodeIndexChunk(chunk, of: index, seed: writer.seed, transactionID: transactionID), of: index)
+    }
+
+    /// Appends stored indexes' chunks as ``appendIndexChunk(_:of:)`` does, index after index in the given order and
+    /// each index's chunks in its order, while their payloads are encoded, compressed and checksummed on every core
+    /// a batch at a time (as ``appendEntityChunks(count:content:)`` makes entity chunks). The file is the same as
+    /// with one ``appendIndexChunk(_:of:)`` per chunk.
+    ///
+    /// - Precondition: as ``appendIndexChunk(_:of:)`` requires of each chunk and of the order of the indexes.
+    /// - Throws: ``LogFormatError/Code/limitExceeded`` when a chunk does not fit one frame.
+    package mutating func appendIndexChunks(_ indexes: [(index: IndexChunks, chunks: [CheckpointIndexChunk])])
+        throws(LogFormatError)
+    {
+        // Each chunk's place: its index's position in `indexes`, its position in that index's chunks.
+        var places: [(index: Int, chunk: Int)] = []
+        for (position, index) in indexes.enumerated() {
+            places.append(contentsOf: index.chunks.indices.map { (position, $0) })
+        }
+        guard !places.isEmpty else { return }
+        precondition(!directory.entities.isEmpty, "index chunks follow the entity chunks they index")
+        let (seed, transactionID) = (writer.seed, transactionID)
+        try appendMadeInBatches(count: places.count) { [places] (position) throws(LogFormatError) in
+            let (index, chunk) = places[position]
+            return (
+                index,
+                try Self.encodeIndexChunk(
+                    indexes[index].chunks[chunk], of: indexes[index].index, seed: seed, transactionID: transactionID)
+            )
+        } append: { (sink, made) throws(LogFormatError) in
+            try sink.appendIndexChunk(made.1, of: indexes[made.0].index)
+        }
+    }
+
+    /// An index chunk's payload, compressed and checksummed for the new file, with what the directory lists of it.
+    struct EncodedIndexChunk: Sendable {
+        var payloadByteCount: Int
+        /// The frame's body; nil when the payload does not fit one frame (refused when it is appended).
+        var body: EncodedBody?
+        var entryCount: Int
+        var firstValues: [AttributeValue]
+        var lastValues: [AttributeValue]
+    }
+
+    /// Encodes an index chunk's frame body (on any thread).
+    private static func encodeIndexChunk(
+        _ chunk: CheckpointIndexChunk, of index: IndexChunks, seed: UInt32, transactionID: UInt64
+    ) throws(LogFormatError) -> EncodedIndexChunk {
         precondition(
             chunk.arity == Int(index.arity), "an index chunk of arity \(chunk.arity) for an index of \(index.arity)")
         let payload = try encode { try chunk.encoded() }
+        let body =
+            payload.count <= LogLimits.maxFrameRawByteCount
+            ? try OutgoingFrame(type: .checkpointIndexChunk, transactionID: transactionID, payload: payload)
+                .encodeBody(seed: seed, dictionary: nil) : nil
+        return EncodedIndexChunk(
+            payloadByteCount: payload.count, body: body, entryCount: chunk.entries.count,
+            firstValues: chunk.entries.first!.values, lastValues: chunk.entries.last!.values)
+    }
+
+    private mutating func appendIndexChunk(_ chunk: EncodedIndexChunk, of index: IndexChunks) throws(LogFormatError) {
         let limit = min(LogLimits.maxFrameRawByteCount, writer.header.transactionByteLimit)
-        guard payload.count <= limit else {
+        guard chunk.payloadByteCount <= limit, let body = chunk.body else {
             throw LogFormatError(
                 .limitExceeded,
-                "the encoded index chunk is \(payload.count) bytes, more than the limit of \(limit) bytes for one frame",
+                "the encoded index chunk is \(chunk.payloadByteCount) bytes, more than the limit of \(limit) bytes "
+                    + "for one frame",
                 path: writer.file.path)
         }
-        let offset = try writer.append(
-            OutgoingFrame(type: .checkpointIndexChunk, transactionID: transactionID, payload: payload))
+        let offset = try writer.append(encoded: body)
         let entry = IndexChunkEntry(
-            byteOffset: offset, entryCount: UInt32(chunk.entries.count), firstValues: chunk.entries.first!.values,
-            lastValues: chunk.entries.last!.values)
+            byteOffset: offset, entryCount: UInt32(chunk.entryCount), firstValues: chunk.firstValues,
+            lastValues: chunk.lastValues)
         if let last = directory.indexes.last, !CheckpointDirectory.precedes(last, index) {
             precondition(
                 last.kind == index.kind && last.entityIndex == index.entityIndex
