@@ -173,8 +173,11 @@ struct ColumnChunkBuilder: CheckpointChunkVisitor {
                 let change = PropertyChange(propertyIndex: propertyIndex, value: value)
                 chunk.set(StoreState.localize(change, storeMap).value, property: property, at: slot)
             }
-        case .bytes(let kind, let bytes):
-            chunk.set(bytes: bytes, tag: ValueTag(kind), property: property, at: slot)
+        case .bytes(let kind, let bytes, let isASCII):
+            chunk.set(bytes: bytes, tag: ValueTag(kind), property: property, at: slot, isASCII: isASCII)
+        case .toMany:
+            // As a list decoded whole (the references may need localizing): `.value` of the same targets.
+            visitProperty(propertyIndex, .value(value.materialized))
         }
     }
 

@@ -193,15 +193,18 @@ extension StoreState {
         var order: [UInt64] = []
         // The objects an operation was applied to (not refused), in the order of the first one: staging's order.
         var appliedOrder: [UInt64] = []
+        // Whether a touched entity has indexes to update (set below): otherwise — always for a tool's state, which
+        // keeps none — the two notes below are not taken (two lookups and updates of `touched` per operation).
+        var updatesIndexes = true
         func didApply(_ key: UInt64) {
-            guard var entry = touched[key], !entry.isApplied else { return }
+            guard updatesIndexes, var entry = touched[key], !entry.isApplied else { return }
             entry.isApplied = true
             touched.update(entry)
             appliedOrder.append(key)
         }
         // Notes that an operation may change a value the indexes read of `key` (before or after `didApply`).
         func changesIndexed(_ key: UInt64) {
-            guard var entry = touched[key], !entry.changesIndexedValues else { return }
+            guard updatesIndexes, var entry = touched[key], !entry.changesIndexedValues else { return }
             entry.changesIndexedValues = true
             touched.update(entry)
         }
@@ -237,21 +240,26 @@ extension StoreState {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + order.count)
             }
         }
-        // The old values the indexes read, taken before anything changes (only for entities that have indexes).
-        var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
+        // The old values the indexes read, taken before anything changes (only for entities that have indexes; a
+        // state without indexes needs none of any entity: see `oldValuesNeeded`).
+        var neededProperties: [[Int]?] = Array(repeating: isIndexed ? nil : [], count: tables.count)
         // By place in `order`.
         var oldRows: [Row?] = []
-        for key in order {
-            let entityIndex = touched[key]!.entityIndex
-            if neededProperties[entityIndex] == nil {
-                neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
-            }
-            let needed = neededProperties[entityIndex]!
-            if !needed.isEmpty, let old = tables[entityIndex].row(forKey: key, decoding: needed) {
-                if oldRows.isEmpty { oldRows = Array(repeating: nil, count: order.count) }
-                oldRows[touched[key]!.place] = old
+        if isIndexed {
+            for key in order {
+                let entityIndex = touched[key]!.entityIndex
+                if neededProperties[entityIndex] == nil {
+                    neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
+                }
+                let needed = neededProperties[entityIndex]!
+                if !needed.isEmpty, let old = tables[entityIndex].row(forKey: key, decoding: needed) {
+                    if oldRows.isEmpty { oldRows = Array(repeating: nil, count: order.count) }
+                    oldRows[touched[key]!.place] = old
+                }
             }
         }
+        // Every touched entity has its entry now; the indexes read the entities whose entry is not empty.
+        updatesIndexes = neededProperties.contains { $0.map { !$0.isEmpty } ?? false }
 
         let version = changeset.transactionID
         let check = OperationCheck(version: version, model: model, entityCount: tables.count, policy: policy)
