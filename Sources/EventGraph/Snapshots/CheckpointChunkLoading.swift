@@ -175,9 +175,14 @@ struct ColumnChunkBuilder: CheckpointChunkVisitor {
             }
         case .bytes(let kind, let bytes, let isASCII):
             chunk.set(bytes: bytes, tag: ValueTag(kind), property: property, at: slot, isASCII: isASCII)
-        case .toMany:
-            // As a list decoded whole (the references may need localizing): `.value` of the same targets.
-            visitProperty(propertyIndex, .value(value.materialized))
+        case .toMany(let targets):
+            if storeMap.isEmpty {
+                // From the decoder's buffer into the column (an array only for a list long enough to keep its own).
+                chunk.updateColumn(property: property, at: slot) { $0.set(manyTargets: targets, at: slot) }
+            } else {
+                // Localized as a list decoded whole: `.value` of the same targets.
+                visitProperty(propertyIndex, .value(value.materialized))
+            }
         }
     }
 

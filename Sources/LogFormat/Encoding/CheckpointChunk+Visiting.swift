@@ -3,7 +3,7 @@
 // puts the values into columns builds no `PropertyValue` and no `String` per value. `CheckpointChunk(decoding:)`
 // is this decoding with a visitor that collects the records, so the two cannot disagree.
 
-/// The kinds of attribute values held as bytes (see ``BorrowedPropertyValue/bytes(_:_:)``).
+/// The kinds of attribute values held as bytes (see ``BorrowedPropertyValue/bytes(_:_:isASCII:)``).
 package enum ByteValueKind: Sendable {
     case string, url, decimal, binary, transformable
 }
