@@ -157,8 +157,13 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
         switch value {
         case .value(let value):
             append(propertyIndex, value)
-        case .bytes(let kind, let borrowed):
-            let isASCII = ByteArena.isASCII(borrowed)
+        case .toMany(let list):
+            // Copied from the decoder's buffer straight into the targets (no array per list).
+            values.append(Value(propertyIndex: propertyIndex, tag: .toMany, start: targets.count, count: list.count))
+            targets.append(contentsOf: list)
+        case .bytes(let kind, let borrowed, let knownASCII):
+            // A string's UTF-8 check found out already; a binary value's bytes are scanned here.
+            let isASCII = knownASCII ?? ByteArena.isASCII(borrowed)
             if let start = borrowed.baseAddress, payloadAddresses.contains(UInt(bitPattern: start)),
                 UInt(bitPattern: start) + UInt(borrowed.count) <= payloadAddresses.upperBound
             {

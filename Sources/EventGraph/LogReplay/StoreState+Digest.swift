@@ -197,8 +197,10 @@ extension StoreState {
             hasher.combine(Column.attributeValueUnlessRelationship(of: column, at: slot) ?? .null)
             return
         }
+        // An arena whose every byte is ASCII (the usual one) answers for all its values: none is scanned again.
+        let arenaIsASCII = column.pointee.arena.isASCII
         Column.withArenaBytes(of: column, at: slot) { bytes in
-            if tag == .binary || tag == .transformable || ByteArena.isASCII(bytes) {
+            if tag == .binary || tag == .transformable || arenaIsASCII || ByteArena.isASCII(bytes) {
                 hasher.combine(byteValue: tag, bytes)
             } else {
                 hasher.combine(AttributeValue(bytes: tag, bytes))

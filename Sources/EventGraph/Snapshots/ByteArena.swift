@@ -104,6 +104,10 @@ struct ByteArena: Sendable {
     /// - Parameter isASCII: whether every byte of `value` is below 0x80, when the caller knows (see
     ///   ``isASCII(_:)``); `nil` checks.
     mutating func set(_ value: UnsafeRawBufferPointer, at slot: Int, isASCII valueIsASCII: Bool? = nil) {
+        // A slot past the last one stored reads as empty (see ``withBytes(of:at:_:)``): an empty value there stores
+        // nothing, so that a property left empty (a post's image URLs in the demo store: 16 MB of offsets for 1M
+        // posts) keeps no offsets until a value is set after it.
+        if value.isEmpty && slot >= starts.count { return }
         if slot == starts.count {
             // The usual case: the slot after the last one.
             starts.append(0)

@@ -173,8 +173,16 @@ struct ColumnChunkBuilder: CheckpointChunkVisitor {
                 let change = PropertyChange(propertyIndex: propertyIndex, value: value)
                 chunk.set(StoreState.localize(change, storeMap).value, property: property, at: slot)
             }
-        case .bytes(let kind, let bytes):
-            chunk.set(bytes: bytes, tag: ValueTag(kind), property: property, at: slot)
+        case .bytes(let kind, let bytes, let isASCII):
+            chunk.set(bytes: bytes, tag: ValueTag(kind), property: property, at: slot, isASCII: isASCII)
+        case .toMany(let targets):
+            if storeMap.isEmpty {
+                // From the decoder's buffer into the column (an array only for a list long enough to keep its own).
+                chunk.updateColumn(property: property, at: slot) { $0.set(manyTargets: targets, at: slot) }
+            } else {
+                // Localized as a list decoded whole: `.value` of the same targets.
+                visitProperty(propertyIndex, .value(value.materialized))
+            }
         }
     }
 

@@ -140,10 +140,10 @@ struct ColumnChunk: Sendable {
         return slot
     }
 
-    /// Writes a byte value of a live slot in place from its bytes (see ``Column/set(bytes:tag:at:)``).
-    mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, property: Int, at slot: Int) {
+    /// Writes a byte value of a live slot in place from its bytes (see ``Column/set(bytes:tag:at:isASCII:)``).
+    mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, property: Int, at slot: Int, isASCII: Bool? = nil) {
         precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")
-        columns[property].set(bytes: bytes, tag: tag, at: slot)
+        columns[property].set(bytes: bytes, tag: tag, at: slot, isASCII: isASCII)
     }
 
     /// Calls `body` with the column of a live slot's property, to write the slot's value in it (a replayed

@@ -193,15 +193,18 @@ extension StoreState {
         var order: [UInt64] = []
         // The objects an operation was applied to (not refused), in the order of the first one: staging's order.
         var appliedOrder: [UInt64] = []
+        // Whether a touched entity has indexes to update (set below): otherwise — always for a tool's state, which
+        // keeps none — the two notes below are not taken (two lookups and updates of `touched` per operation).
+        var updatesIndexes = true
         func didApply(_ key: UInt64) {
-            guard var entry = touched[key], !entry.isApplied else { return }
+            guard updatesIndexes, var entry = touched[key], !entry.isApplied else { return }
             entry.isApplied = true
             touched.update(entry)
             appliedOrder.append(key)
         }
         // Notes that an operation may change a value the indexes read of `key` (before or after `didApply`).
         func changesIndexed(_ key: UInt64) {
-            guard var entry = touched[key], !entry.changesIndexedValues else { return }
+            guard updatesIndexes, var entry = touched[key], !entry.changesIndexedValues else { return }
             entry.changesIndexedValues = true
             touched.update(entry)
         }
@@ -237,21 +240,26 @@ extension StoreState {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + order.count)
             }
         }
-        // The old values the indexes read, taken before anything changes (only for entities that have indexes).
-        var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
+        // The old values the indexes read, taken before anything changes (only for entities that have indexes; a
+        // state without indexes needs none of any entity: see `oldValuesNeeded`).
+        var neededProperties: [[Int]?] = Array(repeating: isIndexed ? nil : [], count: tables.count)
         // By place in `order`.
         var oldRows: [Row?] = []
-        for key in order {
-            let entityIndex = touched[key]!.entityIndex
-            if neededProperties[entityIndex] == nil {
-                neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
-            }
-            let needed = neededProperties[entityIndex]!
-            if !needed.isEmpty, let old = tables[entityIndex].row(forKey: key, decoding: needed) {
-                if oldRows.isEmpty { oldRows = Array(repeating: nil, count: order.count) }
-                oldRows[touched[key]!.place] = old
+        if isIndexed {
+            for key in order {
+                let entityIndex = touched[key]!.entityIndex
+                if neededProperties[entityIndex] == nil {
+                    neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
+                }
+                let needed = neededProperties[entityIndex]!
+                if !needed.isEmpty, let old = tables[entityIndex].row(forKey: key, decoding: needed) {
+                    if oldRows.isEmpty { oldRows = Array(repeating: nil, count: order.count) }
+                    oldRows[touched[key]!.place] = old
+                }
             }
         }
+        // Every touched entity has its entry now; the indexes read the entities whose entry is not empty.
+        updatesIndexes = neededProperties.contains { $0.map { !$0.isEmpty } ?? false }
 
         let version = changeset.transactionID
         let check = OperationCheck(version: version, model: model, entityCount: tables.count, policy: policy)
@@ -272,15 +280,18 @@ extension StoreState {
                     // Tolerated, the insert replaces the object: the log's latest word on it.
                     try check.reject("inserts \(check.name(reference)), which exists", &anomalies)
                 }
-                let defaults = insertDefaults[entityIndex]
-                let values = changeset.values[operation.values]
-                for value in values where value.propertyIndex >= defaults.count {
-                    try check.rejectMissingProperty(value.propertyIndex, of: reference, &anomalies)
+                // The values are read by index, not through a slice of `changeset.values` (whose copy and
+                // destruction went through the slice's metadata, with a retain and a release, for every insert).
+                let valueRange = operation.values
+                let defaultCount = insertDefaults[entityIndex].count
+                for index in valueRange where changeset.values[index].propertyIndex >= defaultCount {
+                    try check.rejectMissingProperty(changeset.values[index].propertyIndex, of: reference, &anomalies)
                 }
                 if let existing {
                     // A replacement (rare) is put as a whole row, as staging builds it.
-                    var row = defaults
-                    for value in values where value.propertyIndex < row.count {
+                    var row = insertDefaults[entityIndex]
+                    for index in valueRange where changeset.values[index].propertyIndex < row.count {
+                        let value = changeset.values[index]
                         row[Int(value.propertyIndex)] = changeset.materialized(value)
                     }
                     put(entityIndex: entityIndex, key: reference.key, version: version, values: row, slot: existing)
@@ -288,18 +299,19 @@ extension StoreState {
                     // The values are written from the payload's bytes into the new slot; the properties the insert
                     // leaves out take the recorded defaults.
                     insertNumber += 1
-                    if setBy.count < defaults.count { setBy = Array(repeating: 0, count: defaults.count) }
+                    if setBy.count < defaultCount { setBy = Array(repeating: 0, count: defaultCount) }
                     if preparedDefaults.isEmpty { preparedDefaults = Array(repeating: nil, count: tables.count) }
                     if preparedDefaults[entityIndex] == nil {
-                        preparedDefaults[entityIndex] = defaults.map(PreparedColumnValue.init)
+                        preparedDefaults[entityIndex] = insertDefaults[entityIndex].map(PreparedColumnValue.init)
                     }
                     let prepared = preparedDefaults[entityIndex]!
                     let number = insertNumber
                     append(
-                        entityIndex: entityIndex, key: reference.key, version: version, valueCount: defaults.count
+                        entityIndex: entityIndex, key: reference.key, version: version, valueCount: defaultCount
                     ) {
                         chunk, position in
-                        for value in values where value.propertyIndex < defaults.count {
+                        for index in valueRange where changeset.values[index].propertyIndex < defaultCount {
+                            let value = changeset.values[index]
                             chunk.updateColumn(property: Int(value.propertyIndex), at: position) {
                                 changeset.write(value, into: &$0, at: position)
                             }
@@ -316,7 +328,8 @@ extension StoreState {
                     (chunk, position) throws(EventGraphError) in
                     chunk.setVersion(version, at: position)
                     let count = chunk.valueCount(at: position)
-                    for value in changeset.values[operation.values] {
+                    for index in operation.values {
+                        let value = changeset.values[index]
                         guard value.propertyIndex < count else {
                             try check.rejectMissingProperty(value.propertyIndex, of: reference, &anomalies)
                             continue
@@ -331,7 +344,7 @@ extension StoreState {
                     continue
                 }
                 if let needed = neededProperties[entityIndex], !needed.isEmpty,
-                    changeset.values[operation.values].contains(where: { needed.contains(Int($0.propertyIndex)) })
+                    operation.values.contains(where: { needed.contains(Int(changeset.values[$0].propertyIndex)) })
                 {
                     changesIndexed(reference.key)
                 }

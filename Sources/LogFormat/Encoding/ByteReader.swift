@@ -305,7 +305,7 @@ struct ByteReader {
     /// Reads a varint length and that many bytes of valid UTF-8, at most ``LogLimits/maxStringByteCount``.
     mutating func readString(_ field: StaticString) throws(LogFormatError) -> String {
         var value = ""
-        try withStringBytes(field) { bytes in
+        try withStringBytes(field) { bytes, _ in
             // Checked to be UTF-8 already: nothing is repaired.
             if bytes.count > 0 { value = String(decoding: bytes, as: UTF8.self) }
         }
@@ -314,17 +314,21 @@ struct ByteReader {
 
     /// Reads what ``readString(_:)`` reads and lends its bytes to `body` (valid only during the call) instead of
     /// making a `String`: a reader that copies them into its own storage checks them once and allocates nothing.
-    mutating func withStringBytes(_ field: StaticString, _ body: (UnsafeRawBufferPointer) -> Void)
+    /// `body` also learns whether every byte is ASCII, which the UTF-8 check found out (a reader that needs to know
+    /// does not scan the bytes again).
+    mutating func withStringBytes(_ field: StaticString, _ body: (UnsafeRawBufferPointer, _ isASCII: Bool) -> Void)
         throws(LogFormatError)
     {
         let lengthOffset = offset
         let count = try readByteLength(field, limit: LogLimits.maxStringByteCount)
-        if count == 0 { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        if count == 0 { return body(UnsafeRawBufferPointer(start: nil, count: 0), true) }
         try require(count, for: field)
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ count)])
-        guard Self.isValidUTF8(bytes) else { throw malformed("\(field) is not valid UTF-8", at: lengthOffset) }
+        guard let encoding = Self.utf8Encoding(of: bytes) else {
+            throw malformed("\(field) is not valid UTF-8", at: lengthOffset)
+        }
         position &+= count
-        body(bytes)
+        body(bytes, encoding == .ascii)
     }
 
     /// Reads what ``readByteArray(_:)`` reads and lends its bytes to `body` (valid only during the call). A value
@@ -342,13 +346,22 @@ struct ByteReader {
         body(bytes)
     }
 
-    /// Whether `bytes` are valid UTF-8: ASCII is checked eight bytes at a time without building anything.
-    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// What valid UTF-8 text a string's bytes are (see ``utf8Encoding(of:)``).
+    enum UTF8Encoding {
+        /// Every byte is below 0x80.
+        case ascii
+        /// Valid UTF-8 with at least one byte of 0x80 or more.
+        case nonASCII
+    }
+
+    /// Whether `bytes` are valid UTF-8 (`nil`: not) and whether they are ASCII, in one pass over an ASCII string:
+    /// ASCII is checked eight bytes at a time without building anything.
+    static func utf8Encoding(of bytes: UnsafeRawBufferPointer) -> UTF8Encoding? {
         let wordCount = bytes.count / 8
         var high: UInt64 = 0
         for index in 0..<wordCount { high |= bytes.loadUnaligned(fromByteOffset: index &* 8, as: UInt64.self) }
         for index in wordCount &* 8..<bytes.count { high |= UInt64(bytes[index]) }
-        if high & 0x8080_8080_8080_8080 == 0 { return true }
-        return String(validating: bytes, as: UTF8.self) != nil
+        if high & 0x8080_8080_8080_8080 == 0 { return .ascii }
+        return String(validating: bytes, as: UTF8.self) != nil ? .nonASCII : nil
     }
 }

@@ -3,28 +3,33 @@
 // puts the values into columns builds no `PropertyValue` and no `String` per value. `CheckpointChunk(decoding:)`
 // is this decoding with a visitor that collects the records, so the two cannot disagree.
 
-/// The kinds of attribute values held as bytes (see ``BorrowedPropertyValue/bytes(_:_:)``).
+/// The kinds of attribute values held as bytes (see ``BorrowedPropertyValue/bytes(_:_:isASCII:)``).
 package enum ByteValueKind: Sendable {
     case string, url, decimal, binary, transformable
 }
 
 /// A property value as a checkpoint chunk's payload holds it, lent to a ``CheckpointChunkVisitor``.
 package enum BorrowedPropertyValue {
-    /// A value decoded whole: null, a fixed-width value, a UUID, a blob reference, or a relationship.
+    /// A value decoded whole: null, a fixed-width value, a UUID, a blob reference, or a to-one relationship.
     case value(PropertyValue)
     /// A string, URL or decimal (valid UTF-8), or a binary or transformable value: its bytes in the payload, valid
-    /// only during the call that lends them.
-    case bytes(ByteValueKind, UnsafeRawBufferPointer)
+    /// only during the call that lends them. `isASCII` tells whether every byte is below 0x80 when the decoding found
+    /// out (a string's, by its UTF-8 check); `nil` for a binary or transformable value, whose bytes are not checked.
+    case bytes(ByteValueKind, UnsafeRawBufferPointer, isASCII: Bool?)
+    /// The targets of a to-many relationship, decoded into a buffer valid only during the call that lends it (no
+    /// array per list for a reader that copies them into its own storage).
+    case toMany(UnsafeBufferPointer<ObjectReference>)
 
-    /// The value as a ``PropertyValue`` (copies the bytes).
+    /// The value as a ``PropertyValue`` (copies the bytes or the targets).
     package var materialized: PropertyValue {
         switch self {
         case .value(let value): value
-        case .bytes(.string, let bytes): .attribute(.string(String(decoding: bytes, as: UTF8.self)))
-        case .bytes(.url, let bytes): .attribute(.url(String(decoding: bytes, as: UTF8.self)))
-        case .bytes(.decimal, let bytes): .attribute(.decimal(String(decoding: bytes, as: UTF8.self)))
-        case .bytes(.binary, let bytes): .attribute(.binary(Array(bytes)))
-        case .bytes(.transformable, let bytes): .attribute(.transformable(Array(bytes)))
+        case .bytes(.string, let bytes, _): .attribute(.string(String(decoding: bytes, as: UTF8.self)))
+        case .bytes(.url, let bytes, _): .attribute(.url(String(decoding: bytes, as: UTF8.self)))
+        case .bytes(.decimal, let bytes, _): .attribute(.decimal(String(decoding: bytes, as: UTF8.self)))
+        case .bytes(.binary, let bytes, _): .attribute(.binary(Array(bytes)))
+        case .bytes(.transformable, let bytes, _): .attribute(.transformable(Array(bytes)))
+        case .toMany(let targets): .toMany(Array(targets))
         }
     }
 }
@@ -119,6 +124,11 @@ extension PropertyValue {
         case .decimal: kind = .decimal
         case .binary: kind = .binary
         case .transformable: kind = .transformable
+        case nil where tag == PropertyValue.RelationshipTag.toMany.rawValue:
+            // A to-many list is lent from a buffer (what `init(from:)` decodes into an array).
+            return try ObjectReference.withDecodedList(
+                from: &reader, foreignStoreCount: foreignStoreCount, "the number of to-many targets"
+            ) { body(.toMany($0)) }
         default:
             // Every other value is decoded whole (`init(from:)` after its tag).
             let value: PropertyValue
@@ -131,11 +141,12 @@ extension PropertyValue {
             return body(.value(value))
         }
         switch kind {
-        case .string: try reader.withStringBytes("a string value") { body(.bytes(kind, $0)) }
-        case .url: try reader.withStringBytes("a URL value") { body(.bytes(kind, $0)) }
-        case .decimal: try reader.withStringBytes("a decimal value") { body(.bytes(kind, $0)) }
-        case .binary: try reader.withByteArrayBytes("a binary value") { body(.bytes(kind, $0)) }
-        case .transformable: try reader.withByteArrayBytes("a transformable value") { body(.bytes(kind, $0)) }
+        case .string: try reader.withStringBytes("a string value") { body(.bytes(kind, $0, isASCII: $1)) }
+        case .url: try reader.withStringBytes("a URL value") { body(.bytes(kind, $0, isASCII: $1)) }
+        case .decimal: try reader.withStringBytes("a decimal value") { body(.bytes(kind, $0, isASCII: $1)) }
+        case .binary: try reader.withByteArrayBytes("a binary value") { body(.bytes(kind, $0, isASCII: nil)) }
+        case .transformable:
+            try reader.withByteArrayBytes("a transformable value") { body(.bytes(kind, $0, isASCII: nil)) }
         }
     }
 }

@@ -66,4 +66,23 @@ extension ObjectReference {
         }
         return references
     }
+
+    /// Reads what ``decodeList(from:foreignStoreCount:_:)`` reads and lends the references to `body` in a buffer
+    /// valid only during the call (on the stack for a short list) instead of returning an array.
+    static func withDecodedList<R>(
+        from reader: inout ByteReader, foreignStoreCount: Int, _ field: StaticString,
+        _ body: (UnsafeBufferPointer<ObjectReference>) -> R
+    ) throws(LogFormatError) -> R {
+        // The count is bounded by the bytes left in the payload (3 bytes a reference at least).
+        let count = try reader.readCount(field, minimumElementByteCount: minimumEncodedByteCount)
+        return try withUnsafeTemporaryAllocation(of: ObjectReference.self, capacity: count) {
+            (buffer) throws(LogFormatError) -> R in
+            // A reference is trivial: a buffer left partly initialized by an error needs no deinitialization.
+            for index in 0..<count {
+                buffer.initializeElement(
+                    at: index, to: try ObjectReference(from: &reader, foreignStoreCount: foreignStoreCount))
+            }
+            return body(UnsafeBufferPointer(buffer))
+        }
+    }
 }
