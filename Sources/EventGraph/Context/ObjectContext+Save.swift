@@ -257,6 +257,10 @@ extension ObjectContext {
             } else if let row = committed.row(of: object.identity) {
                 object.row = row
             } else {
+                // For a root, an object the commit returned no row for (set to the values it holds) is one whose
+                // chunk the save pinned (`pinCommittedValues`, until it ends) or one in memory: this reads no chunk
+                // that can fail, a compaction beside the save included, which does not replace the store's chunks
+                // (it reads them from the file the store opened, `CheckpointChunkSource`; `MergeChunkFailureTests`).
                 object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
             }
             let entity = object.entity

@@ -92,7 +92,21 @@ extension ObjectContext {
                 object.pending.removeAll { changedKeys.contains(entity.properties[$0.index].name) }
             }
         }
-        guard let found = parentStore.committedRow(of: object.identity, entityIndex: entity.index) else {
+        let lookedUp: CommittedRow?
+        do {
+            lookedUp = try parentStore.lookUpCommittedRow(of: object.identity, entityIndex: entity.index)
+        } catch {
+            // The chunk that holds the object beneath cannot be read now (evicted, and its reads fail). A root's
+            // merge reads resident chunks only: the objects a commit names are in chunks it made resident, and a
+            // compaction keeps the state's chunks (`MergeChunkFailureTests`). A child's merge of a change its parent
+            // made in memory (processed, rolled back) looks up an object whose chunk may be on disk. The object
+            // becomes a fault that keeps its unsaved changes, as `refresh(_:mergeChanges: true)` leaves it: its next
+            // read looks it up again (and ends the process if it still cannot be read, as any fault's does), and its
+            // save throws the chunk's error.
+            refresh(object, mergeChanges: true)
+            return
+        }
+        guard let found = lookedUp else {
             if object.hasPersistentChanges { return }
             // Deleted elsewhere: a deleted fault, as the objects this context's own save deletes become.
             object.detach(
