@@ -29,6 +29,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         /// An inserted object whose insert operation a save in progress has built: a change of it (by another
         /// object's validation) is noted, so that the operation is built again (see `ObjectContext.save()`).
         static let isStagedForSave = Flags(rawValue: 1 << 6)
+        /// A fault a lookup by ID made: its first property read tells the context which property that was, so that
+        /// the next lookups start loading it (see ``ObjectContext/object(with:)``). Checked only where a read clears
+        /// ``isFault``, so a fetched object's reads pay no more than a bit test once.
+        static let isLookedUpByID = Flags(rawValue: 1 << 7)
     }
 
     /// A value set in the context and not yet saved.
