@@ -1,4 +1,5 @@
 import Foundation
+import LogFormat
 import Testing
 
 @testable import EventGraph
@@ -102,6 +103,28 @@ struct LookupReadPrefetchTests {
         try context.save()
         #expect(context.object(with: ids[1]) == nil)
         #expect((context.object(with: ids[2]) as? Sample)?.string == "sample 2")
+    }
+
+    @Test(
+        "a store's lookup finds the same row whatever property it is asked to prefetch",
+        arguments: [-1, 0, 6, 17, 1_000])
+    func storeLookupPrefetching(property: Int) throws {
+        let container = try ModelContainer(inMemoryWith: TestModels.samples)
+        let ids = try Self.saveSamples(3, in: container)
+        let entityIndex = try #require(container.model.entity(named: "Sample")).index
+        var cache = EntityVersionCache()
+        for (number, id) in ids.enumerated() {
+            let identity = ObjectIdentity(storeIndex: 0, key: id.key)
+            let row = try #require(
+                container.store.committedRow(
+                    of: identity, entityIndex: entityIndex, cache: &cache, prefetchingProperty: property))
+            #expect(row.key == id.key)
+            #expect(row.values.attributeValue(at: try Self.index(of: "int64")) == .int64(Int64(number)))
+        }
+        let missing = ObjectIdentity(storeIndex: 0, key: 1_000_000)
+        #expect(
+            container.store.committedRow(
+                of: missing, entityIndex: entityIndex, cache: &cache, prefetchingProperty: property) == nil)
     }
 
     @Test("a prefetch past a column's slots or a slot's properties is harmless")

@@ -156,22 +156,27 @@ public final class ObjectContext {
             parentStore.prefetchCommittedRow(of: identity, entityIndex: entity.index, cache: &lookupCache)
         }
         if let object = registered[identity] {
-            guard object.entity.isKindOf(entity), !object.flags.contains(.isDead) else { return nil }
+            let objectEntity = object.entity
+            guard objectEntity === entity || objectEntity.isKindOf(entity), !object.flags.contains(.isDead) else {
+                return nil
+            }
             // An object looked up again: its slot's entries may have left the cache since its last read.
-            if object.entity.index == lookupReadProperty.entityIndex, let columns = object.committedColumns {
+            if objectEntity.index == lookupReadProperty.entityIndex, let columns = object.committedColumns {
                 columns.prefetchValue(at: lookupReadProperty.property)
             }
             return object
         }
+        // The property the caller is likely to read next (the one the last looked-up object's first read was) starts
+        // loading with the slot's version (a store does so), or at the latest while the fault is made: its read then
+        // finds the slot's entries in the cache instead of waiting for them after this returns.
         let found =
             isOneEntity
-            ? parentStore.committedRow(of: identity, entityIndex: entity.index, cache: &lookupCache)
+            ? parentStore.committedRow(
+                of: identity, entityIndex: entity.index, cache: &lookupCache,
+                prefetchingProperty: entity.index == lookupReadProperty.entityIndex ? lookupReadProperty.property : -1)
             : parentStore.committedRow(of: identity, in: entity.familyIndices)
         guard let row = found else { return nil }
-        // The property the caller is likely to read next (the one the last looked-up object's first read was) starts
-        // loading now, while the fault is made: its read then finds the slot's entries in the cache instead of
-        // waiting for them after this returns.
-        if row.entityIndex == lookupReadProperty.entityIndex, let columns = row.values.heldColumns {
+        if !isOneEntity, row.entityIndex == lookupReadProperty.entityIndex, let columns = row.values.heldColumns {
             columns.prefetchValue(at: lookupReadProperty.property)
         }
         // Not registered (looked up above): a new fault holding its slot, without a second lookup; of the entity
