@@ -56,11 +56,11 @@ struct DeferredInverseAppendTests {
         let context = world.context
         // One append per post to the author, one or two to the tags: none applied yet.
         #expect(context.deferredInverseAppends.count == 20 + 30)
-        #expect(world.author.flags.contains(.hasDeferredInverseAppends))
+        #expect(world.author.hasDeferredInverseAppends)
         #expect(list(of: world.author) == world.posts.map { context.reference(to: $0) })
         #expect(context.deferredInverseAppends.isEmpty)
-        #expect(!world.author.flags.contains(.hasDeferredInverseAppends))
-        #expect(!world.tags[0].flags.contains(.hasDeferredInverseAppends))
+        #expect(!world.author.hasDeferredInverseAppends)
+        #expect(!world.tags[0].hasDeferredInverseAppends)
         #expect(
             list(of: world.tags[0])
                 == world.posts.enumerated().filter { $0.offset % 2 == 0 }.map { context.reference(to: $0.element) })
@@ -137,7 +137,7 @@ struct DeferredInverseAppendTests {
         let rolledBack = world(container)
         rolledBack.context.rollback()
         #expect(rolledBack.context.deferredInverseAppends.isEmpty && !rolledBack.context.hasChanges)
-        #expect(!rolledBack.author.flags.contains(.hasDeferredInverseAppends))
+        #expect(!rolledBack.author.hasDeferredInverseAppends)
         let reset = world(container)
         reset.context.reset()
         #expect(reset.context.deferredInverseAppends.isEmpty)
@@ -148,7 +148,7 @@ struct DeferredInverseAppendTests {
             author = released.author
             #expect(!released.context.deferredInverseAppends.isEmpty)
         }
-        #expect(author?.flags.contains(.hasDeferredInverseAppends) == false)
+        #expect(author?.hasDeferredInverseAppends == false)
         try container.close()
     }
 

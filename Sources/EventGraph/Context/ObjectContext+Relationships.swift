@@ -152,7 +152,7 @@ extension ObjectContext {
     /// ``ManagedObject/pending`` accessor), and before a save, a rollback, a reset or the context's release. The
     /// target is held by ``insertedList`` until then, so the entry does not retain it.
     private func deferInverseAppend(_ reference: ObjectReference, to target: ManagedObject, at index: Int) {
-        target.flags.insert(.hasDeferredInverseAppends)
+        target.hasDeferredInverseAppends = true
         deferredInverseAppends.append(
             DeferredInverseAppend(target: Unmanaged.passUnretained(target), reference: reference, index: Int32(index)))
     }
@@ -202,7 +202,7 @@ extension ObjectContext {
             initialized = appends.count
         }
         // Every target's flag is cleared first: the edits below read the targets' values through `pending`.
-        for pair in pairs { pair.target.takeUnretainedValue().flags.remove(.hasDeferredInverseAppends) }
+        for pair in pairs { pair.target.takeUnretainedValue().hasDeferredInverseAppends = false }
         for (group, pair) in pairs.enumerated() {
             let references = grouped[starts[group]..<starts[group + 1]]
             pair.target.takeUnretainedValue().modifyPendingToMany(at: Int(pair.index)) {

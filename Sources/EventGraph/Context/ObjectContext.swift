@@ -47,6 +47,10 @@ public final class ObjectContext {
     /// only this context's methods reach it, one at a time (a dynamic exclusivity check cost two runtime calls per
     /// lookup).
     @exclusivity(unchecked) var lookupCache = EntityVersionCache()
+    /// The property that the first read of the last object looked up by ID and fired read, and its entity's index
+    /// (`-1` for none): a lookup of that entity starts loading that property's value for the slot it finds (see
+    /// ``object(with:)``). Unchecked, as ``lookupCache``.
+    @exclusivity(unchecked) private(set) var lookupReadProperty = (entityIndex: -1, property: 0)
 
     init(parentStore: any ObjectStore, name: String) {
         self.parentStore = parentStore
@@ -156,17 +160,40 @@ public final class ObjectContext {
             parentStore.prefetchCommittedRow(of: identity, entityIndex: entity.index, cache: &lookupCache)
         }
         if let object = registered[identity] {
-            return object.entity.isKindOf(entity) && !object.flags.contains(.isDead) ? object : nil
+            let objectEntity = object.entity
+            guard objectEntity === entity || objectEntity.isKindOf(entity), !object.flags.contains(.isDead) else {
+                return nil
+            }
+            // An object looked up again: its slot's entries may have left the cache since its last read.
+            if objectEntity.index == lookupReadProperty.entityIndex, let columns = object.committedColumns {
+                columns.prefetchValue(at: lookupReadProperty.property)
+            }
+            return object
         }
+        // The property the caller is likely to read next (the one the last looked-up object's first read was) starts
+        // loading with the slot's version (a store does so), or at the latest while the fault is made: its read then
+        // finds the slot's entries in the cache instead of waiting for them after this returns.
         let found =
             isOneEntity
-            ? parentStore.committedRow(of: identity, entityIndex: entity.index, cache: &lookupCache)
+            ? parentStore.committedRow(
+                of: identity, entityIndex: entity.index, cache: &lookupCache,
+                prefetchingProperty: entity.index == lookupReadProperty.entityIndex ? lookupReadProperty.property : -1)
             : parentStore.committedRow(of: identity, in: entity.familyIndices)
         guard let row = found else { return nil }
+        if !isOneEntity, row.entityIndex == lookupReadProperty.entityIndex, let columns = row.values.heldColumns {
+            columns.prefetchValue(at: lookupReadProperty.property)
+        }
         // Not registered (looked up above): a new fault holding its slot, without a second lookup; of the entity
         // named, unless the row is a sub-entity's (no trip through the store's model for the usual case).
         let rowEntity = row.entityIndex == entity.index ? entity : model.entities[row.entityIndex]
-        return makeFault(holding: row, identity: identity, entity: rowEntity)
+        let object = makeFault(holding: row, identity: identity, entity: rowEntity)
+        object.flags.insert(.isLookedUpByID)
+        return object
+    }
+
+    /// Notes the property that the first read of an object looked up by ID read (see ``lookupReadProperty``).
+    func noteFirstRead(ofProperty property: Int, entityIndex: Int) {
+        lookupReadProperty = (entityIndex, property)
     }
 
     /// The model's entity with a name; the last one found is kept, since lookups by ID usually name one entity

@@ -62,13 +62,13 @@ extension ManagedObject {
         {
             // The committed value read in place: the slot's columns are not copied out of the object (see
             // `HeldSlotColumns`).
-            if flags.contains(.isFault) { flags.remove(.isFault) }
+            if flags.contains(.isFault) { clearFault(reading: index) }
             guard let held = columns.attributeValueUnlessRelationship(at: index) else { return nil }
             value = held
         } else if !hasPendingValues, let committed, !flags.contains(.isProbe) {
             // The committed value, as `currentValue` reads it (firing a fault that holds its row only clears the
             // flag), decoded without building a `PropertyValue`: this runs for every property read.
-            if flags.contains(.isFault) { flags.remove(.isFault) }
+            if flags.contains(.isFault) { clearFault(reading: index) }
             guard let committedValue = committed.attributeValueUnlessRelationship(at: index) else { return nil }
             value = committedValue
         } else {
@@ -77,6 +77,23 @@ extension ManagedObject {
         }
         if case .blob(let reference) = value { return externalValue(reference, at: index) }
         return value
+    }
+
+    /// Clears the fault flag of an object that holds its committed values, on a read of property `index`; a fault
+    /// that a lookup by ID made tells its context which property its first read is (out of line: the read of a
+    /// fetched object keeps no more than the bit test).
+    @inline(__always)
+    private final func clearFault(reading index: Int) {
+        if flags.contains(.isLookedUpByID) { noteFirstReadOfLookedUpObject(at: index) }
+        flags.remove(.isFault)
+    }
+
+    /// Tells the context that the first read of a fault it looked up by ID was property `index` (see
+    /// ``ObjectContext/noteFirstRead(ofProperty:entityIndex:)``).
+    @inline(never)
+    private final func noteFirstReadOfLookedUpObject(at index: Int) {
+        flags.remove(.isLookedUpByID)
+        contextStorage?.noteFirstRead(ofProperty: index, entityIndex: entity.index)
     }
 
     /// Sets an attribute value as an unsaved change.

@@ -29,9 +29,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         /// An inserted object whose insert operation a save in progress has built: a change of it (by another
         /// object's validation) is noted, so that the operation is built again (see `ObjectContext.save()`).
         static let isStagedForSave = Flags(rawValue: 1 << 6)
-        /// A new object whose to-many inverses have appends that its context holds back (see
-        /// `ObjectContext.deferInverseAppend`): the first access to ``pending`` applies them.
-        static let hasDeferredInverseAppends = Flags(rawValue: 1 << 7)
+        /// A fault a lookup by ID made: its first property read tells the context which property that was, so that
+        /// the next lookups start loading it (see ``ObjectContext/object(with:)``). Checked only where a read clears
+        /// ``isFault``, so a fetched object's reads pay no more than a bit test once.
+        static let isLookedUpByID = Flags(rawValue: 1 << 7)
     }
 
     /// A value set in the context and not yet saved.
@@ -92,26 +93,50 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// `nil` unless it is a slot that holds its columns.
     final private(set) var committedColumns: HeldSlotColumns?
     final var flags: Flags = []
-    /// Whether ``pending`` holds a value, kept by its observer: what a property read checks first.
+    /// What ``pending`` holds and what is held back for it (see ``PendingState``).
     ///
-    /// Reading `pending.isEmpty` there cost a run-time exclusivity check per read (`swift_beginAccess`, ≈ 4 % of a
-    /// fetch that reads every post, h77's profile): the array has long accesses elsewhere (an edit in place that calls
-    /// out), so the compiler keeps the checks on every access to it. This field has only short accesses, which need
-    /// none, and it takes the padding after ``flags`` (no memory per object).
-    final private(set) var hasPendingValues = false
+    /// Reading `pending.isEmpty` where a property read checks for unsaved values cost a run-time exclusivity check per
+    /// read (`swift_beginAccess`, ≈ 4 % of a fetch that reads every post, h77's profile): the array has long accesses
+    /// elsewhere (an edit in place that calls out), so the compiler keeps the checks on every access to it. This field
+    /// has only short accesses, which need none, and it takes the padding after ``flags`` (no memory per object; the
+    /// eight bits of ``Flags`` are all taken, and one more byte there would cost eight per object).
+    final private(set) var pendingState: PendingState = []
+    /// The bits of ``pendingState``.
+    struct PendingState: OptionSet {
+        var rawValue: UInt8
+        /// ``pending`` holds a value, kept by its observer: what a property read checks first.
+        static let hasValues = PendingState(rawValue: 1 << 0)
+        /// A new object whose to-many inverses have appends that its context holds back (see
+        /// `ObjectContext.deferInverseAppend`): the first access to ``pending`` applies them.
+        static let hasDeferredInverseAppends = PendingState(rawValue: 1 << 1)
+    }
+    /// Whether ``pending`` holds a value: what a property read checks first.
+    @inline(__always) final var hasPendingValues: Bool { pendingState.contains(.hasValues) }
+    /// Whether the context holds back appends to this new object's to-many inverses (set and cleared by the context
+    /// only: ``ObjectContext``'s `deferInverseAppend` and `applyDeferredInverseAppends`).
+    final var hasDeferredInverseAppends: Bool {
+        @inline(__always) get { pendingState.contains(.hasDeferredInverseAppends) }
+        set {
+            if newValue {
+                pendingState.insert(.hasDeferredInverseAppends)
+            } else {
+                pendingState.remove(.hasDeferredInverseAppends)
+            }
+        }
+    }
     /// The unsaved values. Every access first applies the inverse appends the context holds back for this object
-    /// (``Flags/hasDeferredInverseAppends``), so that no code sees the list without them.
+    /// (``hasDeferredInverseAppends``), so that no code sees the list without them.
     final var pending: [PendingValue] {
         get {
-            if flags.contains(.hasDeferredInverseAppends) { applyDeferredInverseAppends() }
+            if hasDeferredInverseAppends { applyDeferredInverseAppends() }
             return storedPending
         }
         _modify {
-            if flags.contains(.hasDeferredInverseAppends) { applyDeferredInverseAppends() }
+            if hasDeferredInverseAppends { applyDeferredInverseAppends() }
             yield &storedPending
         }
         set {
-            if flags.contains(.hasDeferredInverseAppends) { applyDeferredInverseAppends() }
+            if hasDeferredInverseAppends { applyDeferredInverseAppends() }
             storedPending = newValue
         }
     }
@@ -127,7 +152,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
     /// The storage of ``pending``: read and written only through it.
     private final var storedPending: [PendingValue] = [] {
-        didSet { hasPendingValues = !storedPending.isEmpty }
+        didSet {
+            if storedPending.isEmpty {
+                pendingState.remove(.hasValues)
+            } else {
+                pendingState.insert(.hasValues)
+            }
+        }
     }
     /// The rarely used fields, `nil` until one is set.
     final var extras: Extras?

@@ -44,6 +44,14 @@ struct ByteArena: Sendable {
         return body(UnsafeRawBufferPointer(rebasing: buffer[start..<start + count]))
     }
 
+    /// Starts loading a slot's offset and length in the arena at `arena`, without waiting (see
+    /// ``Column/prefetchValue(of:at:)``).
+    @inline(__always)
+    static func prefetchOffsets(of arena: UnsafePointer<ByteArena>, at slot: Int) {
+        arena.pointee.starts.prefetchElement(at: slot)
+        arena.pointee.byteCounts.prefetchElement(at: slot)
+    }
+
     /// Whether a slot holds exactly these bytes (`memcmp`: a commit or a replay that rewrites a row compares each of
     /// its unchanged strings this way, a post's body included).
     func holds(_ candidate: UnsafeRawBufferPointer, at slot: Int) -> Bool {

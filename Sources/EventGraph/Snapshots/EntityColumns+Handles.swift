@@ -183,6 +183,16 @@ extension ColumnChunk {
             }
         return CommittedRow(entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: version))
     }
+
+    /// Starts loading, without waiting, what a read of `property` at `position` reads first (see
+    /// ``Column/prefetchValue(of:at:)``); nothing for a property past the chunk's columns.
+    @inline(__always)
+    func prefetchValue(ofProperty property: Int, at position: Int) {
+        guard property >= 0, property < columns.count,
+            let base = columns.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        Column.prefetchValue(of: base + property, at: position)
+    }
 }
 
 extension EntityColumns {
@@ -212,9 +222,12 @@ extension EntityColumns {
     /// A live object's slot when its chunk is in memory, without copying the version (no chunk is read from disk,
     /// so a store can answer a lookup by ID under its lock: a version copied out of the lock costs a retain and a
     /// release of each of its arrays, per lookup).
+    ///
+    /// A lookup by ID passes the property it expects to be read first (`prefetchingProperty`, -1 for none): its
+    /// slot's entries start loading with the slot's version, two cache misses at once instead of one after the other.
     @inline(__always)
-    func committedRow(inMemoryForKey key: UInt64) -> InMemoryLookup {
-        committedRowAndChunk(inMemoryForKey: key).lookup
+    func committedRow(inMemoryForKey key: UInt64, prefetchingProperty property: Int = -1) -> InMemoryLookup {
+        committedRowAndChunk(inMemoryForKey: key, prefetchingProperty: property).lookup
     }
 
     /// Calls `body` with each live slot in commit order — every live slot, or those of `slots` (each once however
@@ -275,11 +288,14 @@ extension EntityColumns {
 
     /// ``committedRow(inMemoryForKey:)`` with the index of the chunk that holds the object.
     @inline(__always)
-    func committedRowAndChunk(inMemoryForKey key: UInt64) -> (lookup: InMemoryLookup, chunkIndex: Int) {
+    func committedRowAndChunk(inMemoryForKey key: UInt64, prefetchingProperty property: Int = -1)
+        -> (lookup: InMemoryLookup, chunkIndex: Int)
+    {
         guard let slot = directoryHit(key) else {
             return (hasUnloadedChunks && key <= unloadedMaxKeyForLookup ? .mayBeOnDisk : .absent, 0)
         }
-        return (.found(residentCommittedRow(atSlot: slot, key: key)), slot / ColumnChunk.slotCapacity)
+        let row = residentCommittedRow(atSlot: slot, key: key, prefetchingProperty: property)
+        return (.found(row), slot / ColumnChunk.slotCapacity)
     }
 
     /// ``lookUpCommittedRow(forKey:)`` with the index of the chunk that holds the object (read from disk if need be).

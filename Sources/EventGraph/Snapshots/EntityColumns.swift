@@ -183,11 +183,15 @@ struct EntityColumns: Sendable {
 
     /// A resident live slot holding `key` as a reader holds it, read from the chunk in place (not copied out of the
     /// array).
+    /// A property at `prefetchingProperty` (-1 for none) starts loading first (see
+    /// ``ColumnChunk/prefetchValue(ofProperty:at:)``).
     @inline(__always)
-    func residentCommittedRow(atSlot slot: Int, key: UInt64) -> CommittedRow {
+    func residentCommittedRow(atSlot slot: Int, key: UInt64, prefetchingProperty property: Int = -1) -> CommittedRow {
         let index = slot / ColumnChunk.slotCapacity
         precondition(unloaded[index] == nil, "slot \(slot) of entity #\(entityIndex) is in a chunk on disk")
-        return resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, key: key)
+        let position = slot % ColumnChunk.slotCapacity
+        if property >= 0 { resident[index].prefetchValue(ofProperty: property, at: position) }
+        return resident[index].committedRow(at: position, entityIndex: entityIndex, key: key)
     }
 
     /// The positions in ``chunksByMinKey`` of the checkpoint chunks whose key ranges may include `key`, in chunk

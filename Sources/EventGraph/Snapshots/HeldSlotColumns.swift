@@ -24,6 +24,14 @@ struct HeldSlotColumns {
         precondition(property < Int(readableCount), "property \(property) is not read in place")
         return Column.attributeValueUnlessRelationship(of: base + property, at: Int(position))
     }
+
+    /// Starts loading what a read of `property` reads first, without waiting (see
+    /// ``Column/prefetchValue(of:at:)``); nothing for a property not read in place.
+    @inline(__always)
+    func prefetchValue(at property: Int) {
+        guard property >= 0, property < Int(readableCount) else { return }
+        Column.prefetchValue(of: base + property, at: Int(position))
+    }
 }
 
 extension CommittedValues {

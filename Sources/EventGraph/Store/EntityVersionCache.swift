@@ -79,9 +79,11 @@ extension Store {
     /// ``committedRow(entityIndex:key:)`` read from the version `cache` holds, without the lock while the store's
     /// generation has not moved.
     @inline(__always)
-    func committedRow(entityIndex: Int, key: UInt64, cache: inout EntityVersionCache) -> CommittedRow? {
+    func committedRow(
+        entityIndex: Int, key: UInt64, cache: inout EntityVersionCache, prefetchingProperty property: Int
+    ) -> CommittedRow? {
         refresh(&cache, entityIndex: entityIndex)
-        switch cache.version.committedRow(inMemoryForKey: key) {
+        switch cache.version.committedRow(inMemoryForKey: key, prefetchingProperty: property) {
         case .found(let row): return row
         case .absent: return nil
         case .mayBeOnDisk:

@@ -60,9 +60,12 @@ protocol ObjectStore: AnyObject, Sendable {
     /// the process, as a property getter does.
     func committedRow(of identity: ObjectIdentity, in entityIndices: [Int]) -> CommittedRow?
     /// ``committedRow(of:entityIndex:)`` for a lookup by ID, through a context's `cache` of the entity's version (a
-    /// store reads it without its lock while nothing changed; others ignore the cache).
-    func committedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
-        -> CommittedRow?
+    /// store reads it without its lock while nothing changed; others ignore the cache). A store starts loading the
+    /// slot's value of `property` (-1 for none), which the caller expects to be read next, with the slot's version.
+    func committedRow(
+        of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache,
+        prefetchingProperty property: Int
+    ) -> CommittedRow?
     /// Starts loading where ``committedRow(of:entityIndex:cache:)`` will look `identity` up, without waiting (a store
     /// issues its key directory's place; others do nothing): the caller probes its registry meanwhile.
     func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
@@ -216,10 +219,13 @@ extension ObjectStore {
         row(of: identity, in: entityIndices).map(CommittedRow.init)
     }
 
-    func committedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
-        -> CommittedRow?
-    {
-        committedRow(of: identity, entityIndex: entityIndex)
+    func committedRow(
+        of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache,
+        prefetchingProperty property: Int
+    ) -> CommittedRow? {
+        let row = committedRow(of: identity, entityIndex: entityIndex)
+        if let columns = row?.values.heldColumns { columns.prefetchValue(at: property) }
+        return row
     }
 
     func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache) {}

@@ -41,11 +41,12 @@ extension Store: ObjectStore {
         return try lookUpCommittedRow(entityIndex: entityIndex, key: identity.key)
     }
 
-    func committedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
-        -> CommittedRow?
-    {
+    func committedRow(
+        of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache,
+        prefetchingProperty property: Int
+    ) -> CommittedRow? {
         requireOwn(identity.storeIndex)
-        return committedRow(entityIndex: entityIndex, key: identity.key, cache: &cache)
+        return committedRow(entityIndex: entityIndex, key: identity.key, cache: &cache, prefetchingProperty: property)
     }
 
     func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache) {
