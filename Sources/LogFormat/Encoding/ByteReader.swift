@@ -270,9 +270,12 @@ struct ByteReader {
         precondition(count >= 0, "a byte count cannot be negative")
         if count > buffer.count &- position, segments != nil { return try readBytesAcrossSegments(count, field) }
         try require(count, for: field)
+        // Never `[UInt8](unsafeUninitializedCapacity: 0)`: that writes the count of the standard library's one shared
+        // empty-array storage, a data race with any thread reading an empty array (see `Concurrency.md`).
+        guard count > 0 else { return [] }
         let source = UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ count)])
         let value = [UInt8](unsafeUninitializedCapacity: count) { destination, initializedCount in
-            if count > 0 { UnsafeMutableRawBufferPointer(destination).copyMemory(from: source) }
+            UnsafeMutableRawBufferPointer(destination).copyMemory(from: source)
             initializedCount = count
         }
         position &+= count
