@@ -183,6 +183,16 @@ extension ColumnChunk {
             }
         return CommittedRow(entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: version))
     }
+
+    /// Starts loading, without waiting, what a read of `property` at `position` reads first (see
+    /// ``Column/prefetchValue(of:at:)``); nothing for a property past the chunk's columns.
+    @inline(__always)
+    func prefetchValue(ofProperty property: Int, at position: Int) {
+        guard property >= 0, property < columns.count,
+            let base = columns.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        Column.prefetchValue(of: base + property, at: position)
+    }
 }
 
 extension EntityColumns {

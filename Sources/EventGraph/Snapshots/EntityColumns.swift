@@ -183,20 +183,15 @@ struct EntityColumns: Sendable {
 
     /// A resident live slot holding `key` as a reader holds it, read from the chunk in place (not copied out of the
     /// array).
-    /// A property at `prefetchingProperty` (-1 for none) starts loading as soon as the row is made (see
-    /// ``HeldSlotColumns/prefetchValue(at:)``).
-    ///
-    /// The prefetch reads the addresses the row holds, not the chunk in the array: a C call (`eg_prefetch`) between
-    /// reads of `resident[index]` made the compiler copy the chunk out of the array first, a retain and a release of
-    /// each of its five arrays per lookup (h88's profile of fetch-by-id). The loads the row's making issues (the
-    /// slot's version, its value count) do not wait for the prefetches, which are issued before anything reads them.
+    /// A property at `prefetchingProperty` (-1 for none) starts loading first (see
+    /// ``ColumnChunk/prefetchValue(ofProperty:at:)``).
     @inline(__always)
     func residentCommittedRow(atSlot slot: Int, key: UInt64, prefetchingProperty property: Int = -1) -> CommittedRow {
         let index = slot / ColumnChunk.slotCapacity
         precondition(unloaded[index] == nil, "slot \(slot) of entity #\(entityIndex) is in a chunk on disk")
-        let row = resident[index].committedRow(at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, key: key)
-        if property >= 0, let columns = row.values.heldColumns { columns.prefetchValue(at: property) }
-        return row
+        let position = slot % ColumnChunk.slotCapacity
+        if property >= 0 { resident[index].prefetchValue(ofProperty: property, at: position) }
+        return resident[index].committedRow(at: position, entityIndex: entityIndex, key: key)
     }
 
     /// The positions in ``chunksByMinKey`` of the checkpoint chunks whose key ranges may include `key`, in chunk
