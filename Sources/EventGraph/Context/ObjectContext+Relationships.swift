@@ -193,7 +193,7 @@ extension ObjectContext {
         }
         starts.append(total)
         var next = starts
-        let grouped = [ObjectReference](unsafeUninitializedCapacity: appends.count) { buffer, initialized in
+        let grouped = [ObjectReference](uninitializedCount: appends.count) { buffer, initialized in
             for (append, group) in zip(appends, groupOfAppend) {
                 let position = next[Int(group)]
                 (buffer.baseAddress! + position).initialize(to: append.reference)

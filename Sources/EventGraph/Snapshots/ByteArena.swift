@@ -1,3 +1,5 @@
+import LogFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -99,14 +101,8 @@ struct ByteArena: Sendable {
     static func shrinkToFit<Element>(_ array: inout [Element]) {
         let count = array.count
         guard array.capacity - count > count / 8 else { return }
-        // Never `[Element](unsafeUninitializedCapacity: 0)`: that writes the count of the standard library's one
-        // shared empty-array storage, a data race with any thread reading an empty array (see `Concurrency.md`).
-        guard count > 0 else {
-            array = []
-            return
-        }
         array = array.withUnsafeBufferPointer { elements in
-            [Element](unsafeUninitializedCapacity: count) { fresh, initialized in
+            [Element](uninitializedCount: count) { fresh, initialized in
                 _ = fresh.initialize(fromContentsOf: elements)
                 initialized = count
             }

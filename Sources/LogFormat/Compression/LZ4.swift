@@ -10,7 +10,7 @@ enum LZ4 {
         // Not zeroed first (the output of a 1 MiB fragment is a fresh megabyte: zeroing it was 3 % of a bulk insert's
         // CPU): only the bytes the compressor wrote are kept.
         var written: Int32 = 0
-        let output = [UInt8](unsafeUninitializedCapacity: capacity) { destination, initialized in
+        let output = [UInt8](uninitializedCount: capacity) { destination, initialized in
             let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
             let dst = UnsafeMutableRawPointer(destination.baseAddress!).assumingMemoryBound(to: CChar.self)
             if let dictionary, !dictionary.isEmpty {
@@ -40,7 +40,7 @@ enum LZ4 {
         // Not zeroed first (a checkpoint chunk is megabytes): only the bytes the decoder wrote are kept, and the
         // result is used only when it wrote all of them.
         var produced: Int32 = 0
-        let output = [UInt8](unsafeUninitializedCapacity: rawByteCount) { destination, initializedCount in
+        let output = [UInt8](uninitializedCount: rawByteCount) { destination, initializedCount in
             let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
             let dst = UnsafeMutableRawPointer(destination.baseAddress!).assumingMemoryBound(to: CChar.self)
             if let dictionary, !dictionary.isEmpty {

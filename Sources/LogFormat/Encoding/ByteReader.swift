@@ -270,11 +270,8 @@ struct ByteReader {
         precondition(count >= 0, "a byte count cannot be negative")
         if count > buffer.count &- position, segments != nil { return try readBytesAcrossSegments(count, field) }
         try require(count, for: field)
-        // Never `[UInt8](unsafeUninitializedCapacity: 0)`: that writes the count of the standard library's one shared
-        // empty-array storage, a data race with any thread reading an empty array (see `Concurrency.md`).
-        guard count > 0 else { return [] }
         let source = UnsafeRawBufferPointer(rebasing: buffer[position..<(position &+ count)])
-        let value = [UInt8](unsafeUninitializedCapacity: count) { destination, initializedCount in
+        let value = [UInt8](uninitializedCount: count) { destination, initializedCount in
             UnsafeMutableRawBufferPointer(destination).copyMemory(from: source)
             initializedCount = count
         }

@@ -56,14 +56,11 @@ struct LogFile: ~Copyable {
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
     func read(count: Int, at offset: UInt64) throws(LogFormatError) -> [UInt8] {
         try checkReadFault(at: offset)
-        // Never `[UInt8](unsafeUninitializedCapacity: 0)`: that writes the count of the standard library's one shared
-        // empty-array storage, a data race with any thread reading an empty array (see `Concurrency.md`).
-        guard count > 0 else { return [] }
         let descriptor = self.descriptor
         let path = self.path
         // Not zeroed first: only the bytes `pread` filled are kept (a short read at the end of the file keeps fewer).
         var failure: LogFormatError?
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+        let bytes = [UInt8](uninitializedCount: count) { buffer, initializedCount in
             do throws(LogFormatError) {
                 initializedCount = try SystemCalls.pread(
                     descriptor, UnsafeMutableRawBufferPointer(buffer), at: offset, path: path)
