@@ -48,7 +48,7 @@ struct StoredIndexRebuildTests {
             }
             reader.start()
             // Bounded, so that the test fails instead of hanging when the rebuild holds the lock (it did before).
-            let finished = done.wait(timeout: .now() + 10) == .success
+            let finished = done.wait(timeout: .now() + 60) == .success
             observation.readerFinished.withLock { $0 = finished }
         }
 

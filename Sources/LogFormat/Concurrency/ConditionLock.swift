@@ -15,6 +15,8 @@ package final class ConditionLock<Value> {
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     /// Outside the object's own fields for the same reason as ``LockedValue``'s.
     private let storage: UnsafeMutablePointer<Value>
+    /// How many times a thread has begun waiting on the condition; only touched with the mutex held.
+    private var waitsBegun = 0
 
     /// Creates a lock holding `value`.
     package init(_ value: Value) {
@@ -61,9 +63,15 @@ package final class ConditionLock<Value> {
         /// Releases the lock until another thread broadcasts, then takes it again. The value may have changed and
         /// wake-ups may be spurious: prefer ``wait(until:)``.
         package func wait() {
+            owner.waitsBegun += 1
             let result = pthread_cond_wait(owner.condition, owner.mutex.pointer)
             precondition(result == 0, "pthread_cond_wait failed (error \(result))")
         }
+
+        /// How many times a thread has begun waiting on this lock's condition (``wait()``), counted since the lock was
+        /// made: a waiter that sleeps until signalled begins one wait per wake-up, one that polls begins none. For
+        /// tests and diagnostics.
+        package var waitsBegun: Int { owner.waitsBegun }
 
         /// Sleeps (the lock released) until `isSatisfied` holds for the value; returns with the lock held.
         package func wait(until isSatisfied: (Value) -> Bool) {
