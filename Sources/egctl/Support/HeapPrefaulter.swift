@@ -43,6 +43,8 @@ final class HeapPrefaulter: Sendable {
 
     /// The end of what was populated so far (an address); `nil` once populating failed (it is not tried again).
     private let populatedEnd = Mutex<UInt?>(0)
+    /// What was populated so far and, once populating failed, `madvise`'s error: for ``report()``.
+    private let outcome = Mutex<(byteCount: Int, failure: Int32?)>((0, nil))
 
     private init() {}
 
@@ -82,17 +84,30 @@ final class HeapPrefaulter: Sendable {
                         madvise(address, Int(end - start), Self.populateWriteAdvice) == 0
                     else {
                         // A kernel before 5.14 (EINVAL) or memory that ran out: the replaying thread faults its own.
+                        let failure = errno
+                        outcome.withLock { $0.failure = failure }
                         populatedEnd = nil
                         break
                     }
                     populatedEnd = end
                     populated += Int(end - start)
                 }
+                outcome.withLock { $0.byteCount += populated }
                 return populated
             }
         #else
             return 0
         #endif
+    }
+
+    /// Reports (``ReplayDiagnostics``) the bytes populated so far and whether populating failed: what a test can
+    /// check whatever the machine's load, unlike who took the faults, which depends on how far ahead the decoding
+    /// thread got.
+    func report() {
+        let (byteCount, failure) = outcome.withLock { $0 }
+        ReplayDiagnostics.report(
+            "the prefaulter populated \(byteCount) bytes"
+                + (failure.map { "; populating failed with errno \($0) and stopped" } ?? ""))
     }
 
     /// The addresses of the main heap's top chunk (see `eg_heap_top_chunk`).

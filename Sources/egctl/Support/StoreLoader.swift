@@ -114,6 +114,7 @@ struct StoreLoader {
         let progress = Progress(label, totalByteCount: size)
         defer { progress.finish() }
         let prefaulter = HeapPrefaulter.start(forStoreOf: size)
+        defer { prefaulter?.report() }
         // Changesets are decoded flat, their values going from the payload into the state's columns; a whole
         // `Changeset` is built only for a caller that reads them (`each`).
         func apply(_ changeset: ReplayChangeset, _ transaction: TransactionRecord) throws {
