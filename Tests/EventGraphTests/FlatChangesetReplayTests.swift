@@ -167,6 +167,39 @@ struct FlatChangesetReplayTests {
         #expect(decoded == written)
     }
 
+    @Test("a fragmented payload is read into one array and its values stay in it, not copied out of each fragment")
+    func fragmentedPayloadsAssembled() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("assembled.eglog")
+        var options = LogWriter.Options(durability: .none)
+        options.fragmentByteCount = 48
+        let writer = try LogWriter(path: path, options: options)
+        var workload = InPlaceReplayTests.Workload(seed: 13, faulty: false)
+        var written: [Changeset] = []
+        for _ in 0..<60 {
+            let changeset = workload.next()
+            written.append(changeset)
+            try writer.appendTransaction(id: changeset.transactionID, payload: try changeset.encoded())
+        }
+        try writer.close()
+        for deferring in [false, true] {
+            var decoded: [Changeset] = []
+            var fragmented = 0
+            try LogReader(path: path).scan(defersTransactionDecompression: deferring) { record in
+                guard case .transaction(let transaction) = record else { return }
+                let flat = try ReplayChangeset(transaction)
+                decoded.append(flat.changeset)
+                guard transaction.wholePayload == nil, transaction.payloadByteCount > 0 else { return }
+                fragmented += 1
+                // The byte values refer to the payload itself (before: copies of them alone, in a buffer of their own).
+                #expect(flat.bytes.count == transaction.payloadByteCount)
+                #expect(flat.bytes == (try transaction.payload))
+            }
+            #expect(fragmented > 30)
+            #expect(decoded == written)
+        }
+    }
+
     @Test("a name's precomputed words hash as the name does")
     func nameWords() {
         for name in ["", "a", "title", "exactly8", "nine char", "Ünïcødé title ✓", String(repeating: "x", count: 23)] {
