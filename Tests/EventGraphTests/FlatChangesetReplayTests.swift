@@ -137,16 +137,13 @@ struct FlatChangesetReplayTests {
         #expect(checked > 10)
     }
 
-    /// A fragmented payload's byte values are copied into a buffer of the changeset's own, which a replayed
-    /// changeset hands to the next one: a reused buffer must hold only the new transaction's values.
-    @Test("fragmented payloads decoded one after another into a reused buffer decode as written")
-    func fragmentedPayloadsReuseABuffer() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("fragments.eglog")
+    /// A log of 60 changesets of the in-place workload, in fragments of 48 bytes; its path and the changesets.
+    private static func fragmentedLog(in directory: TemporaryDirectory, seed: UInt64) throws -> (String, [Changeset]) {
+        let path = directory.file("fragments-\(seed).eglog")
         var options = LogWriter.Options(durability: .none)
         options.fragmentByteCount = 48
         let writer = try LogWriter(path: path, options: options)
-        var workload = InPlaceReplayTests.Workload(seed: 12, faulty: false)
+        var workload = InPlaceReplayTests.Workload(seed: seed, faulty: false)
         var written: [Changeset] = []
         for _ in 0..<60 {
             let changeset = workload.next()
@@ -154,12 +151,22 @@ struct FlatChangesetReplayTests {
             try writer.appendTransaction(id: changeset.transactionID, payload: try changeset.encoded())
         }
         try writer.close()
+        return (path, written)
+    }
+
+    /// A fragmented payload too long to be read into one array has its byte values copied into a buffer of the
+    /// changeset's own, which a replayed changeset hands to the next one: a reused buffer must hold only the new
+    /// transaction's values.
+    @Test("fragmented payloads decoded one after another into a reused buffer decode as written")
+    func fragmentedPayloadsReuseABuffer() throws {
+        let directory = TemporaryDirectory()
+        let (path, written) = try Self.fragmentedLog(in: directory, seed: 12)
         var decoded: [Changeset] = []
         var fragmented = 0
         try LogReader(path: path).scan { record in
             guard case .transaction(let transaction) = record else { return }
             if transaction.wholePayload == nil { fragmented += 1 }
-            let flat = try ReplayChangeset(transaction)
+            let flat = try ReplayChangeset(transaction, assemblingUpTo: 0)
             decoded.append(flat.changeset)
             flat.recycleBuffer()
         }
@@ -170,18 +177,7 @@ struct FlatChangesetReplayTests {
     @Test("a fragmented payload is read into one array and its values stay in it, not copied out of each fragment")
     func fragmentedPayloadsAssembled() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("assembled.eglog")
-        var options = LogWriter.Options(durability: .none)
-        options.fragmentByteCount = 48
-        let writer = try LogWriter(path: path, options: options)
-        var workload = InPlaceReplayTests.Workload(seed: 13, faulty: false)
-        var written: [Changeset] = []
-        for _ in 0..<60 {
-            let changeset = workload.next()
-            written.append(changeset)
-            try writer.appendTransaction(id: changeset.transactionID, payload: try changeset.encoded())
-        }
-        try writer.close()
+        let (path, written) = try Self.fragmentedLog(in: directory, seed: 13)
         for deferring in [false, true] {
             var decoded: [Changeset] = []
             var fragmented = 0

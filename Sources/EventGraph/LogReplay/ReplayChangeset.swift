@@ -65,11 +65,16 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
     init() {}
 
     /// Decodes a transaction record's changeset (the checks of ``TransactionRecord/changeset()``).
-    package init(_ transaction: TransactionRecord) throws(LogFormatError) {
+    ///
+    /// - Parameter assemblingUpTo: the longest fragmented payload read into one array first (tests pass less, to
+    ///   decode one fragment by fragment).
+    package init(
+        _ transaction: TransactionRecord, assemblingUpTo maxAssembledByteCount: Int = largestAssembledByteCount
+    ) throws(LogFormatError) {
         // A body the scan left compressed is decompressed here, once, into the payload the values stay in; so are
         // the fragments of a large transaction, straight into one array (up to ``largestAssembledByteCount``): its
         // values stay in it too, instead of being copied out of each fragment as it is read (BENCHMARKS.md, h96).
-        let transaction = try transaction.decompressed().assembled(maxByteCount: Self.largestAssembledByteCount)
+        let transaction = try transaction.decompressed().assembled(maxByteCount: maxAssembledByteCount)
         if let payload = transaction.wholePayload {
             // The byte values stay in the payload (shared, not copied): no second copy of every string before the
             // columns take theirs.
