@@ -1,6 +1,9 @@
 // `RUSAGE_THREAD` is a GNU extension, declared only with `_GNU_SOURCE` (hence a function here, not in the header).
 #if defined(__linux__)
 #define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #endif
 
@@ -18,5 +21,26 @@ int eg_thread_usage(long *faults, long *cpuMicroseconds) {
     (void)faults;
     (void)cpuMicroseconds;
     return 0;
+#endif
+}
+
+int eg_heap_arena_count(void) {
+#if defined(__GLIBC__)
+    char *report = NULL;
+    size_t length = 0;
+    FILE *stream = open_memstream(&report, &length);
+    if (stream == NULL) return -1;
+    int written = malloc_info(0, stream);
+    fclose(stream);
+    if (written != 0 || report == NULL) {
+        free(report);
+        return -1;
+    }
+    int count = 0;
+    for (const char *at = report; (at = strstr(at, "<heap nr=")) != NULL; at += 1) count += 1;
+    free(report);
+    return count;
+#else
+    return -1;
 #endif
 }

@@ -67,6 +67,30 @@ struct EgctlHeapPrefaultTests {
         let changesets = ["replay", store, "--changesets", "--json", "--from", "\(last - 20)"]
         #expect(try run(changesets, prefaulting: true).stdout == run(changesets, prefaulting: false).stdout)
     }
+
+    @Test("a prefaulted replay's decoding thread allocates from the main heap: the process has one malloc arena")
+    func prefaultedReplayUsesOneArena() throws {
+        #if os(Linux)
+            let scratch = Scratch()
+            let store = try demoStore(in: scratch, posts: 1500, seed: 5)
+            func arenas(prefaulting: Bool) throws -> Int {
+                let result = try Egctl.run(
+                    ["replay", store, "--summary"],
+                    environment: [
+                        "EGCTL_DECODE_ASIDE_BYTES": "0", "EGCTL_REPORT_REPLAY": "1",
+                        "EGCTL_PREFAULT_STORE_BYTES": prefaulting ? "0" : "\(UInt64.max)",
+                    ])
+                #expect(result.status == 0, "\(result.stderr)")
+                let prefix = "egctl: malloc arenas: "
+                let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) })
+                return try #require(Int(line.dropFirst(prefix.count)))
+            }
+            // Before: the decoding thread had an arena of its own (2), whose emptied heaps were unmapped and faulted
+            // in again. Without the prefaulter (a small store) the allocator keeps its defaults.
+            #expect(try arenas(prefaulting: true) == 1)
+            #expect(try arenas(prefaulting: false) >= 2)
+        #endif
+    }
 }
 
 @Suite("egctl decodes transactions several ahead of the one it applies, within bounds, with the same results")

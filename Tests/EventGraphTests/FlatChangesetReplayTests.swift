@@ -137,16 +137,13 @@ struct FlatChangesetReplayTests {
         #expect(checked > 10)
     }
 
-    /// A fragmented payload's byte values are copied into a buffer of the changeset's own, which a replayed
-    /// changeset hands to the next one: a reused buffer must hold only the new transaction's values.
-    @Test("fragmented payloads decoded one after another into a reused buffer decode as written")
-    func fragmentedPayloadsReuseABuffer() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("fragments.eglog")
+    /// A log of 60 changesets of the in-place workload, in fragments of 48 bytes; its path and the changesets.
+    private static func fragmentedLog(in directory: TemporaryDirectory, seed: UInt64) throws -> (String, [Changeset]) {
+        let path = directory.file("fragments-\(seed).eglog")
         var options = LogWriter.Options(durability: .none)
         options.fragmentByteCount = 48
         let writer = try LogWriter(path: path, options: options)
-        var workload = InPlaceReplayTests.Workload(seed: 12, faulty: false)
+        var workload = InPlaceReplayTests.Workload(seed: seed, faulty: false)
         var written: [Changeset] = []
         for _ in 0..<60 {
             let changeset = workload.next()
@@ -154,17 +151,49 @@ struct FlatChangesetReplayTests {
             try writer.appendTransaction(id: changeset.transactionID, payload: try changeset.encoded())
         }
         try writer.close()
+        return (path, written)
+    }
+
+    /// A fragmented payload too long to be read into one array has its byte values copied into a buffer of the
+    /// changeset's own, which a replayed changeset hands to the next one: a reused buffer must hold only the new
+    /// transaction's values.
+    @Test("fragmented payloads decoded one after another into a reused buffer decode as written")
+    func fragmentedPayloadsReuseABuffer() throws {
+        let directory = TemporaryDirectory()
+        let (path, written) = try Self.fragmentedLog(in: directory, seed: 12)
         var decoded: [Changeset] = []
         var fragmented = 0
         try LogReader(path: path).scan { record in
             guard case .transaction(let transaction) = record else { return }
             if transaction.wholePayload == nil { fragmented += 1 }
-            let flat = try ReplayChangeset(transaction)
+            let flat = try ReplayChangeset(transaction, assemblingUpTo: 0)
             decoded.append(flat.changeset)
             flat.recycleBuffer()
         }
         #expect(fragmented > 30)
         #expect(decoded == written)
+    }
+
+    @Test("a fragmented payload is read into one array and its values stay in it, not copied out of each fragment")
+    func fragmentedPayloadsAssembled() throws {
+        let directory = TemporaryDirectory()
+        let (path, written) = try Self.fragmentedLog(in: directory, seed: 13)
+        for deferring in [false, true] {
+            var decoded: [Changeset] = []
+            var fragmented = 0
+            try LogReader(path: path).scan(defersTransactionDecompression: deferring) { record in
+                guard case .transaction(let transaction) = record else { return }
+                let flat = try ReplayChangeset(transaction)
+                decoded.append(flat.changeset)
+                guard transaction.wholePayload == nil, transaction.payloadByteCount > 0 else { return }
+                fragmented += 1
+                // The byte values refer to the payload itself (before: copies of them alone, in a buffer of their own).
+                #expect(flat.bytes.count == transaction.payloadByteCount)
+                #expect(flat.bytes == (try transaction.payload))
+            }
+            #expect(fragmented > 30)
+            #expect(decoded == written)
+        }
     }
 
     @Test("a name's precomputed words hash as the name does")

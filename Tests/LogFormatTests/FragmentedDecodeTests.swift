@@ -54,4 +54,57 @@ struct FragmentedDecodeTests {
         #expect(failure?.message.contains("transaction 1") == true)
         #expect(failure?.message.contains("format version 0") == true)
     }
+
+    /// The fragmented payloads of a log of random changesets (fragments with raw and LZ4 bodies), as a scan
+    /// delivers them (`deferring`: the scan that leaves transactions' decompression to their decoding).
+    private func fragmentedPayloads(deferring: Bool) throws -> [FragmentedPayload] {
+        var random = RandomPayloads(generator: SeededGenerator(seed: randomPayloadSeed &+ 91))
+        let path = directory.file("assembled-\(deferring).eglog")
+        var options = LogWriter.Options(durability: .none)
+        options.fragmentByteCount = 200
+        let writer = try LogWriter(path: path, options: options)
+        for id in 1...30 {
+            var changeset = random.changeset()
+            changeset.transactionID = UInt64(id)
+            try writer.appendTransaction(id: UInt64(id), payload: try changeset.encoded())
+        }
+        try writer.close()
+        var payloads: [FragmentedPayload] = []
+        try LogReader(path: path).scan(defersTransactionDecompression: deferring) { record in
+            guard case .transaction(let transaction) = record, case .fragmented(let fragments) = transaction.body
+            else { return }
+            payloads.append(fragments)
+        }
+        return payloads
+    }
+
+    @Test(
+        "a fragmented payload assembled in one array is its fragments joined; a longer one than the bound is not read",
+        arguments: [false, true])
+    func assembledPayloads(deferring: Bool) throws {
+        let payloads = try fragmentedPayloads(deferring: deferring)
+        #expect(payloads.count >= 5)
+        for payload in payloads {
+            #expect(
+                try payload.assembled(maxByteCount: payload.byteCount) == SpannedPayload.fragmented(payload).bytes())
+            #expect(try payload.assembled(maxByteCount: payload.byteCount - 1) == nil)
+        }
+    }
+
+    @Test("fragments whose lengths do not add up to the scan's sum fail as a file changed underneath, none overrun")
+    func assembledLengthsChecked() throws {
+        let payload = try #require(try fragmentedPayloads(deferring: true).first)
+        for wrongCount in [payload.byteCount - 1, payload.byteCount + 1, 1] {
+            let forged = FragmentedPayload(
+                kind: payload.kind, file: payload.file, seed: payload.seed, dictionary: payload.dictionary,
+                transactionID: payload.transactionID, firstByteOffset: payload.firstByteOffset,
+                firstSequence: payload.firstSequence, fragmentCount: payload.fragmentCount, byteCount: wrongCount)
+            #expect {
+                _ = try forged.assembled(maxByteCount: .max)
+            } throws: { error in
+                (error as? LogFormatError)?.code == .damaged
+                    && (error as? LogFormatError)?.message.contains("the file changed underneath the reader") == true
+            }
+        }
+    }
 }

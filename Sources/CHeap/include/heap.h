@@ -37,6 +37,10 @@ static inline int eg_heap_top_chunk(uintptr_t *start, uintptr_t *end) {
 /// CPU time (`getrusage(RUSAGE_THREAD)`) and returns 1; returns 0 where that is not known.
 int eg_thread_usage(long *faults, long *cpuMicroseconds);
 
+/// The number of glibc malloc arenas the process has (the main one and one per thread that got its own: the
+/// `<heap nr=…>` entries of `malloc_info`); -1 where that is not known.
+int eg_heap_arena_count(void);
+
 #ifdef __cplusplus
 }
 #endif

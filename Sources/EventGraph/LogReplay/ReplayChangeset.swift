@@ -65,9 +65,16 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
     init() {}
 
     /// Decodes a transaction record's changeset (the checks of ``TransactionRecord/changeset()``).
-    package init(_ transaction: TransactionRecord) throws(LogFormatError) {
-        // A body the scan left compressed is decompressed here, once, into the payload the values stay in.
-        let transaction = try transaction.decompressed()
+    ///
+    /// - Parameter assemblingUpTo: the longest fragmented payload read into one array first (tests pass less, to
+    ///   decode one fragment by fragment).
+    package init(
+        _ transaction: TransactionRecord, assemblingUpTo maxAssembledByteCount: Int = largestAssembledByteCount
+    ) throws(LogFormatError) {
+        // A body the scan left compressed is decompressed here, once, into the payload the values stay in; so are
+        // the fragments of a large transaction, straight into one array (up to ``largestAssembledByteCount``): its
+        // values stay in it too, instead of being copied out of each fragment as it is read (BENCHMARKS.md, h96).
+        let transaction = try transaction.decompressed().assembled(maxByteCount: maxAssembledByteCount)
         if let payload = transaction.wholePayload {
             // The byte values stay in the payload (shared, not copied): no second copy of every string before the
             // columns take theirs.
@@ -78,7 +85,7 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
                 return UInt(bitPattern: start)..<UInt(bitPattern: start) + UInt(whole.count)
             }
         } else {
-            // A fragmented payload (a large transaction) lends each value from the fragment being read: the values
+            // A fragmented payload too large to assemble lends each value from the fragment being read: the values
             // are copied into one buffer, sized once for the payload (its bytes bound theirs) and taken from the
             // changeset replayed before this one when it is free, so that its pages are not allocated and
             // faulted in again for every transaction.
@@ -89,11 +96,16 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
             }
             bytes.removeAll(keepingCapacity: true)
             // The fragments' lengths were read from verified frames; past 64 MiB the buffer grows as it fills.
-            bytes.reserveCapacity(min(transaction.payloadByteCount, 64 << 20))
+            bytes.reserveCapacity(min(transaction.payloadByteCount, Self.largestAssembledByteCount))
         }
         try transaction.visitChangeset(&self)
         payloadAddresses = 0..<0
     }
+
+    /// The longest fragmented payload read into one array before it is decoded (the array is allocated at the
+    /// fragments' recorded lengths, the file's word, before they are decompressed: bounded as the copies' buffer of
+    /// a longer one is reserved).
+    static let largestAssembledByteCount = 64 << 20
 
     /// The byte buffer of a changeset already applied, kept for the next fragmented one (at most one, of at most
     /// ``largestSpareByteCount`` bytes: memory a process keeps after replaying large transactions).

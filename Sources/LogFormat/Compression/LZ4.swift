@@ -36,25 +36,40 @@ enum LZ4 {
     static func decompress(
         _ source: UnsafeRawBufferPointer, rawByteCount: Int, dictionary: [UInt8]? = nil
     ) -> [UInt8]? {
-        guard rawByteCount > 0, source.count > 0, source.count <= Int(Int32.max) else { return nil }
+        guard rawByteCount > 0 else { return nil }
         // Not zeroed first (a checkpoint chunk is megabytes): only the bytes the decoder wrote are kept, and the
         // result is used only when it wrote all of them.
-        var produced: Int32 = 0
+        var decompressed = false
         let output = [UInt8](uninitializedCount: rawByteCount) { destination, initializedCount in
-            let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
-            let dst = UnsafeMutableRawPointer(destination.baseAddress!).assumingMemoryBound(to: CChar.self)
-            if let dictionary, !dictionary.isEmpty {
-                produced = dictionary.withUnsafeBytes { dict in
-                    LZ4_decompress_safe_usingDict(
-                        src, dst, Int32(source.count), Int32(rawByteCount),
-                        dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
-                }
-            } else {
-                produced = LZ4_decompress_safe(src, dst, Int32(source.count), Int32(rawByteCount))
-            }
-            initializedCount = produced > 0 ? Int(produced) : 0
+            decompressed = decompress(source, into: UnsafeMutableRawBufferPointer(destination), dictionary: dictionary)
+            initializedCount = decompressed ? rawByteCount : 0
         }
-        guard produced == Int32(rawByteCount) else { return nil }
-        return output
+        return decompressed ? output : nil
+    }
+
+    /// Decompresses one LZ4 block into `destination`, which it must fill exactly (a fragment decompressed in
+    /// place into its whole payload).
+    ///
+    /// Returns `false` when the block is malformed or does not expand to exactly `destination.count` bytes
+    /// (`destination` may then hold anything); never writes outside `destination`.
+    static func decompress(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, dictionary: [UInt8]? = nil
+    ) -> Bool {
+        let rawByteCount = destination.count
+        guard rawByteCount > 0, rawByteCount <= Int(Int32.max), source.count > 0, source.count <= Int(Int32.max)
+        else { return false }
+        let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
+        let dst = destination.baseAddress!.assumingMemoryBound(to: CChar.self)
+        let produced: Int32
+        if let dictionary, !dictionary.isEmpty {
+            produced = dictionary.withUnsafeBytes { dict in
+                LZ4_decompress_safe_usingDict(
+                    src, dst, Int32(source.count), Int32(rawByteCount),
+                    dict.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dict.count))
+            }
+        } else {
+            produced = LZ4_decompress_safe(src, dst, Int32(source.count), Int32(rawByteCount))
+        }
+        return produced == Int32(rawByteCount)
     }
 }

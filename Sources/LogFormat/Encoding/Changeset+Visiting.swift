@@ -179,6 +179,19 @@ extension TransactionRecord {
         return TransactionRecord(
             transactionID: transactionID, body: try body.decompressed(), blobs: blobs, byteOffset: byteOffset)
     }
+
+    /// The record with a fragmented payload of at most `maxByteCount` bytes read into one array
+    /// (``FragmentedPayload/assembled(maxByteCount:)``: each fragment decompressed straight into it), so that it is a
+    /// ``wholePayload``; any other record as it is.
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` (or ``LogFormatError/Code/io``) when a fragment fails when read
+    ///   again, as decoding it fragment by fragment would.
+    package func assembled(maxByteCount: Int) throws(LogFormatError) -> TransactionRecord {
+        guard case .fragmented(let fragments) = body, let whole = try fragments.assembled(maxByteCount: maxByteCount)
+        else { return self }
+        return TransactionRecord(
+            transactionID: transactionID, body: .whole(whole), blobs: blobs, byteOffset: byteOffset)
+    }
 }
 
 /// The visitor behind ``Changeset/init(decoding:)-([UInt8])``: collects the operations into a ``Changeset``.

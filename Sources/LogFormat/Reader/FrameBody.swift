@@ -32,6 +32,33 @@ enum FrameBody {
         return decompress(body, header: header, dictionary: dictionary)
     }
 
+    /// Verifies a stored body as ``payload(of:header:seed:dictionary:)`` does and writes its payload into
+    /// `destination`, which must be exactly ``FrameHeader/rawByteCount`` bytes long (a fragment decompressed in
+    /// place into its whole payload, ``FragmentedPayload/assembled(maxByteCount:)``); nil when it verified.
+    static func payload(
+        of padded: UnsafeRawBufferPointer, header: FrameHeader, seed: UInt32, dictionary: [UInt8]?,
+        into destination: UnsafeMutableRawBufferPointer
+    ) -> LogScanner.Rejection? {
+        precondition(destination.count == Int(header.rawByteCount), "a destination of the frame's raw length expected")
+        if let rejection = checkStored(padded, header: header, seed: seed) { return rejection }
+        let body = UnsafeRawBufferPointer(rebasing: padded[0..<Int(header.bodyByteCount)])
+        if header.codec == .raw {
+            // A raw body is its payload: its length is the raw length (the header decoder checks both agree).
+            guard body.count == destination.count else {
+                return LogScanner.Rejection(
+                    reason: "raw frame body of \(body.count) bytes, recorded as \(destination.count)")
+            }
+            destination.copyMemory(from: body)
+            return nil
+        }
+        if let rejection = checkDictionary(header: header, dictionary: dictionary) { return rejection }
+        guard
+            LZ4.decompress(
+                body, into: destination, dictionary: header.codec == .lz4Dictionary ? dictionary : nil)
+        else { return undecompressed }
+        return nil
+    }
+
     /// The rejection of a dictionary-compressed body when no dictionary came before it; nil otherwise.
     static func checkDictionary(header: FrameHeader, dictionary: [UInt8]?) -> LogScanner.Rejection? {
         guard header.codec == .lz4Dictionary && dictionary == nil else { return nil }
@@ -49,9 +76,11 @@ enum FrameBody {
             let raw = LZ4.decompress(
                 body, rawByteCount: Int(header.rawByteCount),
                 dictionary: header.codec == .lz4Dictionary ? dictionary : nil)
-        else {
-            return .failure(LogScanner.Rejection(reason: "LZ4 block does not decompress to its recorded length"))
-        }
+        else { return .failure(undecompressed) }
         return .success(raw)
     }
+
+    /// The rejection of an LZ4 body that does not decompress.
+    private static let undecompressed = LogScanner.Rejection(
+        reason: "LZ4 block does not decompress to its recorded length")
 }

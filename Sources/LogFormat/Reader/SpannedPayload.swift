@@ -155,6 +155,44 @@ struct FragmentedPayload: Sendable {
 
         /// The next fragment's payload, or nil after the last.
         mutating func next() throws(LogFormatError) -> [UInt8]? {
+            guard let (header, padded) = try nextFrame() else { return nil }
+            let seed = payload.seed
+            let dictionary = payload.dictionary
+            let result = padded.withUnsafeBytes {
+                FrameBody.payload(of: $0, header: header, seed: seed, dictionary: dictionary)
+            }
+            switch result {
+            case .success(let bytes):
+                advance(past: header)
+                return bytes
+            case .failure(let rejection):
+                throw changed(rejection.reason)
+            }
+        }
+
+        /// Writes the next fragment's payload at the start of `destination` and returns its length, or nil after
+        /// the last; a fragment longer than `destination` throws (its raw length is the file's word).
+        mutating func next(into destination: UnsafeMutableRawBufferPointer) throws(LogFormatError) -> Int? {
+            guard let (header, padded) = try nextFrame() else { return nil }
+            let rawByteCount = Int(header.rawByteCount)
+            guard rawByteCount <= destination.count else {
+                throw changed("its payload is longer than the fragments' lengths added up during the scan")
+            }
+            let seed = payload.seed
+            let dictionary = payload.dictionary
+            let rejection = padded.withUnsafeBytes {
+                FrameBody.payload(
+                    of: $0, header: header, seed: seed, dictionary: dictionary,
+                    into: UnsafeMutableRawBufferPointer(rebasing: destination[0..<rawByteCount]))
+            }
+            if let rejection { throw changed(rejection.reason) }
+            advance(past: header)
+            return rawByteCount
+        }
+
+        /// The next fragment's header, checked to be the one the scan verified there, and its stored body with
+        /// its padding; nil after the last.
+        private func nextFrame() throws(LogFormatError) -> (FrameHeader, [UInt8])? {
             guard index < payload.fragmentCount else { return nil }
             let shared = payload.file
             let headerBytes = try shared.file.read(count: FrameHeader.byteCount, at: byteOffset)
@@ -170,21 +208,15 @@ struct FragmentedPayload: Sendable {
             let paddedCount = Int(header.frameByteCount) - FrameHeader.byteCount
             let padded = try shared.file.read(count: paddedCount, at: byteOffset + UInt64(FrameHeader.byteCount))
             guard padded.count == paddedCount else { throw changed("its body is truncated") }
-            let dictionary = payload.dictionary
-            let result = padded.withUnsafeBytes {
-                FrameBody.payload(of: $0, header: header, seed: seed, dictionary: dictionary)
-            }
-            switch result {
-            case .success(let bytes):
-                byteOffset += header.frameByteCount
-                index += 1
-                return bytes
-            case .failure(let rejection):
-                throw changed(rejection.reason)
-            }
+            return (header, padded)
         }
 
-        private func changed(_ reason: String) -> LogFormatError {
+        private mutating func advance(past header: FrameHeader) {
+            byteOffset += header.frameByteCount
+            index += 1
+        }
+
+        func changed(_ reason: String) -> LogFormatError {
             let unit = payload.kind.unitName(transactionID: payload.transactionID)
             return LogFormatError(
                 .damaged,
@@ -208,6 +240,36 @@ struct FragmentedPayload: Sendable {
                     type: kind.type(ofFragment: index, count: fragmentCount), transactionID: transactionID,
                     partIndex: UInt32(index), payload: part))
         }
+    }
+
+    /// The whole payload in one array, each fragment decompressed straight into it (no array per fragment); nil,
+    /// with nothing read, when its length is more than `maxByteCount` (the length is the sum of the fragments'
+    /// recorded raw lengths, the file's word: the array is allocated at it before any fragment is decompressed).
+    ///
+    /// A decoder that keeps the values it lends (a replay's changeset, ``TransactionRecord/assembled(maxByteCount:)``)
+    /// refers to them in this array instead of copying each out of the fragment being read. Every fragment is read
+    /// and verified before any byte is decoded: a fragment that fails when read again fails the whole payload.
+    func assembled(maxByteCount: Int) throws(LogFormatError) -> [UInt8]? {
+        guard byteCount <= maxByteCount else { return nil }
+        var cursor = Cursor(self)
+        var failure: LogFormatError?
+        let whole = [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initializedCount in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            var written = 0
+            do throws(LogFormatError) {
+                while let count = try cursor.next(into: UnsafeMutableRawBufferPointer(rebasing: raw[written...])) {
+                    written += count
+                }
+            } catch {
+                failure = error
+            }
+            initializedCount = written
+        }
+        if let failure { throw failure }
+        guard whole.count == byteCount else {
+            throw cursor.changed("its payload is shorter than the fragments' lengths added up during the scan")
+        }
+        return whole
     }
 
     /// Runs `body` with a reader over the whole payload that pulls fragments in as it reads.

@@ -38,6 +38,13 @@ final class HeapPrefaulter: Sendable {
     /// glibc's `mallopt` parameter and Linux's `madvise` advice (`<malloc.h>` and Linux 5.14's `<sys/mman.h>`,
     /// which the Glibc module does not declare).
     private static let topPadParameter: Int32 = -2
+    /// glibc's `M_ARENA_MAX`, set to 1 for a prefaulted replay: the decoding thread allocates from the main heap
+    /// too, so that the decoded payloads and changesets, freed once applied, are reused by the state (pages already
+    /// faulted in) and their own next ones come from the top the decoding thread populates. In an arena of its own,
+    /// each heap that emptied was unmapped and the next faulted in again: with one arena, the replaying thread of
+    /// the 1M-post demo store took 35k–46k page faults instead of 60k–81k, its CPU −3 to −6 %, peak RSS −70 MB
+    /// (BENCHMARKS.md, h96). Its two threads allocate little else, so they hardly wait for each other's lock.
+    private static let arenaMaxParameter: Int32 = -8
     private static let populateWriteAdvice: Int32 = 23
     private static let pageByteCount = 4096
 
@@ -58,6 +65,8 @@ final class HeapPrefaulter: Sendable {
             guard storeByteCount >= smallestStoreByteCount, eg_heap_top_chunk(&start, &end) == 1,
                 AllocatorTuning.setParameter(topPadParameter, topPadByteCount)
             else { return nil }
+            // Set before the decoding thread first allocates (a thread keeps the arena it first got).
+            _ = AllocatorTuning.setParameter(arenaMaxParameter, 1)
             return HeapPrefaulter()
         #else
             return nil

@@ -18,6 +18,13 @@ enum ReplayDiagnostics {
     }
 
     /// Writes `line` to standard error when enabled.
+    /// The number of the C allocator's arenas (see `eg_heap_arena_count`); nil when not reporting or not known.
+    static var arenaCount: Int? {
+        guard isEnabled else { return nil }
+        let count = Int(eg_heap_arena_count())
+        return count >= 0 ? count : nil
+    }
+
     static func report(_ line: @autoclosure () -> String) {
         if isEnabled { Terminal.warn("egctl: " + line()) }
     }

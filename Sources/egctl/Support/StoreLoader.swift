@@ -202,6 +202,7 @@ struct StoreLoader {
             report = nil
         }
         ReplayDiagnostics.report("transactions waiting to be applied: at most \(pending.maxWaitingCount)")
+        if let arenas = ReplayDiagnostics.arenaCount { ReplayDiagnostics.report("malloc arenas: \(arenas)") }
         // A stopped scan still needs a report of the whole file's condition for the caller (a second pass that
         // only verifies frames).
         let finalReport = try report ?? reader.scan()
