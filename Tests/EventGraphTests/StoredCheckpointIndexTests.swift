@@ -54,6 +54,29 @@ struct StoredCheckpointIndexTests {
         try LazyCheckpointLoadingTests.fullReplayDigest(of: path)
     }
 
+    /// A compaction's input hands its built index chunks to the writer once (a second call gets none), so that the
+    /// writer lets them go as soon as they are written instead of the input holding them to the compaction's end.
+    @Test func theCompactionInputHandsItsIndexChunksOverOnce() throws {
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(path: directory.file(), model: Self.model)
+        let context = container.newBackgroundContext()
+        for index in 0..<300 {
+            let item = IndexedItem()
+            context.insert(item)
+            item.handle = Self.identity(index)
+            item.rank = Int64(index / 100)
+        }
+        try context.save()
+        var input = try container.store.checkpointInput(of: Self.state(of: container))
+        defer { input.digest.cancel() }
+        let handedOver = input.indexChunks()
+        // The uniqueness constraint and the attribute indexes (the unique handle is indexed too).
+        #expect(handedOver.map(\.index.kind) == [.unique, .attribute, .attribute])
+        #expect(handedOver.allSatisfy { $0.chunks.reduce(0) { $0 + $1.entries.count } == 300 })
+        #expect(input.indexChunks().isEmpty)
+        try container.close()
+    }
+
     @Test func theDirectoryListsBothIndexesAndOpenReadsNone() throws {
         let directory = TemporaryDirectory()
         try Self.compactedStore(at: directory.file(), count: 20_000)

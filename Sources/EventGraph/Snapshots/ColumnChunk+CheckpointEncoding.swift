@@ -149,11 +149,14 @@ extension ColumnChunk {
         of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int, property: Int,
         default byteDefault: UnsafePointer<ByteDefault>, into encoder: inout CheckpointChunkEncoder
     ) throws(LogFormatError) {
+        // An arena whose every byte is ASCII (the usual one) answers for all its values: none is scanned again (the
+        // scan was a third of this function's samples in h90's profile of compact-1m).
+        let arenaIsASCII = column.pointee.arena.isASCII
         let result = Column.withArenaBytes(of: column, at: slot) { (bytes) -> Result<Void, LogFormatError> in
             let kind = ByteValueKind(tag) ?? .transformable
             let isText = tag == .string || tag == .url || tag == .decimal
             let isDefaultKind = byteDefault.pointee.tag == tag
-            guard isText, !ByteArena.isASCII(bytes) else {
+            guard isText, !arenaIsASCII, !ByteArena.isASCII(bytes) else {
                 if isDefaultKind {
                     let isDefault =
                         !isText || byteDefault.pointee.isASCIIText

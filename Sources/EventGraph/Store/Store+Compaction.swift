@@ -157,7 +157,12 @@ extension Store {
             begin: begin, chunks: plan.chunks, entityChunks: entityChunks,
             indexChunks: {
                 indexesBuilt.wait()
-                return indexChunks.withLock { $0 }
+                // Handed over, not kept: the writer lets them go once written, instead of the input at the end of
+                // the compaction (see `FileBackend.prepareRewrite`).
+                return indexChunks.withLock { built in
+                    defer { built = [] }
+                    return built
+                }
             }, digest: digest, blobs: blobs)
         input.copiedEntityChunkCount = plan.copiedEntityChunkCount
         return input
