@@ -10,26 +10,6 @@ extension ManagedObject {
         return nil
     }
 
-    /// Whether the unsaved value of an attribute is null (or not an attribute value), read in place; `nil` when the
-    /// object holds no unsaved value for it.
-    ///
-    /// Validation's required check asks only this of most attributes: reading the value (``pendingValue(at:)``)
-    /// copies it, and the copy of a string retains its storage, cold in the cache by the save of a bulk insert
-    /// (≈ 4 % of the saving thread's CPU in h94's profile, one retain and release per required attribute and object).
-    final func pendingAttributeIsNull(at index: Int) -> Bool? {
-        if !hasPendingValues { return nil }
-        return pending.withUnsafeBufferPointer { entries in
-            for position in entries.indices where entries[position].index == index {
-                switch entries[position].value {
-                case .attribute(.null): return true
-                case .attribute: return false
-                case .toOne, .toMany: return true
-                }
-            }
-            return nil
-        }
-    }
-
     /// The current value of a property: unsaved, else committed; `nil` for a new object's unset property.
     @inline(__always)
     final func currentValue(at index: Int) -> PropertyValue? {
