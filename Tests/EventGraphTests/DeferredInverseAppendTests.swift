@@ -111,6 +111,40 @@ struct DeferredInverseAppendTests {
         try container.close()
     }
 
+    @Test func theyAreHeldInBlocksBelowGlibcsMmapThresholdAndAppliedInOrder() throws {
+        // 2,500 posts: 2,500 appends to the author, 3,750 to the tags, in blocks of at most 64 KiB (a block of
+        // 128 KiB or more would be mmapped, and its free would raise glibc's mmap threshold, h89).
+        #expect(DeferredInverseAppends.blockCapacity * MemoryLayout<DeferredInverseAppend>.stride <= 65_536)
+        #expect(MemoryLayout<DeferredInverseAppend>.stride == 32)
+        let directory = TemporaryDirectory()
+        let container = try BlogLibrary.open(path: directory.file())
+        let world = world(container, count: 2_500)
+        let context = world.context
+        let blocks = context.deferredInverseAppends.blocks
+        #expect(context.deferredInverseAppends.count == 2_500 + 3_750)
+        #expect(
+            blocks.count == (6_250 + DeferredInverseAppends.blockCapacity - 1) / DeferredInverseAppends.blockCapacity)
+        #expect(blocks.allSatisfy { $0.count <= DeferredInverseAppends.blockCapacity && $0.capacity * 32 < 131_072 })
+        let references = world.posts.map { context.reference(to: $0) }
+        #expect(list(of: world.author) == references)
+        #expect(list(of: world.tags[0]) == references.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        #expect(list(of: world.tags[1]) == references)
+        // Appends to a list that holds references already follow them.
+        let more = (0..<3).map { index in
+            let post = Post()
+            context.insert(post)
+            post.identity = Int64(10_000 + index)
+            post.title = "M\(index)"
+            post.authoredBy = world.author
+            return post
+        }
+        #expect(context.deferredInverseAppends.count == 3)
+        #expect(list(of: world.author) == references + more.map { context.reference(to: $0) })
+        try context.save()
+        #expect(world.author.posts.count == 2_503 && world.tags[1].posts.count == 2_500)
+        try container.close()
+    }
+
     @Test func aSaveWritesThemAndReopeningReadsThem() throws {
         let directory = TemporaryDirectory()
         do {

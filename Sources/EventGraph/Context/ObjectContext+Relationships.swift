@@ -159,55 +159,52 @@ extension ObjectContext {
 
     /// Applies the held-back inverse appends (see ``deferInverseAppend(_:to:at:)``): those of each target's
     /// relationship together, in the order they were made, as one edit of its list.
+    ///
+    /// No buffer here is as large as the appends together: each pair's references go to a list of their own, sized
+    /// exactly, that becomes the target's list when it had none. (One array of every append, ≈ 16 MB at 400k, was
+    /// an mmapped block whose free raised glibc's mmap threshold: later large blocks came from the heap, and peak
+    /// RSS grew, h89.)
     func applyDeferredInverseAppends() {
         guard !deferredInverseAppends.isEmpty else { return }
-        let appends = deferredInverseAppends
-        deferredInverseAppends = []
-        // The (target, relationship) pairs in order of first appearance, and each append's pair.
-        var groupOfPair: [DeferredInverseAppend.Pair: Int] = [:]
+        var appends = deferredInverseAppends
+        deferredInverseAppends = DeferredInverseAppends()
+        // The (target, relationship) pairs in order of first appearance, each append's pair and each pair's count.
+        var groupOfPair: [DeferredInverseAppend.Pair: Int32] = [:]
         var pairs: [DeferredInverseAppend] = []
         var counts: [Int] = []
-        var groupOfAppend: [Int32] = []
-        groupOfAppend.reserveCapacity(appends.count)
-        for append in appends {
+        appends.forEachInPlace { append in
             let pair = DeferredInverseAppend.Pair(target: append.target.toOpaque(), index: append.index)
-            let group: Int
+            let group: Int32
             if let found = groupOfPair[pair] {
                 group = found
             } else {
-                group = pairs.count
+                group = Int32(truncatingIfNeeded: pairs.count)
                 groupOfPair[pair] = group
                 pairs.append(append)
                 counts.append(0)
             }
-            counts[group] += 1
-            groupOfAppend.append(Int32(truncatingIfNeeded: group))
+            counts[Int(group)] += 1
+            append.group = group
         }
-        // Each pair's references in one run of one array (a counting sort), then one edit per pair.
-        var starts: [Int] = []
-        starts.reserveCapacity(counts.count + 1)
-        var total = 0
-        for count in counts {
-            starts.append(total)
-            total += count
+        // Each pair's references in a list of its own, in order.
+        var lists = counts.map { count in
+            var list: [ObjectReference] = []
+            list.reserveCapacity(count)
+            return list
         }
-        starts.append(total)
-        var next = starts
-        let grouped = [ObjectReference](uninitializedCount: appends.count) { buffer, initialized in
-            for (append, group) in zip(appends, groupOfAppend) {
-                let position = next[Int(group)]
-                (buffer.baseAddress! + position).initialize(to: append.reference)
-                next[Int(group)] = position + 1
-            }
-            initialized = appends.count
-        }
+        appends.forEachInPlace { lists[Int($0.group)].append($0.reference) }
+        appends = DeferredInverseAppends()
         // Every target's flag is cleared first: the edits below read the targets' values through `pending`.
         for pair in pairs { pair.target.takeUnretainedValue().hasDeferredInverseAppends = false }
         for (group, pair) in pairs.enumerated() {
-            let references = grouped[starts[group]..<starts[group + 1]]
-            pair.target.takeUnretainedValue().modifyPendingToMany(at: Int(pair.index)) {
-                $0.append(contentsOf: references)
+            pair.target.takeUnretainedValue().modifyPendingToMany(at: Int(pair.index)) { references in
+                if references.isEmpty {
+                    swap(&references, &lists[group])
+                } else {
+                    references.append(contentsOf: lists[group])
+                }
             }
+            lists[group] = []
         }
     }
 
@@ -246,10 +243,50 @@ struct DeferredInverseAppend {
     let reference: ObjectReference
     /// The index of the target's relationship.
     let index: Int32
+    /// The append's (target, relationship) pair, numbered while they are applied (in the padding: no memory).
+    var group: Int32 = 0
 
     /// A target's relationship, the unit the appends are applied in.
     struct Pair: Hashable {
         let target: UnsafeMutableRawPointer
         let index: Int32
+    }
+}
+
+/// The appends a context holds back (see `ObjectContext.deferInverseAppend(_:to:at:)`), in order, in blocks of
+/// under 64 KiB: a bulk insert holds hundreds of thousands, and one array of them all was an mmapped block whose
+/// free raised glibc's mmap threshold (see `ObjectContext.applyDeferredInverseAppends()`).
+struct DeferredInverseAppends {
+    /// The entries a block holds at most (2,048 of 32 bytes).
+    static let blockCapacity = 65_536 / MemoryLayout<DeferredInverseAppend>.stride
+    /// Full blocks, then the block being filled (never an empty one).
+    private(set) var blocks: [[DeferredInverseAppend]] = []
+
+    var isEmpty: Bool { blocks.isEmpty }
+
+    /// The number of appends held.
+    var count: Int { blocks.reduce(0) { $0 + $1.count } }
+
+    mutating func append(_ entry: DeferredInverseAppend) {
+        let last = blocks.count - 1
+        if last >= 0, blocks[last].count < Self.blockCapacity {
+            blocks[last].append(entry)
+            return
+        }
+        // The first block grows as the appends come (a save of a few inserts holds a few); later ones are reserved
+        // whole.
+        var block: [DeferredInverseAppend] = []
+        if last >= 0 { block.reserveCapacity(Self.blockCapacity) }
+        block.append(entry)
+        blocks.append(block)
+    }
+
+    /// Calls `body` with each entry, in order, for an edit in place.
+    mutating func forEachInPlace(_ body: (inout DeferredInverseAppend) -> Void) {
+        for block in blocks.indices {
+            blocks[block].withUnsafeMutableBufferPointer { entries in
+                for position in entries.indices { body(&entries[position]) }
+            }
+        }
     }
 }

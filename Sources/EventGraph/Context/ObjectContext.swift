@@ -24,7 +24,7 @@ public final class ObjectContext {
     var deletedList: [ManagedObject] = []
     /// Appends to new objects' to-many inverses held back until something reads or writes those objects' unsaved
     /// values (see ``deferInverseAppend(_:to:at:)``).
-    var deferredInverseAppends: [DeferredInverseAppend] = []
+    var deferredInverseAppends = DeferredInverseAppends()
     /// Objects that a save's validation changed after their insert operation was built (see `save()`).
     var changedAfterStaging: [ManagedObject] = []
     /// Inserted objects created by ``fetchOrInsert(_:unique:equals:configure:)``: key → constraint ordinal.
