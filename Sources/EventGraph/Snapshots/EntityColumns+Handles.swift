@@ -1,3 +1,4 @@
+internal import CPrefetch
 import LogFormat
 
 /// One slot of one chunk version: what a handle ``Row`` and a fetched object read their values from.
@@ -182,6 +183,26 @@ extension ColumnChunk {
                 ChunkSlot(self, position: position)
             }
         return CommittedRow(entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: version))
+    }
+
+    /// Starts loading, without waiting, the version and value count of the slot at `position` (what
+    /// ``committedRow(at:entityIndex:checkpointChunk:key:)`` reads) and what a read of `property` there reads first
+    /// (see ``Column/prefetchValue(of:at:)``; nothing for `property` -1 or past the columns). Nothing for a position
+    /// past the chunk's slots (an unloaded chunk's place has none).
+    ///
+    /// The addresses are taken in closures that call nothing and used after them: the prefetch is a C call, around
+    /// which the compiler copied the chunk out of its array otherwise (h88: a retain and a release of each storage).
+    @inline(__always)
+    func prefetchSlot(at position: Int, property: Int) {
+        guard position >= 0, position < versions.count, position < valueCounts.count,
+            let version = versions.withUnsafeBufferPointer({ $0.baseAddress }),
+            let valueCount = valueCounts.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        let column =
+            property >= 0 && property < columns.count ? columns.withUnsafeBufferPointer({ $0.baseAddress }) : nil
+        eg_prefetch(UnsafeRawPointer(version + position))
+        eg_prefetch(UnsafeRawPointer(valueCount + position))
+        if let column { Column.prefetchValue(of: column + property, at: position) }
     }
 
     /// Starts loading, without waiting, what a read of `property` at `position` reads first (see
