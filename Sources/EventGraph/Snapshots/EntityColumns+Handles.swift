@@ -185,21 +185,23 @@ extension ColumnChunk {
         return CommittedRow(entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: version))
     }
 
-    /// Starts loading, without waiting, the version and value count of the slot at `position` (what
-    /// ``committedRow(at:entityIndex:checkpointChunk:key:)`` reads) and what a read of `property` there reads first
-    /// (see ``Column/prefetchValue(of:at:)``; nothing for `property` -1 or past the columns). Nothing for a position
-    /// past the chunk's slots (an unloaded chunk's place has none).
+    /// Starts loading, without waiting, the version and value count of the slot at `position` of the chunk at
+    /// `chunk` (what ``committedRow(at:entityIndex:checkpointChunk:key:)`` reads) and what a read of `property` there
+    /// reads first (see ``Column/prefetchValue(of:at:)``; nothing for `property` -1 or past the columns). Nothing for
+    /// a position past the chunk's slots (an unloaded chunk's place has none).
     ///
-    /// The addresses are taken in closures that call nothing and used after them: the prefetch is a C call, around
-    /// which the compiler copied the chunk out of its array otherwise (h88: a retain and a release of each storage).
+    /// The chunk is read in place and every address taken before the first prefetch: the prefetch is a C call, and
+    /// a chunk read out of its array was copied and kept across it (a retain and a release of each of its storages,
+    /// as h88 found in `committedRow`).
     @inline(__always)
-    func prefetchSlot(at position: Int, property: Int) {
-        guard position >= 0, position < versions.count, position < valueCounts.count,
-            let version = versions.withUnsafeBufferPointer({ $0.baseAddress }),
-            let valueCount = valueCounts.withUnsafeBufferPointer({ $0.baseAddress })
+    static func prefetchSlot(of chunk: UnsafePointer<ColumnChunk>, at position: Int, property: Int) {
+        guard position >= 0, position < chunk.pointee.versions.count, position < chunk.pointee.valueCounts.count,
+            let version = chunk.pointee.versions.withUnsafeBufferPointer({ $0.baseAddress }),
+            let valueCount = chunk.pointee.valueCounts.withUnsafeBufferPointer({ $0.baseAddress })
         else { return }
         let column =
-            property >= 0 && property < columns.count ? columns.withUnsafeBufferPointer({ $0.baseAddress }) : nil
+            property >= 0 && property < chunk.pointee.columns.count
+            ? chunk.pointee.columns.withUnsafeBufferPointer({ $0.baseAddress }) : nil
         eg_prefetch(UnsafeRawPointer(version + position))
         eg_prefetch(UnsafeRawPointer(valueCount + position))
         if let column { Column.prefetchValue(of: column + property, at: position) }

@@ -175,14 +175,15 @@ struct EntityColumns: Sendable {
     func prefetchSlot(forKey key: UInt64) { directory.prefetch(key) }
 
     /// Starts loading, without waiting, what a lookup of `slot` reads and what a read of its `property` reads first
-    /// (see ``ColumnChunk/prefetchSlot(at:property:)``): a lookup by ID asks for the slot its object is likely at
+    /// (see ``ColumnChunk/prefetchSlot(of:at:property:)``): a lookup by ID asks for the slot its object is likely at
     /// (``EntityVersionCache/predictedSlot(forKey:)``) before the key directory says where it is. Nothing for a slot
     /// past the resident chunks' slots.
     @inline(__always)
     func prefetchResidentSlot(_ slot: Int, property: Int) {
         let index = slot / ColumnChunk.slotCapacity
-        guard slot >= 0, index < resident.count else { return }
-        resident[index].prefetchSlot(at: slot % ColumnChunk.slotCapacity, property: property)
+        guard slot >= 0, index < resident.count, let chunks = resident.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        ColumnChunk.prefetchSlot(of: chunks + index, at: slot % ColumnChunk.slotCapacity, property: property)
     }
 
     /// The slot of a key whose chunk is in memory (the directory holds the keys of resident chunks only).
