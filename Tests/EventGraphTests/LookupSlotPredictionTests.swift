@@ -150,13 +150,31 @@ struct LookupSlotPredictionTests {
     @Test("asking for any slot of a version is harmless", arguments: [-1, 0, 1, 6, 1_000])
     func prefetchOfAnySlotIsHarmless(property: Int) throws {
         let empty = EntityColumns(entityIndex: 0)
-        for slot in [0, 1, 4_095, 4_096, Int.max] { empty.prefetchResidentSlot(slot, property: property) }
+        for slot in [0, 1, 4_095, 4_096, Int.max] {
+            empty.prefetchResidentSlot(slot, property: property)
+            empty.prefetchResidentBytes(slot, property: property)
+        }
         let container = try ModelContainer(inMemoryWith: TestModels.school)
         let ids = try lessons(10, in: container)
         let lessonIndex = try #require(container.model.entity(named: "Lesson")).index
         let version = container.store.state.withLock { $0.version(ofEntity: lessonIndex) }
         for slot in [0, 9, 10, 4_095, 4_096, 8_191, Int.max / 2, Int.max] {
             version.prefetchResidentSlot(slot, property: property)
+            version.prefetchResidentBytes(slot, property: property)
+        }
+        // A cache predicts nothing before two lookups agree; then any key's prediction is harmless.
+        var cache = EntityVersionCache()
+        cache.prefetchPredictedBytes(forKey: ids[0].key, property: property)
+        for id in ids.prefix(3) {
+            let identity = ObjectIdentity(storeIndex: 0, key: id.key)
+            _ = container.store.committedRow(
+                of: identity, entityIndex: lessonIndex, cache: &cache, prefetchingProperty: property)
+        }
+        let offset = ids[0].key
+        for key in [offset - 1, offset, ids[9].key, ids[9].key + 1, 1 << 40, UInt64.max] {
+            let expected = key >= offset && key - offset <= UInt64(Int.max) ? Int(key - offset) : nil
+            #expect(cache.predictedSlot(forKey: key) == expected)
+            cache.prefetchPredictedBytes(forKey: key, property: property)
         }
         #expect(version.row(forKey: ids[9].key)?.key == ids[9].key)
     }

@@ -162,7 +162,11 @@ public final class ObjectContext {
             parentStore.prefetchCommittedRow(
                 of: identity, entityIndex: entity.index, cache: &lookupCache, prefetchingProperty: expectedProperty)
         }
-        if let object = registered[identity] {
+        let registeredObject = registered[identity]
+        // The expected property's bytes at the slot the object is likely at (whose offsets were asked for above)
+        // start loading now: with the found object's fields, or while the store's lookup and the fault are made.
+        if isOneEntity { lookupCache.prefetchPredictedBytes(forKey: identity.key, property: expectedProperty) }
+        if let object = registeredObject {
             let objectEntity = object.entity
             guard objectEntity === entity || objectEntity.isKindOf(entity), !object.flags.contains(.isDead) else {
                 return nil

@@ -207,6 +207,16 @@ extension ColumnChunk {
         if let column { Column.prefetchValue(of: column + property, at: position) }
     }
 
+    /// Starts loading, without waiting, the bytes of `property`'s string or binary value at `position` of the chunk
+    /// at `chunk` (see ``Column/prefetchBytes(of:at:)``), read in place as ``prefetchSlot(of:at:property:)``.
+    @inline(__always)
+    static func prefetchBytes(of chunk: UnsafePointer<ColumnChunk>, at position: Int, property: Int) {
+        guard property >= 0, property < chunk.pointee.columns.count,
+            let columns = chunk.pointee.columns.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        Column.prefetchBytes(of: columns + property, at: position)
+    }
+
     /// Starts loading, without waiting, what a read of `property` at `position` reads first (see
     /// ``Column/prefetchValue(of:at:)``); nothing for a property past the chunk's columns.
     @inline(__always)
@@ -245,12 +255,9 @@ extension EntityColumns {
     /// A live object's slot when its chunk is in memory, without copying the version (no chunk is read from disk,
     /// so a store can answer a lookup by ID under its lock: a version copied out of the lock costs a retain and a
     /// release of each of its arrays, per lookup).
-    ///
-    /// A lookup by ID passes the property it expects to be read first (`prefetchingProperty`, -1 for none): its
-    /// slot's entries start loading with the slot's version, two cache misses at once instead of one after the other.
     @inline(__always)
-    func committedRow(inMemoryForKey key: UInt64, prefetchingProperty property: Int = -1) -> InMemoryLookup {
-        committedRowAndChunk(inMemoryForKey: key, prefetchingProperty: property).lookup
+    func committedRow(inMemoryForKey key: UInt64) -> InMemoryLookup {
+        committedRowAndChunk(inMemoryForKey: key).lookup
     }
 
     /// Calls `body` with each live slot in commit order — every live slot, or those of `slots` (each once however
@@ -311,13 +318,11 @@ extension EntityColumns {
 
     /// ``committedRow(inMemoryForKey:)`` with the index of the chunk that holds the object.
     @inline(__always)
-    func committedRowAndChunk(inMemoryForKey key: UInt64, prefetchingProperty property: Int = -1)
-        -> (lookup: InMemoryLookup, chunkIndex: Int)
-    {
+    func committedRowAndChunk(inMemoryForKey key: UInt64) -> (lookup: InMemoryLookup, chunkIndex: Int) {
         guard let slot = directoryHit(key) else {
             return (hasUnloadedChunks && key <= unloadedMaxKeyForLookup ? .mayBeOnDisk : .absent, 0)
         }
-        let row = residentCommittedRow(atSlot: slot, key: key, prefetchingProperty: property)
+        let row = residentCommittedRow(atSlot: slot, key: key)
         return (.found(row), slot / ColumnChunk.slotCapacity)
     }
 

@@ -186,6 +186,16 @@ struct EntityColumns: Sendable {
         ColumnChunk.prefetchSlot(of: chunks + index, at: slot % ColumnChunk.slotCapacity, property: property)
     }
 
+    /// Starts loading, without waiting, the bytes of `property`'s string or binary value at `slot` (see
+    /// ``Column/prefetchBytes(of:at:)``); nothing past the resident chunks' slots or columns.
+    @inline(__always)
+    func prefetchResidentBytes(_ slot: Int, property: Int) {
+        let index = slot / ColumnChunk.slotCapacity
+        guard slot >= 0, index < resident.count, let chunks = resident.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        ColumnChunk.prefetchBytes(of: chunks + index, at: slot % ColumnChunk.slotCapacity, property: property)
+    }
+
     /// The slot of a key whose chunk is in memory (the directory holds the keys of resident chunks only).
     @inline(__always)
     func directoryHit(_ key: UInt64) -> Int? { directory[key] }

@@ -54,6 +54,16 @@ struct EntityVersionCache {
         return slot <= UInt64(Int.max) ? Int(slot) : nil
     }
 
+    /// Starts loading, without waiting, the bytes of `property`'s string or binary value at the slot predicted for
+    /// `key` (see ``predictedSlot(forKey:)``), reading the slot's offset and length there, which a lookup asked for
+    /// before it probed its registry: a lookup by ID calls this once the registry answered, so that the bytes load
+    /// while it reads the found object or makes the fault. Nothing without a prediction or for -1.
+    @inline(__always)
+    func prefetchPredictedBytes(forKey key: UInt64, property: Int) {
+        guard property >= 0, let slot = predictedSlot(forKey: key) else { return }
+        version.prefetchResidentBytes(slot, property: property)
+    }
+
     /// Notes where the key directory found `key`'s object (see ``predictedSlot(forKey:)``); returns whether that is
     /// the slot predicted.
     @inline(__always)
@@ -116,22 +126,18 @@ extension Store {
         entityIndex: Int, key: UInt64, cache: inout EntityVersionCache, prefetchingProperty property: Int
     ) -> CommittedRow? {
         refresh(&cache, entityIndex: entityIndex)
-        if let slot = cache.version.directoryHit(key) {
-            // A slot predicted had its entries and `property`'s asked for before the key directory was read (see
-            // `prefetchCommittedRow(of:entityIndex:cache:prefetchingProperty:)`); asking again would copy its chunk.
-            let predicted = cache.noteSlot(slot, ofKey: key)
-            return cache.version.residentCommittedRow(
-                atSlot: slot, key: key, prefetchingProperty: predicted ? -1 : property)
-        }
-        switch cache.version.committedRow(inMemoryForKey: key, prefetchingProperty: property) {
-        case .found(let row): return row
-        case .absent: return nil
-        case .mayBeOnDisk:
+        guard let slot = cache.version.directoryHit(key) else {
+            // In no resident chunk: in a checkpoint chunk still on disk, or nowhere.
             do {
                 return try cache.version.lookUpCommittedRow(forKey: key)
             } catch {
                 Self.failLookUp(key: key, error)
             }
         }
+        // A slot predicted had its entries and `property`'s asked for before the key directory was read (see
+        // `prefetchCommittedRow(of:entityIndex:cache:prefetchingProperty:)`); asking again would copy its chunk.
+        let predicted = cache.noteSlot(slot, ofKey: key)
+        return cache.version.residentCommittedRow(
+            atSlot: slot, key: key, prefetchingProperty: predicted ? -1 : property)
     }
 }
