@@ -1,4 +1,5 @@
 import Foundation
+import LogFormat
 import Testing
 
 @testable import EventGraph

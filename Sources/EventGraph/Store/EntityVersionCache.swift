@@ -58,8 +58,12 @@ struct EntityVersionCache {
     /// `key` (see ``predictedSlot(forKey:)``), reading the slot's offset and length there, which a lookup asked for
     /// before it probed its registry: a lookup by ID calls this once the registry answered, so that the bytes load
     /// while it reads the found object or makes the fault. Nothing without a prediction or for -1.
+    ///
+    /// Mutating only so that a context's cache is read in place: called on a class's stored property, a
+    /// non-mutating method read a copy of the cache (a retain and a release of each storage of its version, atomic
+    /// instructions that waited for the registry's load before them).
     @inline(__always)
-    func prefetchPredictedBytes(forKey key: UInt64, property: Int) {
+    mutating func prefetchPredictedBytes(forKey key: UInt64, property: Int) {
         guard property >= 0, let slot = predictedSlot(forKey: key) else { return }
         version.prefetchResidentBytes(slot, property: property)
     }
