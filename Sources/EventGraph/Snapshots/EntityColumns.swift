@@ -180,20 +180,27 @@ struct EntityColumns: Sendable {
     /// past the resident chunks' slots.
     @inline(__always)
     func prefetchResidentSlot(_ slot: Int, property: Int) {
-        let index = slot / ColumnChunk.slotCapacity
-        guard slot >= 0, index < resident.count, let chunks = resident.withUnsafeBufferPointer({ $0.baseAddress })
-        else { return }
-        ColumnChunk.prefetchSlot(of: chunks + index, at: slot % ColumnChunk.slotCapacity, property: property)
+        guard let (chunk, position) = residentChunkInPlace(ofSlot: slot) else { return }
+        ColumnChunk.prefetchSlot(of: chunk, at: position, property: property)
     }
 
     /// Starts loading, without waiting, the bytes of `property`'s string or binary value at `slot` (see
     /// ``Column/prefetchBytes(of:at:)``); nothing past the resident chunks' slots or columns.
     @inline(__always)
     func prefetchResidentBytes(_ slot: Int, property: Int) {
+        guard let (chunk, position) = residentChunkInPlace(ofSlot: slot) else { return }
+        ColumnChunk.prefetchBytes(of: chunk, at: position, property: property)
+    }
+
+    /// The resident chunk that holds `slot`, in place in its array, and the slot's position there; `nil` past the
+    /// resident chunks. For a prefetch, which uses the address at once while this version is held: a chunk read out
+    /// of the array is a copy (a retain of each of its storages).
+    @inline(__always)
+    private func residentChunkInPlace(ofSlot slot: Int) -> (chunk: UnsafePointer<ColumnChunk>, position: Int)? {
         let index = slot / ColumnChunk.slotCapacity
         guard slot >= 0, index < resident.count, let chunks = resident.withUnsafeBufferPointer({ $0.baseAddress })
-        else { return }
-        ColumnChunk.prefetchBytes(of: chunks + index, at: slot % ColumnChunk.slotCapacity, property: property)
+        else { return nil }
+        return (chunks + index, slot % ColumnChunk.slotCapacity)
     }
 
     /// The slot of a key whose chunk is in memory (the directory holds the keys of resident chunks only).
