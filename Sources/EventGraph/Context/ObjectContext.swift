@@ -156,10 +156,17 @@ public final class ObjectContext {
         // An entity without sub-entities (the usual ID): the store's place for the key is loaded while the registry
         // is probed, two cache misses at once.
         let isOneEntity = entity.familyIndices.count == 1
+        // The property the caller is likely to read next: the one the last looked-up object's first read was.
+        let expectedProperty = entity.index == lookupReadProperty.entityIndex ? lookupReadProperty.property : -1
         if isOneEntity {
-            parentStore.prefetchCommittedRow(of: identity, entityIndex: entity.index, cache: &lookupCache)
+            parentStore.prefetchCommittedRow(
+                of: identity, entityIndex: entity.index, cache: &lookupCache, prefetchingProperty: expectedProperty)
         }
-        if let object = registered[identity] {
+        let registeredObject = registered[identity]
+        // The expected property's bytes at the slot the object is likely at (whose offsets were asked for above)
+        // start loading now: with the found object's fields, or while the store's lookup and the fault are made.
+        if isOneEntity { lookupCache.prefetchPredictedBytes(forKey: identity.key, property: expectedProperty) }
+        if let object = registeredObject {
             let objectEntity = object.entity
             guard objectEntity === entity || objectEntity.isKindOf(entity), !object.flags.contains(.isDead) else {
                 return nil
@@ -170,18 +177,19 @@ public final class ObjectContext {
             }
             return object
         }
-        // The property the caller is likely to read next (the one the last looked-up object's first read was) starts
-        // loading with the slot's version (a store does so), or at the latest while the fault is made: its read then
-        // finds the slot's entries in the cache instead of waiting for them after this returns.
+        // The expected property starts loading with the slot's version (a store does so), or at the latest while the
+        // fault is made: its read then finds the slot's entries in the cache instead of waiting for them after this
+        // returns.
         let found =
             isOneEntity
             ? parentStore.committedRow(
-                of: identity, entityIndex: entity.index, cache: &lookupCache,
-                prefetchingProperty: entity.index == lookupReadProperty.entityIndex ? lookupReadProperty.property : -1)
+                of: identity, entityIndex: entity.index, cache: &lookupCache, prefetchingProperty: expectedProperty)
             : parentStore.committedRow(of: identity, in: entity.familyIndices)
         guard let row = found else { return nil }
-        if !isOneEntity, row.entityIndex == lookupReadProperty.entityIndex, let columns = row.values.heldColumns {
-            columns.prefetchValue(at: lookupReadProperty.property)
+        if row.entityIndex == lookupReadProperty.entityIndex, let columns = row.values.heldColumns {
+            if !isOneEntity { columns.prefetchValue(at: lookupReadProperty.property) }
+            // A string's bytes start loading before the fault is made, not when it is read.
+            columns.prefetchBytes(at: lookupReadProperty.property)
         }
         // Not registered (looked up above): a new fault holding its slot, without a second lookup; of the entity
         // named, unless the row is a sub-entity's (no trip through the store's model for the usual case).

@@ -1,3 +1,4 @@
+internal import CPrefetch
 import LogFormat
 
 #if canImport(Glibc)
@@ -44,6 +45,21 @@ struct ByteArena: Sendable {
         // alive and unchanged while it reads.
         let buffer = arena.pointee.bytes.withUnsafeBytes { $0 }
         return body(UnsafeRawBufferPointer(rebasing: buffer[start..<start + count]))
+    }
+
+    /// Starts loading a slot's bytes in the arena at `arena` (their first and last cache lines), without waiting;
+    /// reads the slot's offset and length, which should be in the cache (see ``prefetchOffsets(of:at:)``). Nothing
+    /// for a slot without bytes.
+    @inline(__always)
+    static func prefetchBytes(of arena: UnsafePointer<ByteArena>, at slot: Int) {
+        guard slot >= 0, slot < arena.pointee.starts.count, slot < arena.pointee.byteCounts.count else { return }
+        let start = Int(arena.pointee.starts[slot])
+        let count = Int(arena.pointee.byteCounts[slot])
+        guard count > 0, let base = arena.pointee.bytes.withUnsafeBytes({ $0.baseAddress }),
+            start <= arena.pointee.bytes.count - count
+        else { return }
+        eg_prefetch(base + start)
+        eg_prefetch(base + start + count - 1)
     }
 
     /// Starts loading a slot's offset and length in the arena at `arena`, without waiting (see

@@ -128,6 +128,14 @@ struct Column: Sendable {
         ByteArena.prefetchOffsets(of: arenaPointer(of: column), at: slot)
     }
 
+    /// Starts loading, without waiting, the bytes of a slot's string or binary value in the column at `column`
+    /// (nothing for other values): a lookup by ID issues them for the property it expects to be read once it found
+    /// the slot, before it makes the fault, whose read then finds them arriving (see ``ByteArena/prefetchBytes(of:at:)``).
+    @inline(__always)
+    static func prefetchBytes(of column: UnsafePointer<Column>, at slot: Int) {
+        ByteArena.prefetchBytes(of: arenaPointer(of: column), at: slot)
+    }
+
     /// Where a column's arena lies in it.
     private static let arenaOffset = MemoryLayout<Column>.offset(of: \Column.arena)!
 

@@ -1,3 +1,4 @@
+internal import CPrefetch
 import LogFormat
 
 /// One slot of one chunk version: what a handle ``Row`` and a fetched object read their values from.
@@ -184,6 +185,38 @@ extension ColumnChunk {
         return CommittedRow(entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: version))
     }
 
+    /// Starts loading, without waiting, the version and value count of the slot at `position` of the chunk at
+    /// `chunk` (what ``committedRow(at:entityIndex:checkpointChunk:key:)`` reads) and what a read of `property` there
+    /// reads first (see ``Column/prefetchValue(of:at:)``; nothing for `property` -1 or past the columns). Nothing for
+    /// a position past the chunk's slots (an unloaded chunk's place has none).
+    ///
+    /// The chunk is read in place and every address taken before the first prefetch: the prefetch is a C call, and
+    /// a chunk read out of its array was copied and kept across it (a retain and a release of each of its storages,
+    /// as h88 found in `committedRow`).
+    @inline(__always)
+    static func prefetchSlot(of chunk: UnsafePointer<ColumnChunk>, at position: Int, property: Int) {
+        guard position >= 0, position < chunk.pointee.versions.count, position < chunk.pointee.valueCounts.count,
+            let version = chunk.pointee.versions.withUnsafeBufferPointer({ $0.baseAddress }),
+            let valueCount = chunk.pointee.valueCounts.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        let column =
+            property >= 0 && property < chunk.pointee.columns.count
+            ? chunk.pointee.columns.withUnsafeBufferPointer({ $0.baseAddress }) : nil
+        eg_prefetch(UnsafeRawPointer(version + position))
+        eg_prefetch(UnsafeRawPointer(valueCount + position))
+        if let column { Column.prefetchValue(of: column + property, at: position) }
+    }
+
+    /// Starts loading, without waiting, the bytes of `property`'s string or binary value at `position` of the chunk
+    /// at `chunk` (see ``Column/prefetchBytes(of:at:)``), read in place as ``prefetchSlot(of:at:property:)``.
+    @inline(__always)
+    static func prefetchBytes(of chunk: UnsafePointer<ColumnChunk>, at position: Int, property: Int) {
+        guard property >= 0, property < chunk.pointee.columns.count,
+            let columns = chunk.pointee.columns.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return }
+        Column.prefetchBytes(of: columns + property, at: position)
+    }
+
     /// Starts loading, without waiting, what a read of `property` at `position` reads first (see
     /// ``Column/prefetchValue(of:at:)``); nothing for a property past the chunk's columns.
     @inline(__always)
@@ -222,12 +255,9 @@ extension EntityColumns {
     /// A live object's slot when its chunk is in memory, without copying the version (no chunk is read from disk,
     /// so a store can answer a lookup by ID under its lock: a version copied out of the lock costs a retain and a
     /// release of each of its arrays, per lookup).
-    ///
-    /// A lookup by ID passes the property it expects to be read first (`prefetchingProperty`, -1 for none): its
-    /// slot's entries start loading with the slot's version, two cache misses at once instead of one after the other.
     @inline(__always)
-    func committedRow(inMemoryForKey key: UInt64, prefetchingProperty property: Int = -1) -> InMemoryLookup {
-        committedRowAndChunk(inMemoryForKey: key, prefetchingProperty: property).lookup
+    func committedRow(inMemoryForKey key: UInt64) -> InMemoryLookup {
+        committedRowAndChunk(inMemoryForKey: key).lookup
     }
 
     /// Calls `body` with each live slot in commit order — every live slot, or those of `slots` (each once however
@@ -288,13 +318,11 @@ extension EntityColumns {
 
     /// ``committedRow(inMemoryForKey:)`` with the index of the chunk that holds the object.
     @inline(__always)
-    func committedRowAndChunk(inMemoryForKey key: UInt64, prefetchingProperty property: Int = -1)
-        -> (lookup: InMemoryLookup, chunkIndex: Int)
-    {
+    func committedRowAndChunk(inMemoryForKey key: UInt64) -> (lookup: InMemoryLookup, chunkIndex: Int) {
         guard let slot = directoryHit(key) else {
             return (hasUnloadedChunks && key <= unloadedMaxKeyForLookup ? .mayBeOnDisk : .absent, 0)
         }
-        let row = residentCommittedRow(atSlot: slot, key: key, prefetchingProperty: property)
+        let row = residentCommittedRow(atSlot: slot, key: key)
         return (.found(row), slot / ColumnChunk.slotCapacity)
     }
 

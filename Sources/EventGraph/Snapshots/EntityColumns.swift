@@ -174,6 +174,35 @@ struct EntityColumns: Sendable {
     @inline(__always)
     func prefetchSlot(forKey key: UInt64) { directory.prefetch(key) }
 
+    /// Starts loading, without waiting, what a lookup of `slot` reads and what a read of its `property` reads first
+    /// (see ``ColumnChunk/prefetchSlot(of:at:property:)``): a lookup by ID asks for the slot its object is likely at
+    /// (``EntityVersionCache/predictedSlot(forKey:)``) before the key directory says where it is. Nothing for a slot
+    /// past the resident chunks' slots.
+    @inline(__always)
+    func prefetchResidentSlot(_ slot: Int, property: Int) {
+        guard let (chunk, position) = residentChunkInPlace(ofSlot: slot) else { return }
+        ColumnChunk.prefetchSlot(of: chunk, at: position, property: property)
+    }
+
+    /// Starts loading, without waiting, the bytes of `property`'s string or binary value at `slot` (see
+    /// ``Column/prefetchBytes(of:at:)``); nothing past the resident chunks' slots or columns.
+    @inline(__always)
+    func prefetchResidentBytes(_ slot: Int, property: Int) {
+        guard let (chunk, position) = residentChunkInPlace(ofSlot: slot) else { return }
+        ColumnChunk.prefetchBytes(of: chunk, at: position, property: property)
+    }
+
+    /// The resident chunk that holds `slot`, in place in its array, and the slot's position there; `nil` past the
+    /// resident chunks. For a prefetch, which uses the address at once while this version is held: a chunk read out
+    /// of the array is a copy (a retain of each of its storages).
+    @inline(__always)
+    private func residentChunkInPlace(ofSlot slot: Int) -> (chunk: UnsafePointer<ColumnChunk>, position: Int)? {
+        let index = slot / ColumnChunk.slotCapacity
+        guard slot >= 0, index < resident.count, let chunks = resident.withUnsafeBufferPointer({ $0.baseAddress })
+        else { return nil }
+        return (chunks + index, slot % ColumnChunk.slotCapacity)
+    }
+
     /// The slot of a key whose chunk is in memory (the directory holds the keys of resident chunks only).
     @inline(__always)
     func directoryHit(_ key: UInt64) -> Int? { directory[key] }

@@ -34,6 +34,16 @@ struct HeldSlotColumns {
     }
 }
 
+extension HeldSlotColumns {
+    /// Starts loading the bytes of `property`'s string or binary value, without waiting (see
+    /// ``Column/prefetchBytes(of:at:)``); nothing for another value or a property not read in place.
+    @inline(__always)
+    func prefetchBytes(at property: Int) {
+        guard property >= 0, property < Int(readableCount) else { return }
+        Column.prefetchBytes(of: base + property, at: Int(position))
+    }
+}
+
 extension CommittedValues {
     /// The columns of a slot that holds them (see ``HeldSlotColumns``); `nil` for a row or a checkpoint chunk's slot.
     var heldColumns: HeldSlotColumns? {

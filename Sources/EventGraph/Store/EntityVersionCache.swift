@@ -35,6 +35,50 @@ struct EntityVersionCache {
     private(set) var version = EntityColumns(entityIndex: -1)
     /// How many times a version was taken under the store's lock into this cache (for tests).
     private(set) var takeCount = 0
+    /// The key less the slot of the object the last lookup found (see ``predictedSlot(forKey:)``).
+    private var keyLessSlot: UInt64 = 0
+    /// Whether the last two lookups found their objects at the same ``keyLessSlot``.
+    private var keyLessSlotRepeated = false
+    /// How many lookups found their object at the slot ``predictedSlot(forKey:)`` gave (for tests).
+    private(set) var predictedSlotCount = 0
+
+    /// The slot where a lookup is likely to find `key`'s object, before the key directory is read: a store numbers
+    /// its objects in the order they are inserted and an entity's chunks hold them in commit order, so the objects of
+    /// an entity inserted one after another (the usual case) sit at their key less one offset. Known once two lookups
+    /// in a row found their objects at the same offset; `nil` otherwise. A hint for prefetching only: a wrong slot
+    /// costs a few useless loads, never a wrong answer.
+    @inline(__always)
+    func predictedSlot(forKey key: UInt64) -> Int? {
+        guard keyLessSlotRepeated else { return nil }
+        let slot = key &- keyLessSlot
+        return slot <= UInt64(Int.max) ? Int(slot) : nil
+    }
+
+    /// Starts loading, without waiting, the bytes of `property`'s string or binary value at the slot predicted for
+    /// `key` (see ``predictedSlot(forKey:)``), reading the slot's offset and length there, which a lookup asked for
+    /// before it probed its registry: a lookup by ID calls this once the registry answered, so that the bytes load
+    /// while it reads the found object or makes the fault. Nothing without a prediction or for -1.
+    ///
+    /// Mutating only so that a context's cache is read in place: called on a class's stored property, a
+    /// non-mutating method read a copy of the cache (a retain and a release of each storage of its version, atomic
+    /// instructions that waited for the registry's load before them).
+    @inline(__always)
+    mutating func prefetchPredictedBytes(forKey key: UInt64, property: Int) {
+        guard property >= 0, let slot = predictedSlot(forKey: key) else { return }
+        version.prefetchResidentBytes(slot, property: property)
+    }
+
+    /// Notes where the key directory found `key`'s object (see ``predictedSlot(forKey:)``); returns whether that is
+    /// the slot predicted.
+    @inline(__always)
+    mutating func noteSlot(_ slot: Int, ofKey key: UInt64) -> Bool {
+        let keyLessSlot = key &- UInt64(truncatingIfNeeded: slot)
+        let predicted = keyLessSlotRepeated && keyLessSlot == self.keyLessSlot
+        keyLessSlotRepeated = keyLessSlot == self.keyLessSlot
+        self.keyLessSlot = keyLessSlot
+        if predicted { predictedSlotCount &+= 1 }
+        return predicted
+    }
 
     /// Whether the cache holds `entityIndex`'s version of generation `generation`.
     @inline(__always)
@@ -44,6 +88,8 @@ struct EntityVersionCache {
 
     /// Holds a version taken under the store's lock with the generation read there.
     mutating func hold(_ version: EntityColumns, generation: UInt64) {
+        // Another entity's objects sit at other offsets.
+        if version.entityIndex != entityIndex { keyLessSlotRepeated = false }
         self.version = version
         self.entityIndex = version.entityIndex
         self.generation = generation
@@ -52,9 +98,10 @@ struct EntityVersionCache {
 
     /// Lets the version go (a context that saves: a commit copies every array that a held version shares).
     mutating func release() {
-        let takeCount = takeCount
+        let (takeCount, predictedSlotCount) = (takeCount, predictedSlotCount)
         self = EntityVersionCache()
         self.takeCount = takeCount
+        self.predictedSlotCount = predictedSlotCount
     }
 }
 
@@ -83,15 +130,18 @@ extension Store {
         entityIndex: Int, key: UInt64, cache: inout EntityVersionCache, prefetchingProperty property: Int
     ) -> CommittedRow? {
         refresh(&cache, entityIndex: entityIndex)
-        switch cache.version.committedRow(inMemoryForKey: key, prefetchingProperty: property) {
-        case .found(let row): return row
-        case .absent: return nil
-        case .mayBeOnDisk:
+        guard let slot = cache.version.directoryHit(key) else {
+            // In no resident chunk: in a checkpoint chunk still on disk, or nowhere.
             do {
                 return try cache.version.lookUpCommittedRow(forKey: key)
             } catch {
                 Self.failLookUp(key: key, error)
             }
         }
+        // A slot predicted had its entries and `property`'s asked for before the key directory was read (see
+        // `prefetchCommittedRow(of:entityIndex:cache:prefetchingProperty:)`); asking again would copy its chunk.
+        let predicted = cache.noteSlot(slot, ofKey: key)
+        return cache.version.residentCommittedRow(
+            atSlot: slot, key: key, prefetchingProperty: predicted ? -1 : property)
     }
 }

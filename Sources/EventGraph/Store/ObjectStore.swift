@@ -66,9 +66,12 @@ protocol ObjectStore: AnyObject, Sendable {
         of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache,
         prefetchingProperty property: Int
     ) -> CommittedRow?
-    /// Starts loading where ``committedRow(of:entityIndex:cache:)`` will look `identity` up, without waiting (a store
-    /// issues its key directory's place; others do nothing): the caller probes its registry meanwhile.
-    func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache)
+    /// Starts loading where ``committedRow(of:entityIndex:cache:prefetchingProperty:)`` will look `identity` up,
+    /// without waiting (a store issues its key directory's place, and the slot the object is likely at with its value
+    /// of `property`, -1 for none; others do nothing): the caller probes its registry meanwhile.
+    func prefetchCommittedRow(
+        of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache,
+        prefetchingProperty property: Int)
     /// ``committedRow(of:in:)`` for a throwing operation (a fetch, a find-or-create): throws the error of a
     /// checkpoint chunk that may hold the object and cannot be loaded, never answers `nil` for it.
     func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
@@ -228,7 +231,10 @@ extension ObjectStore {
         return row
     }
 
-    func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache) {}
+    func prefetchCommittedRow(
+        of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache,
+        prefetchingProperty property: Int
+    ) {}
 
     /// The rows ``rows(of:)`` returns that pass `filter` on their committed values or are in `extra`.
     func filteredRows(entityIndex: Int, filter: ResolvedFilter, including extra: [ObjectIdentity])

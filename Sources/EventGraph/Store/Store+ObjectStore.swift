@@ -49,10 +49,18 @@ extension Store: ObjectStore {
         return committedRow(entityIndex: entityIndex, key: identity.key, cache: &cache, prefetchingProperty: property)
     }
 
-    func prefetchCommittedRow(of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache) {
+    func prefetchCommittedRow(
+        of identity: ObjectIdentity, entityIndex: Int, cache: inout EntityVersionCache,
+        prefetchingProperty property: Int
+    ) {
         guard identity.storeIndex == Self.ownStoreIndex else { return }
         refresh(&cache, entityIndex: entityIndex)
         cache.version.prefetchSlot(forKey: identity.key)
+        // The slot where the object likely is starts loading too, without waiting for the directory to say so: its
+        // version, value count and `property`'s entries then arrive with the directory's place and the registry's.
+        if let slot = cache.predictedSlot(forKey: identity.key) {
+            cache.version.prefetchResidentSlot(slot, property: property)
+        }
     }
 
     func lookUpCommittedRow(of identity: ObjectIdentity, in entityIndices: [Int]) throws(EventGraphError)
