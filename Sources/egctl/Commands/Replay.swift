@@ -86,7 +86,9 @@ struct Replay: ParsableCommand {
             if let usageBefore, let usageAfter = ReplayDiagnostics.threadUsage {
                 ReplayDiagnostics.report(
                     "the replaying thread took \(usageAfter.faults - usageBefore.faults) page faults and "
-                        + "\((usageAfter.cpuMicroseconds - usageBefore.cpuMicroseconds) / 1000) ms of CPU")
+                        + "\((usageAfter.cpuMicroseconds - usageBefore.cpuMicroseconds) / 1000) ms of CPU; "
+                        + "the decoding thread populated "
+                        + "\(HeapPrefaulter.populatedByteCount) bytes of the heap ahead")
             }
             if let until, loaded.graph.lastTransactionID < until, loaded.report.lastTransactionID < until {
                 Terminal.warn("egctl: note: the log ends at transaction \(loaded.report.lastTransactionID)")

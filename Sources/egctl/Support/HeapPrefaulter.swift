@@ -43,6 +43,10 @@ final class HeapPrefaulter: Sendable {
 
     /// The end of what was populated so far (an address); `nil` once populating failed (it is not tried again).
     private let populatedEnd = Mutex<UInt?>(0)
+    /// The bytes every prefaulter of this process populated (``ReplayDiagnostics`` reports them: 0 where the
+    /// kernel refuses `MADV_POPULATE_WRITE`, so tests that count faults know there was nothing to count).
+    static var populatedByteCount: Int { populatedTotal.load(ordering: .relaxed) }
+    private static let populatedTotal = Atomic<Int>(0)
 
     private init() {}
 
@@ -88,6 +92,7 @@ final class HeapPrefaulter: Sendable {
                     populatedEnd = end
                     populated += Int(end - start)
                 }
+                Self.populatedTotal.add(populated, ordering: .relaxed)
                 return populated
             }
         #else
