@@ -55,6 +55,9 @@ struct EgctlHeapPrefaultTests {
         // nothing was populated and there is nothing to compare. The head start is populated before each
         // transaction's decoding ends (before the replaying thread applies it), so a loaded machine that delays
         // the decoding thread delays the replay with it and does not change the counts.
+        print(
+            "replaying thread's page faults: \(prefaulted.faults) prefaulted (\(prefaulted.populated) bytes populated), "
+                + "\(faulted.faults) not")
         if prefaulted.populated == 0 {
             print("note: the kernel populated nothing ahead (MADV_POPULATE_WRITE refused): faults not compared")
         } else {
