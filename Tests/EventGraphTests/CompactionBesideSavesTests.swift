@@ -56,7 +56,8 @@ struct CompactionBesideSavesTests {
         let save = Background {
             try AutomaticCheckpointTests.saveCourses(21...25, in: container.newBackgroundContext())
         }
-        let savedDuringCheckpoint = save.wait(seconds: 30)
+        // A hang guard: the compaction is held until released, so a save that waits for it never ends by itself.
+        let savedDuringCheckpoint = save.wait(seconds: 600)
         #expect(savedDuringCheckpoint, "a save waited for the compaction's whole rewrite")
         gate.release()
         #expect(compaction.wait(seconds: 600))
@@ -104,7 +105,7 @@ struct CompactionBesideSavesTests {
                 latitude: 2, longitude: 2, image: .filled(width: 40, height: 40, level: 3), in: context)
             try context.save()
         }
-        #expect(save.wait(seconds: 30))
+        #expect(save.wait(seconds: 600))
         gate.release()
         #expect(compaction.wait(seconds: 600))
         #expect(compaction.error == nil && save.error == nil)
@@ -236,7 +237,7 @@ struct CompactionBesideSavesTests {
             // Only saves that complete from now on count; the savers that were waiting for this moment go on.
             while besides.wait(timeout: .now()) == .success {}
             for _ in 0..<threadCount { held.signal() }
-            let deadline = DispatchTime.now() + 30
+            let deadline = DispatchTime.now() + 600
             for _ in 0..<8 where besides.wait(timeout: deadline) == .success { savedBeside.withLock { $0 += 1 } }
         }
         let failures = Mutex<[String]>([])
@@ -244,7 +245,7 @@ struct CompactionBesideSavesTests {
             let context = container.newBackgroundContext()
             for index in 0..<savesPerThread {
                 // 200 saves are made by then: a checkpoint (every 40) has started.
-                if index == 50 { _ = held.wait(timeout: .now() + 30) }
+                if index == 50 { _ = held.wait(timeout: .now() + 600) }
                 let course = Course()
                 context.insert(course)
                 course.code = "T\(thread)-\(index)"
@@ -280,7 +281,7 @@ struct CompactionBesideSavesTests {
         let compaction = Background { () throws(EventGraphError) in _ = try publicStore.compact() }
         #expect(gate.waitUntilReached())
         let save = Background { try CrossStoreAtomicityTests.enrol("second", in: container) }
-        let savedBeside = save.wait(seconds: 30)
+        let savedBeside = save.wait(seconds: 600)
         #expect(savedBeside, "a save across stores waited for the compaction's whole rewrite")
         gate.release()
         #expect(compaction.wait(seconds: 600))

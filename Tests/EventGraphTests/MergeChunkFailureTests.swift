@@ -96,8 +96,8 @@ struct MergeChunkFailureTests {
     /// A child that merges its parent's changes looks each changed object up beneath the parent; a change the parent
     /// made in memory and processed leaves the object's chunk on disk. When it cannot be read, the child's object
     /// becomes a fault (its unsaved changes kept) instead of ending the process, and reads the parent's values once
-    /// reads succeed. (A parent's rollback reports the values it rolls back to, read from the chunk like a getter's
-    /// read, before any child merges: that read still ends the process when the chunk cannot be read.)
+    /// reads succeed. (A parent's rollback reports the values it rolls back to, read from the chunk before any child
+    /// merges: see ``RollbackChunkFailureTests``.)
     @Test func aChildsMergeOverAChunkThatCannotBeReadLeavesAFault() throws {
         let directory = TemporaryDirectory()
         let faults = FaultInjector()

@@ -100,7 +100,7 @@ struct RewriteBesideAppendsTests {
             }
             finished.signal()
         }
-        #expect(finished.wait(timeout: .now() + 20) == .success, "the wait for a copied transaction never ended")
+        #expect(finished.wait(timeout: .now() + 600) == .success, "the wait for a copied transaction never ended")
         guard case .success = outcome.get() else {
             Issue.record("the wait for a copied transaction failed: \(String(describing: outcome.get()))")
             return

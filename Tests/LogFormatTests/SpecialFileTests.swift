@@ -97,7 +97,7 @@ struct SpecialFileTests {
 /// has not returned after a generous while, it is stuck waiting for a writer, so the guard opens the FIFO's write
 /// end (which lets the call return) and reports that it blocked.
 enum FIFOWatchdog {
-    static let patienceSeconds = 30
+    static let patienceSeconds = 600
 
     static func run(unblocking fifo: String?, _ body: @escaping @Sendable () -> (any Error)?) -> (
         error: (any Error)?, blocked: Bool

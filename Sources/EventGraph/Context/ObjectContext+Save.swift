@@ -261,7 +261,15 @@ extension ObjectContext {
                 // chunk the save pinned (`pinCommittedValues`, until it ends) or one in memory: this reads no chunk
                 // that can fail, a compaction beside the save included, which does not replace the store's chunks
                 // (it reads them from the file the store opened, `CheckpointChunkSource`; `MergeChunkFailureTests`).
-                object.row = parentStore.row(of: object.identity, entityIndex: object.entity.index)
+                // A child's (a relationship set to the targets it held) is looked up in its parent, whose object may
+                // read a chunk evicted since and unreadable now: then it becomes a fault, as a child's merge leaves
+                // it, and its next read looks it up again (`ChildSaveFallbackChunkFailureTests`).
+                do {
+                    object.row =
+                        try parentStore.lookUpCommittedRow(of: object.identity, entityIndex: object.entity.index)?.row
+                } catch {
+                    refresh(object, mergeChanges: true)
+                }
             }
             let entity = object.entity
             if entity.hasTransientProperties {

@@ -298,6 +298,10 @@ public final class ObjectContext {
     // MARK: - Discarding
 
     /// Discards every unsaved change: inserted objects leave the context, deleted and changed ones revert.
+    ///
+    /// It reads nothing from the store and cannot fail. Its report (``ContextChanges/Reason/rolledBack``) carries
+    /// the committed values each changed object holds again; where the object's checkpoint chunk cannot be read
+    /// (damaged, or a read that failed), the report names the object and its changed keys without their values.
     public func rollback() {
         applyDeferredInverseAppends()
         for object in insertedList where object.flags.contains(.isInserted) {

@@ -33,8 +33,9 @@ public struct ContextChanges: Hashable, Sendable {
     public var reason: Reason
     /// One entry per object, in the order the context met them. ``CommittedTransaction/Change/values`` holds the
     /// new value of each changed key where it is at hand (externally stored values, and to-many relationships
-    /// changed by adding or removing targets, are only named in ``CommittedTransaction/Change/changedKeys``);
-    /// ``CommittedTransaction/Change/oldValues`` is empty.
+    /// changed by adding or removing targets, are only named in ``CommittedTransaction/Change/changedKeys``, and so
+    /// are a rollback's values that a checkpoint chunk that cannot be read holds); ``CommittedTransaction/Change/oldValues``
+    /// is empty.
     public var changes: [CommittedTransaction.Change]
     /// The committed transactions the report is about, each with its store: for a root's save
     /// (``Reason/saved(transactionID:)``), one per store the save wrote; for a merge of a committed transaction

@@ -121,7 +121,8 @@ extension ObjectContext {
     }
 
     /// Reports what a rollback undid of the changes reported before it, and forgets them. Call it once the objects
-    /// are reverted: an update undone carries the committed values the object holds again.
+    /// are reverted: an update undone carries the committed values the object holds again, unless its checkpoint
+    /// chunk cannot be read (then only its changed keys).
     func reportRollback() {
         let tracking = changeTracking
         defer { tracking.reported.removeAll() }
@@ -136,14 +137,15 @@ extension ObjectContext {
             case .updated:
                 guard let object = registered[identity] else { continue }
                 let entity = object.entity
-                let named = reported.values.map { entry in
-                    (
-                        entity.properties[entry.index].name,
-                        object.committed?.value(at: entry.index) ?? entity.defaultValues[entry.index]
-                    )
-                }
-                change.changedKeys = Set(named.map(\.0))
-                if object.hasCommittedValues { values.record(named, into: &change) }
+                change.changedKeys = Set(reported.values.map { entity.properties[$0.index].name })
+                guard let committed = object.committed else { break }
+                // Read with the object's checkpoint chunk pinned: a chunk that cannot be read leaves the values
+                // out (a property getter's read would end the process), and the object reads them once it can.
+                let chunk = committed.checkpointChunk
+                do { try chunk?.pin() } catch { break }
+                defer { chunk?.unpin() }
+                let named = reported.values.map { (entity.properties[$0.index].name, committed.value(at: $0.index)) }
+                values.record(named, into: &change)
             }
             changes.append(change)
         }
