@@ -48,10 +48,14 @@ final class HeapPrefaulter: Sendable {
     private static let populateWriteAdvice: Int32 = 23
     private static let pageByteCount = 4096
 
-    /// The end of what was populated so far (an address); `nil` once populating failed (it is not tried again).
-    private let populatedEnd = Mutex<UInt?>(0)
-    /// What was populated so far and, once populating failed, `madvise`'s error: for ``report()``.
-    private let outcome = Mutex<(byteCount: Int, failure: Int32?)>((0, nil))
+    /// What was populated: `end` is the end of it so far (an address), `nil` once populating failed (it is not tried
+    /// again, and `failure` is `madvise`'s error); `byteCount` is its size, for ``report()``.
+    private struct Populated {
+        var end: UInt? = 0
+        var byteCount = 0
+        var failure: Int32?
+    }
+    private let populated = Mutex(Populated())
 
     private init() {}
 
@@ -82,10 +86,10 @@ final class HeapPrefaulter: Sendable {
         #if os(Linux)
             let lead = UInt(leadByteCount.clamped(to: Self.leadByteCountBounds))
             let pageMask = UInt(Self.pageByteCount - 1)
-            return populatedEnd.withLock { populatedEnd in
-                var populated = 0
+            return populated.withLock { populated in
+                var byteCount = 0
                 // The top is read again for each slice: the replaying thread allocates from it meanwhile.
-                while continues(), let done = populatedEnd, let top = topChunk() {
+                while continues(), let done = populated.end, let top = topChunk() {
                     let start = (max(done, top.lowerBound) + pageMask) & ~pageMask
                     let end = min(top.upperBound, top.lowerBound &+ lead, start &+ Self.sliceByteCount) & ~pageMask
                     guard start < end else { break }
@@ -93,16 +97,15 @@ final class HeapPrefaulter: Sendable {
                         madvise(address, Int(end - start), Self.populateWriteAdvice) == 0
                     else {
                         // A kernel before 5.14 (EINVAL) or memory that ran out: the replaying thread faults its own.
-                        let failure = errno
-                        outcome.withLock { $0.failure = failure }
-                        populatedEnd = nil
+                        populated.failure = errno
+                        populated.end = nil
                         break
                     }
-                    populatedEnd = end
-                    populated += Int(end - start)
+                    populated.end = end
+                    byteCount += Int(end - start)
                 }
-                outcome.withLock { $0.byteCount += populated }
-                return populated
+                populated.byteCount += byteCount
+                return byteCount
             }
         #else
             return 0
@@ -113,7 +116,7 @@ final class HeapPrefaulter: Sendable {
     /// check whatever the machine's load, unlike who took the faults, which depends on how far ahead the decoding
     /// thread got.
     func report() {
-        let (byteCount, failure) = outcome.withLock { $0 }
+        let (byteCount, failure) = populated.withLock { ($0.byteCount, $0.failure) }
         ReplayDiagnostics.report(
             "the prefaulter populated \(byteCount) bytes"
                 + (failure.map { "; populating failed with errno \($0) and stopped" } ?? ""))
