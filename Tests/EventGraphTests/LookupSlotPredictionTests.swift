@@ -6,21 +6,6 @@ import Testing
 
 @Suite("A lookup by ID asks for the slot its object is likely at before the key directory says where it is")
 struct LookupSlotPredictionTests {
-    /// Saves `count` lessons, one after another, and returns their IDs.
-    private func lessons(_ count: Int, in container: ModelContainer, titled prefix: String = "lesson") throws
-        -> [ObjectID]
-    {
-        let setup = container.newBackgroundContext()
-        let made = (0..<count).map { index in
-            let lesson = Lesson()
-            setup.insert(lesson)
-            lesson.title = "\(prefix) \(index)"
-            return lesson
-        }
-        try setup.save()
-        return made.map(\.objectID)
-    }
-
     /// A random order of `count` indices, the same in every run.
     private func shuffledIndices(_ count: Int) -> [Int] {
         var state: UInt64 = 7
@@ -41,7 +26,7 @@ struct LookupSlotPredictionTests {
         setup.insert(course)
         course.code = "C1"
         try setup.save()
-        let ids = try lessons(5_000, in: container)
+        let ids = try Lesson.saved(5_000, in: container)
         let reader = container.newBackgroundContext()
         let order = shuffledIndices(ids.count)
         for index in order {
@@ -84,7 +69,7 @@ struct LookupSlotPredictionTests {
     @Test("a predicted slot that is deleted, moved or past the objects does not change what a lookup finds")
     func wrongPredictionsAreHarmless() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
-        let ids = try lessons(3_000, in: container)
+        let ids = try Lesson.saved(3_000, in: container)
         // Most lessons are deleted, so that their chunk is rewritten without the emptied slots (the survivors move).
         let writer = container.newBackgroundContext()
         let kept = Set(stride(from: 0, to: ids.count, by: 7))
@@ -104,7 +89,7 @@ struct LookupSlotPredictionTests {
         #expect(reader.object(with: ids[kept.max()!]) is Lesson)
 
         // New lessons saved after the reader's lookups sit at other offsets: found through the directory.
-        let later = try lessons(50, in: container, titled: "later")
+        let later = try Lesson.saved(50, in: container, titled: "later")
         for (index, id) in later.enumerated() {
             #expect((reader.object(with: id) as? Lesson)?.title == "later \(index)")
         }
@@ -113,7 +98,7 @@ struct LookupSlotPredictionTests {
     @Test("a cache learns the offset of its entity's objects and forgets it for another entity")
     func cacheLearnsPerEntity() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
-        let lessonIDs = try lessons(20, in: container)
+        let lessonIDs = try Lesson.saved(20, in: container)
         let lessonIndex = try #require(container.model.entity(named: "Lesson")).index
         let courseIndex = try #require(container.model.entity(named: "Course")).index
         var cache = EntityVersionCache()
@@ -156,7 +141,7 @@ struct LookupSlotPredictionTests {
             empty.prefetchResidentBytes(slot, property: property)
         }
         let container = try ModelContainer(inMemoryWith: TestModels.school)
-        let ids = try lessons(10, in: container)
+        let ids = try Lesson.saved(10, in: container)
         let lessonIndex = try #require(container.model.entity(named: "Lesson")).index
         let version = container.store.state.withLock { $0.version(ofEntity: lessonIndex) }
         for slot in [0, 9, 10, 4_095, 4_096, 8_191, Int.max / 2, Int.max] {

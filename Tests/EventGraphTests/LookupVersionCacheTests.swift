@@ -5,22 +5,10 @@ import Testing
 
 @Suite("Lookups by ID read the entity's version without the store's lock while nothing changed")
 struct LookupVersionCacheTests {
-    private func lessons(_ count: Int, in container: ModelContainer) throws -> [ObjectID] {
-        let setup = container.newBackgroundContext()
-        let made = (0..<count).map { index in
-            let lesson = Lesson()
-            setup.insert(lesson)
-            lesson.title = "lesson \(index)"
-            return lesson
-        }
-        try setup.save()
-        return made.map(\.objectID)
-    }
-
     @Test("a context takes the version under the lock once for many lookups, and again after any save")
     func oneTakePerGeneration() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
-        let ids = try lessons(200, in: container)
+        let ids = try Lesson.saved(200, in: container)
         let reader = container.newBackgroundContext()
         for (index, id) in ids.enumerated() {
             #expect((reader.object(with: id) as? Lesson)?.title == "lesson \(index)")
@@ -53,7 +41,7 @@ struct LookupVersionCacheTests {
     @Test("a context lets its version go when it saves")
     func saveReleasesTheVersion() throws {
         let container = try ModelContainer(inMemoryWith: TestModels.school)
-        let ids = try lessons(3, in: container)
+        let ids = try Lesson.saved(3, in: container)
         let context = container.newBackgroundContext()
         let lesson = try #require(context.object(with: ids[0]) as? Lesson)
         #expect(context.lookupCache.entityIndex == lesson.entity.index)

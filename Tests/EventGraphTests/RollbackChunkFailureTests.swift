@@ -16,17 +16,23 @@ import Testing
 struct RollbackChunkFailureTests {
     typealias Helpers = ChildContextChunkFailureTests
 
+    /// Gives `student` a year one past its committed one, processed (reported) but not saved; returns the committed.
+    private static func changeYear(of student: Student, in context: ObjectContext) -> Int16 {
+        let year = student.year
+        student.year = year + 1
+        context.processPendingChanges()
+        return year
+    }
+
     @Test func aRollbackLeavesOutTheValuesItCannotRead() throws {
         let directory = TemporaryDirectory()
         let faults = FaultInjector()
         let (container, context, student, box) = try Helpers.openWithAStudentOfChunk1(in: directory, faults: faults)
         defer { try? container.close() }
-        let year = student.year
         let reports = LockedValue<[ContextChanges]>([])
         let observation = context.observeChanges { report in reports.withLock { $0.append(report) } }
         defer { observation.cancel() }
-        student.year = year + 1
-        context.processPendingChanges()
+        let year = Self.changeYear(of: student, in: context)
         #expect(reports.withLock { $0.map(\.updatedIDs) } == [[student.objectID]])
         try Helpers.evictChunk1(of: container, box)
 
@@ -53,12 +59,10 @@ struct RollbackChunkFailureTests {
         let faults = FaultInjector()
         let (container, context, student, box) = try Helpers.openWithAStudentOfChunk1(in: directory, faults: faults)
         defer { try? container.close() }
-        let year = student.year
         let reports = LockedValue<[ContextChanges]>([])
         let observation = context.observeChanges { report in reports.withLock { $0.append(report) } }
         defer { observation.cancel() }
-        student.year = year + 1
-        context.processPendingChanges()
+        let year = Self.changeYear(of: student, in: context)
         try Helpers.evictChunk1(of: container, box)
 
         context.rollback()

@@ -54,6 +54,24 @@ final class Lesson: ManagedObject {
     @Relationship var course: Course?
 }
 
+extension Lesson {
+    /// Saves `count` lessons titled "`prefix` 0", "`prefix` 1", … one after another from a context of their own (so
+    /// their keys follow each other), and returns their IDs in that order.
+    static func saved(_ count: Int, in container: ModelContainer, titled prefix: String = "lesson") throws
+        -> [ObjectID]
+    {
+        let setup = container.newBackgroundContext()
+        let made = (0..<count).map { index in
+            let lesson = Lesson()
+            setup.insert(lesson)
+            lesson.title = "\(prefix) \(index)"
+            return lesson
+        }
+        try setup.save()
+        return made.map(\.objectID)
+    }
+}
+
 final class Note: ManagedObject {
     @Attribute var text: String = ""
     @Relationship var course: Course?
