@@ -23,6 +23,15 @@ struct InsertChangesTests {
         UInt32(try #require(object.entity.properties.firstIndex { $0.name == name }))
     }
 
+    /// A store in memory, a context that writes and a new draft inserted into it.
+    private static func writerWithADraft() throws -> (ModelContainer, ObjectContext, Draft) {
+        let container = try ModelContainer(inMemoryWith: model)
+        let context = container.newBackgroundContext(name: "writer")
+        let draft = Draft()
+        context.insert(draft)
+        return (container, context, draft)
+    }
+
     private static func sharesStorage(_ changes: [PropertyChange], with object: ManagedObject) -> Bool {
         changes.withUnsafeBufferPointer { changes in
             object.pending.withUnsafeBufferPointer { $0.baseAddress == changes.baseAddress }
@@ -30,10 +39,7 @@ struct InsertChangesTests {
     }
 
     @Test func theInsertOfValuesSetOutOfOrderIsTheObjectsArraySorted() throws {
-        let container = try ModelContainer(inMemoryWith: Self.model)
-        let context = container.newBackgroundContext(name: "writer")
-        let draft = Draft()
-        context.insert(draft)
+        let (container, context, draft) = try Self.writerWithADraft()
         draft.words = 3
         draft.body = "three words here"
         draft.number = 7
@@ -56,10 +62,7 @@ struct InsertChangesTests {
     }
 
     @Test func defaultsAndTransientValuesAreLeftOutOfACopy() throws {
-        let container = try ModelContainer(inMemoryWith: Self.model)
-        let context = container.newBackgroundContext(name: "writer")
-        let draft = Draft()
-        context.insert(draft)
+        let (container, context, draft) = try Self.writerWithADraft()
         draft.title = "Kept"
         draft.body = ""  // its default
         draft.cursor = 5  // transient
@@ -75,10 +78,7 @@ struct InsertChangesTests {
     }
 
     @Test func aFailedSaveLeavesTheSharedValuesWithTheObject() throws {
-        let container = try ModelContainer(inMemoryWith: Self.model)
-        let context = container.newBackgroundContext(name: "writer")
-        let first = Draft()
-        context.insert(first)
+        let (container, context, first) = try Self.writerWithADraft()
         first.title = "First"
         first.number = 1
         try context.save()
