@@ -159,24 +159,10 @@ extension ObjectContext {
             })
     }
 
-    /// Records an inserted object's persistent values that differ from their defaults, in property order.
+    /// Records an inserted object's persistent values that differ from their defaults, in property order (see
+    /// ``ManagedObject/insertChanges()``).
     private func appendInsert(of object: ManagedObject, to request: inout CommitRequest) {
-        let entity = object.entity
-        // An object's unsaved values hold each property once: read in property order, not looked up per property.
-        // By position, not `for entry in pending`: each value is retained once, by its change, not also by a
-        // copy of its entry.
-        let pending = object.pending
-        var changes: [PropertyChange] = []
-        changes.reserveCapacity(pending.count)
-        for position in pending.indices {
-            let index = pending[position].index
-            guard entity.isPersistentProperty[index], pending[position].value != entity.defaultValues[index] else {
-                continue
-            }
-            changes.append(PropertyChange(propertyIndex: UInt32(index), value: pending[position].value))
-        }
-        changes.sort { $0.propertyIndex < $1.propertyIndex }
-        request.operations.append(.insert(reference(to: object), changes))
+        request.operations.append(.insert(reference(to: object), object.insertChanges()))
         if !upsertKeys.isEmpty, let ordinal = upsertKeys[object.identity] {
             request.upserts[object.identity] = ordinal
         }

@@ -4,7 +4,10 @@ import LogFormat
 extension ObjectContext {
     func validationFailures(of object: ManagedObject) -> [EventGraphError.Failure] {
         let entity = object.entity
-        var failures = entity.ruleFailures(patterns: &compiledPatterns) { object.currentValue(at: $0) }.map {
+        var failures = entity.ruleFailures(
+            patterns: &compiledPatterns, isNull: { object.pendingAttributeIsNull(at: $0) },
+            value: { object.currentValue(at: $0) }
+        ).map {
             EventGraphError.Failure(
                 entityName: entity.name, objectID: object.objectID,
                 propertyName: entity.properties[$0.propertyIndex].name,

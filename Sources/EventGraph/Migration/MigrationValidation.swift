@@ -4,7 +4,7 @@ import LogFormat
 /// The validation rules of the new model checked against the migrated state: per entity, property and rule only a
 /// count and the few failing objects with the smallest keys are reported.
 ///
-/// The check is the model's one validator (``EntityDescription/ruleFailures(patterns:checking:value:)``), the
+/// The check is the model's one validator (``EntityDescription/ruleFailures(patterns:checking:isNull:value:)``), the
 /// one a save runs, on the values of the state instead of managed objects. It runs in one of two ways:
 /// - on a state built as a graph (``check(_:)``): the whole state when the run builds it anyway, or each window of
 ///   it — what a rule on a relationship needs (its value also changes by the other side's operations);

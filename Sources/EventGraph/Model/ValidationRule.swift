@@ -113,15 +113,25 @@ extension EntityDescription {
     ///
     /// - Parameters:
     ///   - checked: which properties' rules to check (by index); `nil`: all.
+    ///   - isNull: whether the object's value of an attribute is null, for a caller that can tell without copying
+    ///     the value (`nil` from it: read the value); asked only of attributes without value rules.
     ///   - value: the object's value of a property (by index); `nil` means the property's default.
     func ruleFailures(
         patterns: inout CompiledPatterns, checking checked: ((_ propertyIndex: Int) -> Bool)? = nil,
+        isNull: ((_ propertyIndex: Int) -> Bool?)? = nil,
         value: (_ propertyIndex: Int) -> PropertyValue?
     ) -> [RuleFailure] {
         var failures: [RuleFailure] = []
         // A rule nothing breaks (an optional to-one, an unbounded to-many) is not given the value: reading it copies a
         // to-many list, and a bulk insert validates every new object.
         for rule in validationRules where rule.canFail && checked?(rule.index) ?? true {
+            // An attribute that is only required is asked whether it is null, when the caller can tell without a copy.
+            if !rule.isRelationship, !rule.hasValueRules, let isNull = isNull?(rule.index) {
+                if isNull && rule.isRequired {
+                    failures.append(RuleFailure(propertyIndex: rule.index, rule: .required, message: "is required"))
+                }
+                continue
+            }
             let current = value(rule.index) ?? defaultValues[rule.index]
             func fail(_ kind: ValidationRuleKind, _ message: String) {
                 failures.append(RuleFailure(propertyIndex: rule.index, rule: kind, message: message))

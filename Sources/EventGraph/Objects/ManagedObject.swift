@@ -35,11 +35,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         static let isLookedUpByID = Flags(rawValue: 1 << 7)
     }
 
-    /// A value set in the context and not yet saved.
-    struct PendingValue {
-        var index: Int
-        var value: PropertyValue
-    }
+    /// A value set in the context and not yet saved: a property change as a save's insert lists it, so that the
+    /// insert of a new object shares the object's array instead of building one (see
+    /// `ObjectContext.appendInsert`).
+    typealias PendingValue = PropertyChange
 
     /// What few objects use — loaded external values, fetched-property caches, probe records — in one record
     /// allocated on first use: a fetch creates and frees an object per row, and each of these fields, kept in the
@@ -290,5 +289,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             }
         }
         return "<\(entity.name) \(objectID.uriString)\(isFault ? " fault" : "")>"
+    }
+}
+
+extension PropertyChange {
+    /// The property's index, as an object's unsaved values (``ManagedObject/PendingValue``) are read.
+    @inline(__always) var index: Int { Int(propertyIndex) }
+
+    /// An unsaved value of property `index` (a property index of an entity, far below `UInt32.max`).
+    @inline(__always) init(index: Int, value: PropertyValue) {
+        self.init(propertyIndex: UInt32(index), value: value)
     }
 }

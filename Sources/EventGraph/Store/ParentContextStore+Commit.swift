@@ -196,7 +196,7 @@ extension ParentContextStore {
         let identity = reference.identity
         let object = parent.newObject(
             of: model.entities[Int(reference.entityIndex)], identity: identity, flags: [.isInserted])
-        object.pending = changes.map { ManagedObject.PendingValue(index: Int($0.propertyIndex), value: $0.value) }
+        object.pending = changes
         let previous = parent.registered.updateValue(object, forKey: identity)
         precondition(previous == nil, "\(identity) is already registered in the parent")
         parent.insertedList.append(object)
