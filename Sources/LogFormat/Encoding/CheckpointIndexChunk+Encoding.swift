@@ -22,7 +22,8 @@ extension CheckpointIndexChunk {
         if let misshapenEntry { throw LogFormatError(.invalidArgument, misshapenEntry) }
         guard values.count == keys.count * arity else {
             throw LogFormatError(
-                .invalidArgument, "an index chunk of \(keys.count) entries has \(values.count) values, not \(arity) each")
+                .invalidArgument,
+                "an index chunk of \(keys.count) entries has \(values.count) values, not \(arity) each")
         }
         return try PayloadEnvelope.encode(
             "checkpoint index chunk", maxByteCount: LogLimits.maxFrameRawByteCount,

@@ -319,7 +319,8 @@ package struct CheckpointSink: ~Copyable {
                 .encodeBody(seed: seed, dictionary: nil) : nil
         return EncodedIndexChunk(
             payloadByteCount: payload.count, body: body, entryCount: chunk.entryCount,
-            firstValues: Array(chunk.values(ofEntry: 0)), lastValues: Array(chunk.values(ofEntry: chunk.entryCount - 1)))
+            firstValues: Array(chunk.values(ofEntry: 0)), lastValues: Array(chunk.values(ofEntry: chunk.entryCount - 1))
+        )
     }
 
     private mutating func appendIndexChunk(_ chunk: EncodedIndexChunk, of index: IndexChunks) throws(LogFormatError) {
