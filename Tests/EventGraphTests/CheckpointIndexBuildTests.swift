@@ -50,9 +50,10 @@ struct CheckpointIndexBuildTests {
                         || chunk.reduce(0, +) + sizes[position + 1][0] > StoreState.indexChunkByteBudget)
             }
         }
-        // The ranks are cut by count, the handles (≈ 75 estimated bytes each) by bytes.
+        // The ranks are cut by count; the handles (≈ 75 estimated bytes each, fewer for the short ones that sort
+        // first) by bytes too.
         #expect(built[2].1.map(\.entryCount) == [4_096, 4_096, 808])
-        #expect(built[0].1.count >= 3 && built[0].1.allSatisfy { $0.entryCount < 4_096 })
+        #expect(built[0].1.count >= 3 && built[0].1.dropLast().contains { $0.entryCount < 4_096 })
     }
 
     /// The estimate `StoreState` cuts by: 10 bytes of key and framing, and each value's bound.
