@@ -266,7 +266,7 @@ struct StoredCheckpointIndexTests {
                 for (position, entry) in index.chunks.enumerated() {
                     var chunk = try reader.readIndexChunk(
                         entry, arity: Int(index.arity), checkpointTransactionID: begin!.lastTransactionID)
-                    if index.kind == .unique && position == 0 { chunk.entries[1].key = chunk.entries[2].key }
+                    if index.kind == .unique && position == 0 { chunk.keys[1] = chunk.keys[2] }
                     try sink.appendIndexChunk(chunk, of: index)
                 }
             }

@@ -114,7 +114,43 @@ struct CheckpointIndexChunkTests {
         #expect(error?.code == .malformedPayload, "\(what)")
     }
 
+    /// A chunk holds its entries flat (a key array and a value array, `arity` values per key): made from the flat
+    /// arrays or from entries, it is the same chunk, encodes to the same bytes and gives the same entries back.
+    @Test func aFlatIndexChunkIsTheChunkOfItsEntries() throws {
+        let entries = [
+            CheckpointIndexEntry(values: [.string("a"), .int32(1)], key: 7),
+            CheckpointIndexEntry(values: [.string("a"), .null], key: 9),
+            CheckpointIndexEntry(values: [.string("b"), .int32(-2)], key: 1 << 60),
+        ]
+        let flat = CheckpointIndexChunk(
+            arity: 2, keys: [7, 9, 1 << 60],
+            values: [.string("a"), .int32(1), .string("a"), .null, .string("b"), .int32(-2)])
+        let fromEntries = CheckpointIndexChunk(arity: 2, entries: entries)
+        #expect(flat == fromEntries)
+        #expect(try flat.encoded() == fromEntries.encoded())
+        #expect(flat.entries == entries)
+        #expect(flat.entryCount == 3)
+        #expect(Array(flat.values(ofEntry: 1)) == [.string("a"), .null])
+        let decoded = try CheckpointIndexChunk(decoding: try flat.encoded())
+        #expect(decoded == flat)
+        #expect(decoded.keys == [7, 9, 1 << 60])
+    }
+
     @Test func anIndexChunkOfTheWrongShapeIsNotWritten() {
+        // Flat values that are not `arity` per key.
+        #expect(throws: LogFormatError.self) {
+            try CheckpointIndexChunk(arity: 2, keys: [1, 2], values: [.null, .null, .null]).encoded()
+        }
+        // Entries of the wrong counts whose values add up to `arity` per key all the same.
+        #expect(throws: LogFormatError.self) {
+            try CheckpointIndexChunk(
+                arity: 2,
+                entries: [
+                    CheckpointIndexEntry(values: [.null, .null, .null], key: 1),
+                    CheckpointIndexEntry(values: [.null], key: 2),
+                ]
+            ).encoded()
+        }
         #expect(throws: LogFormatError.self) { try CheckpointIndexChunk(arity: 1, entries: []).encoded() }
         #expect(throws: LogFormatError.self) {
             try CheckpointIndexChunk(arity: 1, entries: [CheckpointIndexEntry(values: [.null, .null], key: 1)])

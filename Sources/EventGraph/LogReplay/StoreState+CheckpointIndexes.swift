@@ -54,52 +54,81 @@ extension StoreState {
         return result
     }
 
-    /// The sorted entries of one index in chunks; `nil` when an entry is too large to store.
+    /// The sorted entries of one index in chunks; `nil` when an entry is too large to store. The entries are held
+    /// flat (a key array and a value array, `properties.count` values per key), as the chunks hold them: no array per
+    /// entry for a million-object entity.
     private func indexChunks(entityIndex: Int, properties: [Int], kind: CheckpointIndexKind)
         -> [CheckpointIndexChunk]?
     {
-        var entries: [CheckpointIndexEntry] = []
-        entries.reserveCapacity(objectCount(ofEntity: entityIndex))
+        let arity = properties.count
+        var keys: [UInt64] = []
+        var values: [AttributeValue] = []
+        keys.reserveCapacity(objectCount(ofEntity: entityIndex))
+        values.reserveCapacity(objectCount(ofEntity: entityIndex) * arity)
         var isStorable = true
         tables[entityIndex].forEachLiveSlot { chunk, position, _ in
-            var values: [AttributeValue] = []
-            values.reserveCapacity(properties.count)
+            var byteCount = 0
             for property in properties {
                 let value = chunk.attributeValue(at: position, property: property)
                 // A uniqueness tuple with a null is never equal to another (as in SQL) and is not indexed; NaN has
                 // no place in the order.
-                if kind == .unique && value == .null { return }
-                guard AttributeIndex.isIndexable(value) else { return }
+                guard !(kind == .unique && value == .null), AttributeIndex.isIndexable(value) else {
+                    values.removeLast(values.count - keys.count * arity)
+                    return
+                }
+                byteCount += Self.estimatedByteCount(value)
                 values.append(value)
             }
-            if values.reduce(0, { $0 + Self.estimatedByteCount($1) }) > Self.maxStoredIndexEntryByteCount {
-                isStorable = false
-            }
-            entries.append(CheckpointIndexEntry(values: values, key: chunk.keys[position]))
+            if byteCount > Self.maxStoredIndexEntryByteCount { isStorable = false }
+            keys.append(chunk.keys[position])
         }
         guard isStorable else { return nil }
-        // Often already in order (a value that grows with the key, as an identity does): checked in one pass.
-        if !entries.indices.dropFirst().allSatisfy({ CheckpointIndex.precedes(entries[$0 - 1], entries[$0]) }) {
-            entries.sort(by: CheckpointIndex.precedes)
-        }
+        Self.sortIndexEntries(keys: &keys, values: &values, arity: arity)
         var chunks: [CheckpointIndexChunk] = []
-        var current: [CheckpointIndexEntry] = []
+        var start = 0
         var byteCount = 0
-        for entry in entries {
-            let entryBytes = 10 + entry.values.reduce(0) { $0 + Self.estimatedByteCount($1) }
-            if !current.isEmpty
-                && (current.count == LogLimits.maxIndexChunkEntryCount
+        func cut(at end: Int) {
+            chunks.append(
+                CheckpointIndexChunk(
+                    arity: arity, keys: Array(keys[start..<end]), values: Array(values[start * arity..<end * arity])))
+            start = end
+            byteCount = 0
+        }
+        for entry in keys.indices {
+            var entryBytes = 10
+            for offset in 0..<arity { entryBytes += Self.estimatedByteCount(values[entry * arity + offset]) }
+            if entry > start
+                && (entry - start == LogLimits.maxIndexChunkEntryCount
                     || byteCount + entryBytes > Self.indexChunkByteBudget)
             {
-                chunks.append(CheckpointIndexChunk(arity: properties.count, entries: current))
-                current.removeAll(keepingCapacity: true)
-                byteCount = 0
+                cut(at: entry)
             }
-            current.append(entry)
             byteCount += entryBytes
         }
-        if !current.isEmpty { chunks.append(CheckpointIndexChunk(arity: properties.count, entries: current)) }
+        if start < keys.count { cut(at: keys.count) }
         return chunks
+    }
+
+    /// Puts flat index entries (`arity` values per key) in the index's order (``CheckpointIndex/precedes(_:_:_:_:)``).
+    private static func sortIndexEntries(keys: inout [UInt64], values: inout [AttributeValue], arity: Int) {
+        let order: [Int]? = values.withUnsafeBufferPointer { values in
+            keys.withUnsafeBufferPointer { keys in
+                // Read through pointers: a slice of the arrays per comparison would retain and release them.
+                func precedes(_ a: Int, _ b: Int) -> Bool {
+                    CheckpointIndex.precedes(
+                        values[a * arity..<(a + 1) * arity], keys[a], values[b * arity..<(b + 1) * arity], keys[b])
+                }
+                // Often already in order (a value that grows with the key, as an identity does): checked in one pass.
+                if keys.indices.dropFirst().allSatisfy({ precedes($0 - 1, $0) }) { return nil }
+                return keys.indices.sorted(by: precedes)
+            }
+        }
+        guard let order else { return }
+        keys = order.map { keys[$0] }
+        var sorted: [AttributeValue] = []
+        sorted.reserveCapacity(values.count)
+        for entry in order { sorted.append(contentsOf: values[entry * arity..<(entry + 1) * arity]) }
+        values = sorted
     }
 
     /// An estimate of a value's encoded size that is never below it.

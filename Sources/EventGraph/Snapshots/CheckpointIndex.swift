@@ -104,7 +104,7 @@ struct CheckpointIndex: Sendable {
     // MARK: - Order
 
     /// The order of entries: values one after the other by ``AttributeIndex/order(_:_:)``.
-    static func order(_ a: [AttributeValue], _ b: [AttributeValue]) -> ValueOrder {
+    static func order<A: Collection<AttributeValue>, B: Collection<AttributeValue>>(_ a: A, _ b: B) -> ValueOrder {
         for (x, y) in zip(a, b) {
             let order = AttributeIndex.order(x, y)
             if order != .orderedSame { return order }
@@ -114,10 +114,17 @@ struct CheckpointIndex: Sendable {
 
     /// Whether entry `a` comes before entry `b` (values, then key).
     static func precedes(_ a: CheckpointIndexEntry, _ b: CheckpointIndexEntry) -> Bool {
-        switch order(a.values, b.values) {
+        precedes(a.values, a.key, b.values, b.key)
+    }
+
+    /// Whether the entry of values `a` and key `aKey` comes before that of `b` and `bKey` (values, then key).
+    static func precedes<A: Collection<AttributeValue>, B: Collection<AttributeValue>>(
+        _ a: A, _ aKey: UInt64, _ b: B, _ bKey: UInt64
+    ) -> Bool {
+        switch order(a, b) {
         case .orderedAscending: true
         case .orderedDescending: false
-        case .orderedSame: a.key < b.key
+        case .orderedSame: aKey < bKey
         }
     }
 

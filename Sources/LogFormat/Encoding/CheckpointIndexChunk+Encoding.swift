@@ -14,25 +14,28 @@ extension CheckpointIndexChunk {
             throw LogFormatError(
                 .invalidArgument, "an index chunk of arity \(arity), not 1 to \(LogLimits.maxIndexArity)")
         }
-        guard !entries.isEmpty, entries.count <= LogLimits.maxIndexChunkEntryCount else {
+        guard !keys.isEmpty, keys.count <= LogLimits.maxIndexChunkEntryCount else {
             throw LogFormatError(
                 .invalidArgument,
-                "an index chunk of \(entries.count) entries, not 1 to \(LogLimits.maxIndexChunkEntryCount)")
+                "an index chunk of \(keys.count) entries, not 1 to \(LogLimits.maxIndexChunkEntryCount)")
+        }
+        if let misshapenEntry { throw LogFormatError(.invalidArgument, misshapenEntry) }
+        guard values.count == keys.count * arity else {
+            throw LogFormatError(
+                .invalidArgument,
+                "an index chunk of \(keys.count) entries has \(values.count) values, not \(arity) each")
         }
         return try PayloadEnvelope.encode(
             "checkpoint index chunk", maxByteCount: LogLimits.maxFrameRawByteCount,
-            reservedByteCount: 16 * entries.count * arity
+            reservedByteCount: 16 * values.count
         ) { (writer) throws(LogFormatError) in
             writer.writeVarUInt(UInt64(arity))
-            writer.writeVarUInt(UInt64(entries.count))
-            for entry in entries {
-                guard entry.values.count == arity else {
-                    throw LogFormatError(
-                        .invalidArgument,
-                        "an index entry of key \(entry.key) has \(entry.values.count) values, not \(arity)")
-                }
-                writer.writeVarUInt(entry.key)
-                for value in entry.values { try value.encode(to: &writer) }
+            writer.writeVarUInt(UInt64(keys.count))
+            var position = 0
+            for key in keys {
+                writer.writeVarUInt(key)
+                for index in position..<position + arity { try values[index].encode(to: &writer) }
+                position += arity
             }
         }
     }
@@ -57,16 +60,15 @@ extension CheckpointIndexChunk {
                 "the number of index entries", limit: LogLimits.maxIndexChunkEntryCount,
                 minimumElementByteCount: 1 + Int(arity))
             guard count >= 1 else { throw reader.malformed("an index chunk holds no entry", at: countStart) }
-            var entries: [CheckpointIndexEntry] = []
-            entries.reserveCapacity(count)
+            var keys: [UInt64] = []
+            keys.reserveCapacity(count)
+            var values: [AttributeValue] = []
+            values.reserveCapacity(count * Int(arity))
             for _ in 0..<count {
-                let key = try reader.readVarUInt("an index entry's key")
-                var values: [AttributeValue] = []
-                values.reserveCapacity(Int(arity))
+                keys.append(try reader.readVarUInt("an index entry's key"))
                 for _ in 0..<arity { values.append(try AttributeValue(from: &reader)) }
-                entries.append(CheckpointIndexEntry(values: values, key: key))
             }
-            return CheckpointIndexChunk(arity: Int(arity), entries: entries)
+            return CheckpointIndexChunk(arity: Int(arity), keys: keys, values: values)
         }
     }
 }

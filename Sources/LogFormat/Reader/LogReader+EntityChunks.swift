@@ -54,12 +54,15 @@ extension LogReader {
         let chunk = try readCheckpointFrame(
             at: offset, type: .checkpointIndexChunk, what: "checkpoint index chunk",
             checkpointTransactionID: checkpointTransactionID, decode: CheckpointIndexChunk.init(decoding:))
-        guard chunk.arity == arity, chunk.entries.count == Int(entry.entryCount) else {
+        guard chunk.arity == arity, chunk.entryCount == Int(entry.entryCount) else {
             throw damaged(
-                "holds \(chunk.entries.count) entries of arity \(chunk.arity); the directory says "
+                "holds \(chunk.entryCount) entries of arity \(chunk.arity); the directory says "
                     + "\(entry.entryCount) of arity \(arity)")
         }
-        guard chunk.entries.first?.values == entry.firstValues, chunk.entries.last?.values == entry.lastValues else {
+        // At least one entry (the decoder refuses none).
+        guard chunk.values(ofEntry: 0).elementsEqual(entry.firstValues),
+            chunk.values(ofEntry: chunk.entryCount - 1).elementsEqual(entry.lastValues)
+        else {
             throw damaged("does not begin and end with the values its directory entry lists")
         }
         return chunk

@@ -318,8 +318,9 @@ package struct CheckpointSink: ~Copyable {
             ? try OutgoingFrame(type: .checkpointIndexChunk, transactionID: transactionID, payload: payload)
                 .encodeBody(seed: seed, dictionary: nil) : nil
         return EncodedIndexChunk(
-            payloadByteCount: payload.count, body: body, entryCount: chunk.entries.count,
-            firstValues: chunk.entries.first!.values, lastValues: chunk.entries.last!.values)
+            payloadByteCount: payload.count, body: body, entryCount: chunk.entryCount,
+            firstValues: Array(chunk.values(ofEntry: 0)), lastValues: Array(chunk.values(ofEntry: chunk.entryCount - 1))
+        )
     }
 
     private mutating func appendIndexChunk(_ chunk: EncodedIndexChunk, of index: IndexChunks) throws(LogFormatError) {
