@@ -145,4 +145,23 @@ struct DigestFromColumnsTests {
         empty.combine(string: "")
         #expect(empty.state == 0xD228_CB69_101A_8CAF_7891_2B70_4E4A_147F)
     }
+
+    /// A fixed-width value is hashed from its tag and bit pattern as its decoded value is, for every tag and for bit
+    /// patterns no value encodes to (a hostile file's words: high bits beside a short integer, NaN payloads).
+    @Test func fixedWidthValuesHashAsTheirDecodedValues() {
+        let tags: [ValueTag] = [.int16, .int32, .int64, .double, .float, .bool, .date]
+        let words: [UInt64] = [
+            0, 1, 2, 0x7FFF, 0x8000, 0xFFFF_FFFF, 0x1_0000_0001, UInt64.max, 0x7FF8_0000_0000_0001,
+            0xFFF0_0000_0000_0000, (-1.5).bitPattern, UInt64(Float(-2.25).bitPattern), 0x7FC0_0001,
+        ]
+        for tag in tags {
+            for word in words {
+                var fromStorage = DigestHasher()
+                fromStorage.combine(fixedWidth: tag, word)
+                var fromValue = DigestHasher()
+                fromValue.combine(AttributeValue(fixedWidth: tag, word))
+                #expect(fromStorage.state == fromValue.state, "tag \(tag), word \(word)")
+            }
+        }
+    }
 }

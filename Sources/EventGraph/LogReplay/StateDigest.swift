@@ -104,6 +104,27 @@ struct DigestHasher {
         combine(raw: bytes)
     }
 
+    /// Combines a fixed-width value from its tag and bit pattern (a column's storage) as ``combine(_:)`` combines
+    /// `AttributeValue(fixedWidth: tag, word)`, without building the value: the digest hashed every such value
+    /// through three calls (the value's initializer, ``combine(_:)``, its release).
+    @inline(__always)
+    mutating func combine(fixedWidth tag: ValueTag, _ word: UInt64) {
+        switch tag {
+        case .int16:
+            combine(byte: 1)
+            combine(integer: UInt64(bitPattern: Int64(Int16(truncatingIfNeeded: Int64(bitPattern: word)))))
+        case .int32:
+            combine(byte: 2)
+            combine(integer: UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: Int64(bitPattern: word)))))
+        case .int64: combine(byte: 3); combine(integer: word)
+        case .double: combine(byte: 4); combine(integer: Double(bitPattern: word).bitPattern)
+        case .float: combine(byte: 5); combine(integer: UInt64(Float(bitPattern: UInt32(truncatingIfNeeded: word)).bitPattern))
+        case .bool: combine(byte: 6); combine(byte: word != 0 ? 1 : 0)
+        case .date: combine(byte: 8); combine(integer: Double(bitPattern: word).bitPattern)
+        default: preconditionFailure("tag \(tag) is not fixed-width")
+        }
+    }
+
     mutating func combine(_ value: AttributeValue) {
         switch value {
         case .null: combine(byte: 0)
