@@ -118,7 +118,9 @@ struct DigestHasher {
             combine(integer: UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: Int64(bitPattern: word)))))
         case .int64: combine(byte: 3); combine(integer: word)
         case .double: combine(byte: 4); combine(integer: Double(bitPattern: word).bitPattern)
-        case .float: combine(byte: 5); combine(integer: UInt64(Float(bitPattern: UInt32(truncatingIfNeeded: word)).bitPattern))
+        case .float:
+            combine(byte: 5)
+            combine(integer: UInt64(Float(bitPattern: UInt32(truncatingIfNeeded: word)).bitPattern))
         case .bool: combine(byte: 6); combine(byte: word != 0 ? 1 : 0)
         case .date: combine(byte: 8); combine(integer: Double(bitPattern: word).bitPattern)
         default: preconditionFailure("tag \(tag) is not fixed-width")
