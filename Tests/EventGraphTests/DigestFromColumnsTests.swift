@@ -126,4 +126,60 @@ struct DigestFromColumnsTests {
         #expect(try container.stateDigest() == Self.rowDigest(of: state, model: TestModels.school))
         try container.close()
     }
+
+    /// The hasher is FNV-1a over 64-bit words with the prime 2^88 + 2^8 + 0x3B, whichever way the prime is written
+    /// in it (a literal since the constant stopped being initialized lazily): every digest recorded in a store rests
+    /// on it.
+    @Test func hasherIsFNV1aWithItsPrime() {
+        let prime: UInt128 = (1 << 88) + (1 << 8) + 0x3B
+        var expected: UInt128 = 0x6C62_272E_07BB_0142_62B8_2175_6295_C58D
+        var hasher = DigestHasher()
+        var word: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<1000 {
+            expected = (expected ^ UInt128(word)) &* prime
+            hasher.combine(integer: word)
+            word = word &* 0x2545_F491_4F6C_DD1D &+ 1
+        }
+        #expect(hasher.state == expected)
+        var empty = DigestHasher()
+        empty.combine(string: "")
+        #expect(empty.state == 0xD228_CB69_101A_8CAF_7891_2B70_4E4A_147F)
+    }
+
+    /// A fixed-width value is hashed from its tag and bit pattern as its decoded value always was (its type's byte,
+    /// then its integer, bit pattern or boolean), for every tag and for bit patterns no value encodes to (a hostile
+    /// file's words: high bits beside a short integer, NaN payloads).
+    @Test func fixedWidthValuesHashAsTheirDecodedValues() {
+        /// The words the digest has hashed for each fixed-width value since digests were recorded.
+        func canonical(_ value: AttributeValue) -> DigestHasher {
+            var hasher = DigestHasher()
+            switch value {
+            case .int16(let v): hasher.combine(byte: 1); hasher.combine(integer: UInt64(bitPattern: Int64(v)))
+            case .int32(let v): hasher.combine(byte: 2); hasher.combine(integer: UInt64(bitPattern: Int64(v)))
+            case .int64(let v): hasher.combine(byte: 3); hasher.combine(integer: UInt64(bitPattern: v))
+            case .double(let v): hasher.combine(byte: 4); hasher.combine(integer: v.bitPattern)
+            case .float(let v): hasher.combine(byte: 5); hasher.combine(integer: UInt64(v.bitPattern))
+            case .bool(let v): hasher.combine(byte: 6); hasher.combine(byte: v ? 1 : 0)
+            case .date(let v): hasher.combine(byte: 8); hasher.combine(integer: v.bitPattern)
+            default: Issue.record("\(value) is not fixed-width")
+            }
+            return hasher
+        }
+        let tags: [ValueTag] = [.int16, .int32, .int64, .double, .float, .bool, .date]
+        let words: [UInt64] = [
+            0, 1, 2, 0x7FFF, 0x8000, 0xFFFF_FFFF, 0x1_0000_0001, UInt64.max, 0x7FF8_0000_0000_0001,
+            0xFFF0_0000_0000_0000, (-1.5).bitPattern, UInt64(Float(-2.25).bitPattern), 0x7FC0_0001,
+        ]
+        for tag in tags {
+            for word in words {
+                var fromStorage = DigestHasher()
+                fromStorage.combine(fixedWidth: tag, word)
+                var fromValue = DigestHasher()
+                fromValue.combine(AttributeValue(fixedWidth: tag, word))
+                let expected = canonical(AttributeValue(fixedWidth: tag, word)).state
+                #expect(fromStorage.state == expected, "tag \(tag), word \(word)")
+                #expect(fromValue.state == expected, "tag \(tag), word \(word)")
+            }
+        }
+    }
 }

@@ -34,7 +34,10 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
 /// (bytes of strings and binaries are packed eight to a word, the last word zero-padded, after their length):
 /// one 128-bit multiply per word instead of per byte.
 struct DigestHasher {
-    private static let prime: UInt128 = (1 << 88) + (1 << 8) + 0x3B
+    /// The FNV prime 2^88 + 2^8 + 0x3B, written as one literal: computed from an expression (`(1 << 88) + …`), which
+    /// the compiler does not fold for `UInt128`, the constant was initialized lazily, and every ``combine(integer:)``
+    /// called `swift_once` and loaded the prime from memory (three times a literal's time per word).
+    private static let prime: UInt128 = 0x0100_0000_0000_0000_0000_013B
     private(set) var state: UInt128 = 0x6C62_272E_07BB_0142_62B8_2175_6295_C58D
 
     @inline(__always)
@@ -101,17 +104,38 @@ struct DigestHasher {
         combine(raw: bytes)
     }
 
+    /// Combines the fixed-width value of a tag and bit pattern (a column's storage; `AttributeValue(fixedWidth:_:)`)
+    /// without building the value: its type's byte (1 int16, 2 int32, 3 int64, 4 double, 5 float, 6 bool, 8 date),
+    /// then its integer (sign-extended), bit pattern or boolean byte. ``combine(_:)`` combines a fixed-width value
+    /// through it; the digest called three functions per value before (the value's initializer, ``combine(_:)``,
+    /// its release).
+    @inline(__always)
+    mutating func combine(fixedWidth tag: ValueTag, _ word: UInt64) {
+        switch tag {
+        case .int16:
+            combine(byte: 1)
+            combine(integer: UInt64(bitPattern: Int64(Int16(truncatingIfNeeded: Int64(bitPattern: word)))))
+        case .int32:
+            combine(byte: 2)
+            combine(integer: UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: Int64(bitPattern: word)))))
+        case .int64: combine(byte: 3); combine(integer: word)
+        case .double: combine(byte: 4); combine(integer: Double(bitPattern: word).bitPattern)
+        case .float:
+            combine(byte: 5)
+            combine(integer: UInt64(Float(bitPattern: UInt32(truncatingIfNeeded: word)).bitPattern))
+        case .bool: combine(byte: 6); combine(byte: word != 0 ? 1 : 0)
+        case .date: combine(byte: 8); combine(integer: Double(bitPattern: word).bitPattern)
+        default: preconditionFailure("tag \(tag) is not fixed-width")
+        }
+    }
+
     mutating func combine(_ value: AttributeValue) {
         switch value {
         case .null: combine(byte: 0)
-        case .int16(let v): combine(byte: 1); combine(integer: UInt64(bitPattern: Int64(v)))
-        case .int32(let v): combine(byte: 2); combine(integer: UInt64(bitPattern: Int64(v)))
-        case .int64(let v): combine(byte: 3); combine(integer: UInt64(bitPattern: v))
-        case .double(let v): combine(byte: 4); combine(integer: v.bitPattern)
-        case .float(let v): combine(byte: 5); combine(integer: UInt64(v.bitPattern))
-        case .bool(let v): combine(byte: 6); combine(byte: v ? 1 : 0)
+        case .int16, .int32, .int64, .double, .float, .bool, .date:
+            let (tag, word) = value.fixedWidthEncoding!
+            combine(fixedWidth: tag, word)
         case .string(let v): combine(byte: 7); combine(string: v)
-        case .date(let v): combine(byte: 8); combine(integer: v.bitPattern)
         case .uuid(let v): combine(byte: 9); combine(integer: v.high); combine(integer: v.low)
         case .url(let v): combine(byte: 10); combine(string: v)
         case .decimal(let v): combine(byte: 11); combine(string: v)

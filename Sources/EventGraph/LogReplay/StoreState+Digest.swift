@@ -79,8 +79,10 @@ extension StoreState {
         func nameWords(_ range: Range<Int>) -> UnsafeBufferPointer<UInt64> {
             UnsafeBufferPointer(rebasing: nameWordBuffer[range])
         }
+        // Read once: `.zero` per reference called its global's accessor (every object's own reference included).
+        let noStore = LogUUID.zero
         func combine(_ reference: ObjectReference, into hasher: inout DigestHasher) {
-            let store = storeUUID(of: reference) ?? .zero
+            let store = storeUUID(of: reference) ?? noStore
             hasher.combine(integer: store.high)
             hasher.combine(integer: store.low)
             if Int(reference.entityIndex) < entityNameWords.count {
@@ -190,7 +192,7 @@ extension StoreState {
         of column: UnsafePointer<Column>, tag: ValueTag, at slot: Int, into hasher: inout DigestHasher
     ) {
         if tag.isFixedWidth {
-            hasher.combine(AttributeValue(fixedWidth: tag, column.pointee.words[slot]))
+            hasher.combine(fixedWidth: tag, column.pointee.words[slot])
             return
         }
         guard tag.isBytes else {
