@@ -34,9 +34,9 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
 /// (bytes of strings and binaries are packed eight to a word, the last word zero-padded, after their length):
 /// one 128-bit multiply per word instead of per byte.
 struct DigestHasher {
-    /// The FNV prime 2^88 + 2^8 + 0x3B, written as one literal: computed from an expression (`(1 << 88) + …`), which
-    /// the compiler does not fold for `UInt128`, the constant was initialized lazily, and every ``combine(integer:)``
-    /// called `swift_once` and loaded the prime from memory (three times a literal's time per word).
+    /// The FNV prime 2^88 + 2^8 + 0x3B, written as one literal: from an expression (`(1 << 88) + …`), which the
+    /// compiler does not fold for `UInt128`, the constant was initialized lazily and each word was multiplied by it
+    /// as by an unknown 128-bit number (three multiplies); with the literal, a multiply by `0x13B` and a shift.
     private static let prime: UInt128 = 0x0100_0000_0000_0000_0000_013B
     private(set) var state: UInt128 = 0x6C62_272E_07BB_0142_62B8_2175_6295_C58D
 
