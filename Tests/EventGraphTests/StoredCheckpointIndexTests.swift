@@ -73,6 +73,7 @@ struct StoredCheckpointIndexTests {
         // The uniqueness constraint and the attribute indexes (the unique handle is indexed too).
         #expect(handedOver.map(\.index.kind) == [.unique, .attribute, .attribute])
         #expect(handedOver.allSatisfy { $0.chunks.reduce(0) { $0 + $1.entries.count } == 300 })
+        #expect(handedOver.allSatisfy { $0.keys.count == 300 })
         #expect(input.indexChunks().isEmpty)
         try container.close()
     }

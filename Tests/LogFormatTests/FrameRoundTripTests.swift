@@ -266,6 +266,27 @@ struct CRC32CTests {
         }
     }
 
+    /// The hardware path hashes buffers of three 256-byte or 8 KiB blocks and more as three interleaved streams,
+    /// joined by shifting over a block of zeros: every length around those thresholds, from every start, with a
+    /// seed, is the one chain the portable table computes.
+    @Test(
+        "three interleaved streams give the one chain's checksum",
+        arguments: [767, 768, 769, 775, 776, 1_023, 1_536, 24_575, 24_576, 24_577, 24_584, 49_152, 73_735, 1 << 20])
+    func interleavedStreamsAgree(byteCount: Int) {
+        let bytes = TestBytes.noise(byteCount + 8, salt: UInt64(byteCount) &* 31)
+        for start in [0, 1, 5, 8] {
+            let slice = Array(bytes[start..<start + byteCount])
+            #expect(CRC32C.checksum(slice) == CRC32C.portableChecksum(slice))
+            let seed: UInt32 = 0x8A91_36AA
+            #expect(CRC32C.checksum(slice, continuing: seed) == CRC32C.portableChecksum(slice, continuing: seed))
+        }
+        // A buffer of zeros (the shift's own operand) and one of ones.
+        for fill in [0x00, 0xFF] as [UInt8] {
+            let uniform = [UInt8](repeating: fill, count: byteCount)
+            #expect(CRC32C.checksum(uniform) == CRC32C.portableChecksum(uniform))
+        }
+    }
+
     @Test("checksums continue across pieces", arguments: [0, 1, 5, 64, 999])
     func continuation(split: Int) {
         let bytes = TestBytes.noise(1000)

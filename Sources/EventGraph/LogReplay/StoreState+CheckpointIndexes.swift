@@ -14,7 +14,14 @@ extension StoreState {
     /// ``LogLimits/maxIndexChunkEntryCount`` entries and ``indexChunkByteBudget`` bytes. Computed from the rows (the
     /// caller loaded every chunk), so the stored entries are exactly the checkpoint's objects.
     func checkpointIndexChunks(model: ObjectModel, entities: Set<Int>) -> [(IndexChunks, [CheckpointIndexChunk])] {
-        var result: [(IndexChunks, [CheckpointIndexChunk])] = []
+        builtCheckpointIndexes(model: model, entities: entities).map { ($0.index, $0.chunks) }
+    }
+
+    /// The indexes ``checkpointIndexChunks(model:entities:)`` gives, each as its sorted entries and the bounds of its
+    /// chunks: a compaction makes each chunk only as it encodes it (``BuiltCheckpointIndex/chunk(_:)``), on the
+    /// worker that encodes it, instead of holding a copy of every chunk besides the entries.
+    func builtCheckpointIndexes(model: ObjectModel, entities: Set<Int>) -> [BuiltCheckpointIndex] {
+        var result: [BuiltCheckpointIndex] = []
         for entityIndex in entities.sorted() {
             let entity = model.entities[entityIndex]
             func isOrdered(_ property: Int) -> Bool {
@@ -46,20 +53,19 @@ extension StoreState {
             }
             described.sort { CheckpointDirectory.precedes($0.0, $1.0) }
             for (index, properties) in described {
-                guard let chunks = indexChunks(entityIndex: entityIndex, properties: properties, kind: index.kind)
+                guard let built = indexEntries(of: index, entityIndex: entityIndex, properties: properties)
                 else { continue }
-                if !chunks.isEmpty { result.append((index, chunks)) }
+                if !built.chunkRanges.isEmpty { result.append(built) }
             }
         }
         return result
     }
 
-    /// The sorted entries of one index in chunks; `nil` when an entry is too large to store. The entries are held
-    /// flat (a key array and a value array, `properties.count` values per key), as the chunks hold them: no array per
-    /// entry for a million-object entity.
-    private func indexChunks(entityIndex: Int, properties: [Int], kind: CheckpointIndexKind)
-        -> [CheckpointIndexChunk]?
-    {
+    /// The sorted entries of one index and the bounds of its chunks; `nil` when an entry is too large to store. The
+    /// entries are held flat (a key array and a value array, `properties.count` values per key), as the chunks hold
+    /// them: no array per entry for a million-object entity.
+    private func indexEntries(of index: IndexChunks, entityIndex: Int, properties: [Int]) -> BuiltCheckpointIndex? {
+        let kind = index.kind
         let arity = properties.count
         var keys: [UInt64] = []
         var values: [AttributeValue] = []
@@ -84,13 +90,11 @@ extension StoreState {
         }
         guard isStorable else { return nil }
         Self.sortIndexEntries(keys: &keys, values: &values, arity: arity)
-        var chunks: [CheckpointIndexChunk] = []
+        var chunkRanges: [Range<Int>] = []
         var start = 0
         var byteCount = 0
         func cut(at end: Int) {
-            chunks.append(
-                CheckpointIndexChunk(
-                    arity: arity, keys: Array(keys[start..<end]), values: Array(values[start * arity..<end * arity])))
+            chunkRanges.append(start..<end)
             start = end
             byteCount = 0
         }
@@ -106,7 +110,7 @@ extension StoreState {
             byteCount += entryBytes
         }
         if start < keys.count { cut(at: keys.count) }
-        return chunks
+        return BuiltCheckpointIndex(index: index, arity: arity, keys: keys, values: values, chunkRanges: chunkRanges)
     }
 
     /// Puts flat index entries (`arity` values per key) in the index's order (``CheckpointIndex/precedes(_:_:_:_:)``).
@@ -139,4 +143,32 @@ extension StoreState {
         default: 18
         }
     }
+}
+
+/// One stored index as a compaction builds it (``StoreState/builtCheckpointIndexes(model:entities:)``): its entries
+/// flat and in the index's order, `arity` values per key, and the entries of each of its chunks.
+///
+/// A chunk is copied out of the entries only when it is asked for (``chunk(_:)``): the writer makes each on the
+/// worker that encodes it and lets it go once encoded, so the copies reuse that worker's memory. Copies of all the
+/// chunks, made at once beside the entries, took fresh pages for every one (the kernel's page clearing was most of
+/// the index build's time in h104's profile of a 1M-post compaction).
+struct BuiltCheckpointIndex: Sendable {
+    /// The index as the directory lists it (its chunks left empty).
+    var index: IndexChunks
+    var arity: Int
+    var keys: [UInt64]
+    var values: [AttributeValue]
+    /// The entries of each chunk, in order: consecutive, together all of them.
+    var chunkRanges: [Range<Int>]
+
+    /// Chunk `position` of the index.
+    func chunk(_ position: Int) -> CheckpointIndexChunk {
+        let range = chunkRanges[position]
+        return CheckpointIndexChunk(
+            arity: arity, keys: Array(keys[range]),
+            values: Array(values[range.lowerBound * arity..<range.upperBound * arity]))
+    }
+
+    /// Every chunk of the index, in order.
+    var chunks: [CheckpointIndexChunk] { chunkRanges.indices.map(chunk) }
 }

@@ -209,12 +209,15 @@ final class FileBackend: LogBackend {
                     for chunk in checkpoint.chunks { try sink.append(chunk) }
                     try sink.appendEntityChunks(
                         count: checkpoint.entityChunks.count, content: checkpoint.entityChunks.content)
-                    let indexChunks = checkpoint.indexChunks()
-                    try sink.appendIndexChunks(indexChunks)
-                    // Let go of on a worker, beside the end frame, the sync and the re-read: an entry is an array
-                    // of values, and freeing the 2M entries of a 1M-post store's two indexes was the last serial
-                    // step of compact-1m (the input's teardown after the re-read, one core idle: h90's profile).
-                    DispatchQueue.global().async { withExtendedLifetime(indexChunks) {} }
+                    let indexes = checkpoint.indexChunks()
+                    // Each chunk is copied out of its index's entries by the worker that encodes it.
+                    try sink.appendIndexChunks(
+                        of: indexes.map(\.index), chunkCounts: indexes.map(\.chunkRanges.count)
+                    ) { index, chunk in indexes[index].chunk(chunk) }
+                    // Let go of on a worker, beside the end frame, the sync and the re-read: freeing a 1M-post
+                    // store's index entries was the last serial step of compact-1m (the input's teardown after the
+                    // re-read, one core idle: h90's profile).
+                    DispatchQueue.global().async { withExtendedLifetime(indexes) {} }
                 },
                 verify: { temporaryPath in
                     // LogFormat re-read every frame of the new file and checked its checksums; on request, also

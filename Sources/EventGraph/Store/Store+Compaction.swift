@@ -126,12 +126,12 @@ extension Store {
         // The indexes of the entities in entity chunks are stored too, so that open rebuilds none (1.4).
         let entities = Set(plan.entityChunks.map(\.entityIndex))
         // Built on a Dispatch worker while the entity chunks are written (they come after them in the file).
-        let indexChunks = LockedValue<[(index: IndexChunks, chunks: [CheckpointIndexChunk])]>([])
+        let indexChunks = LockedValue<[BuiltCheckpointIndex]>([])
         let indexesBuilt = DispatchGroup()
         if snapshot.isIndexed {
             DispatchQueue.global().async(group: indexesBuilt) {
-                let built = snapshot.checkpointIndexChunks(model: model, entities: entities)
-                indexChunks.withLock { $0 = built.map { (index: $0.0, chunks: $0.1) } }
+                let built = snapshot.builtCheckpointIndexes(model: model, entities: entities)
+                indexChunks.withLock { $0 = built }
             }
         }
         let begin = plan.begin

@@ -276,23 +276,39 @@ package struct CheckpointSink: ~Copyable {
     package mutating func appendIndexChunks(_ indexes: [(index: IndexChunks, chunks: [CheckpointIndexChunk])])
         throws(LogFormatError)
     {
+        try appendIndexChunks(of: indexes.map(\.index), chunkCounts: indexes.map(\.chunks.count)) { index, chunk in
+            indexes[index].chunks[chunk]
+        }
+    }
+
+    /// Appends stored indexes' chunks as ``appendIndexChunks(_:)`` does, chunk `c` of index `i` being what
+    /// `chunk(i, c)` gives: called on the worker that encodes it, which lets it go once encoded (a writer that
+    /// holds its indexes' entries flat makes each chunk's copy only then).
+    ///
+    /// - Precondition: as ``appendIndexChunk(_:of:)`` requires of each chunk and of the order of the indexes;
+    ///   `chunkCounts` has one count per index.
+    package mutating func appendIndexChunks(
+        of indexes: [IndexChunks], chunkCounts: [Int],
+        chunk: @escaping @Sendable (_ index: Int, _ chunk: Int) -> CheckpointIndexChunk
+    ) throws(LogFormatError) {
+        precondition(chunkCounts.count == indexes.count, "one chunk count per index")
         // Each chunk's place: its index's position in `indexes`, its position in that index's chunks.
         var places: [(index: Int, chunk: Int)] = []
-        for (position, index) in indexes.enumerated() {
-            places.append(contentsOf: index.chunks.indices.map { (position, $0) })
+        for (position, count) in chunkCounts.enumerated() {
+            places.append(contentsOf: (0..<count).map { (position, $0) })
         }
         guard !places.isEmpty else { return }
         precondition(!directory.entities.isEmpty, "index chunks follow the entity chunks they index")
         let (seed, transactionID) = (writer.seed, transactionID)
         try appendMadeInBatches(count: places.count) { [places] (position) throws(LogFormatError) in
-            let (index, chunk) = places[position]
+            let (index, chunkIndex) = places[position]
             return (
                 index,
                 try Self.encodeIndexChunk(
-                    indexes[index].chunks[chunk], of: indexes[index].index, seed: seed, transactionID: transactionID)
+                    chunk(index, chunkIndex), of: indexes[index], seed: seed, transactionID: transactionID)
             )
         } append: { (sink, made) throws(LogFormatError) in
-            try sink.appendIndexChunk(made.1, of: indexes[made.0].index)
+            try sink.appendIndexChunk(made.1, of: indexes[made.0])
         }
     }
 
