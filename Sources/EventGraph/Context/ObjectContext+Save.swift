@@ -51,7 +51,12 @@ extension ObjectContext {
         var request = CommitRequest(author: name, operations: [], readRows: [:], mergePolicy: mergePolicy)
         request.operations.reserveCapacity(inserted.count + updated.count + deleted.count)
         let listedCounts = (insertedList.count, changedList.count, deletedList.count)
-        for object in inserted {
+        // `inserted` is alive and unchanged for the whole save: its elements are read in place by the prefetches.
+        let insertedObjects = SavePrefetch.elements(of: inserted)
+        for (position, object) in inserted.enumerated() {
+            // Asked for a few objects ahead: what validation and the insert read of each new object, which a bulk
+            // save finds cold (see `SavePrefetch`).
+            ManagedObject.prefetchAhead(in: insertedObjects, from: position, strings: true)
             failures += validationFailures(of: object)
             // Built in the same pass as the validation, while the object's values are in the cache (a bulk save's
             // 100,000 objects do not fit in it); dropped when a validation fails. Staged: a later validation that
@@ -235,7 +240,7 @@ extension ObjectContext {
         renameInChildren(result?.permanentIdentities ?? [:])
         // A child's push returns no rows for its inserts: the parent holds exactly these values.
         let isChild = parentStore is ParentContextStore
-        for object in [inserted, updated].joined() {
+        func finish(_ object: ManagedObject) {
             let wasInserted = object.flags.contains(.isInserted)
             object.flags.remove([.isInserted, .isListedAsChanged, .isStagedForSave])
             if isChild && wasInserted {
@@ -265,6 +270,15 @@ extension ObjectContext {
                 object.pending = []
             }
         }
+        // `inserted` is alive and unchanged here: its elements are read in place by the prefetches.
+        let insertedObjects = SavePrefetch.elements(of: inserted)
+        for (position, object) in inserted.enumerated() {
+            // Asked for a few objects ahead: each object's fields and the header of its values' array, which
+            // letting go of it writes (see `SavePrefetch`).
+            ManagedObject.prefetchForRelease(in: insertedObjects, from: position)
+            finish(object)
+        }
+        for object in updated { finish(object) }
         // The store may have changed objects this save did not (the other side of a relationship it kept in
         // agreement): objects of this context that hold an older row take the saved one, so they agree with it. A
         // push returns rows of the objects it was given only, which the loop above updated.

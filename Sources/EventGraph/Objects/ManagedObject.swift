@@ -292,6 +292,46 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 }
 
+extension ManagedObject {
+    /// Issues a pass's prefetches at `position` of `objects` (see ``SavePrefetch``): the fields of the object
+    /// ``SavePrefetch/firstLinkDistance`` ahead, the unsaved values of the one ``SavePrefetch/valuesDistance`` ahead
+    /// and what those of the one ``SavePrefetch/storageDistance`` ahead point to (strings' bytes only when
+    /// `strings`). The unsaved values are read as they are stored, without applying held-back inverse appends (a
+    /// save applies them before its passes; a prefetch of an older array is harmless).
+    ///
+    /// Every address is taken before the first prefetch, by code that calls nothing, so that no object or array is
+    /// retained for it (a retain would wait for the very cache line the prefetch is for).
+    @inline(__always)
+    static func prefetchAhead(in objects: UnsafeBufferPointer<ManagedObject>, from position: Int, strings: Bool) {
+        let count = objects.count
+        let first = position &+ SavePrefetch.firstLinkDistance
+        let instance = first < count ? UnsafeRawPointer(Unmanaged.passUnretained(objects[first]).toOpaque()) : nil
+        let values = position &+ SavePrefetch.valuesDistance
+        let valuesStart = values < count ? SavePrefetch.elements(of: objects[values].storedPending).baseAddress : nil
+        let storage = position &+ SavePrefetch.storageDistance
+        let stored =
+            storage < count
+            ? SavePrefetch.elements(of: objects[storage].storedPending) : UnsafeBufferPointer(start: nil, count: 0)
+        if let instance { SavePrefetch.prefetch(instance, lineCount: 2) }
+        SavePrefetch.prefetchValues(at: valuesStart)
+        SavePrefetch.prefetchStorage(of: stored, lists: true, strings: strings)
+    }
+
+    /// Issues `finishSave`'s prefetches at `position` of `objects`: the fields of the object
+    /// ``SavePrefetch/valuesDistance`` ahead and the header of the unsaved values' array of the one
+    /// ``SavePrefetch/storageDistance`` ahead (what letting go of it reads and writes).
+    @inline(__always)
+    static func prefetchForRelease(in objects: UnsafeBufferPointer<ManagedObject>, from position: Int) {
+        let count = objects.count
+        let first = position &+ SavePrefetch.valuesDistance
+        let instance = first < count ? UnsafeRawPointer(Unmanaged.passUnretained(objects[first]).toOpaque()) : nil
+        let storage = position &+ SavePrefetch.storageDistance
+        let valuesStart = storage < count ? SavePrefetch.elements(of: objects[storage].storedPending).baseAddress : nil
+        if let instance { SavePrefetch.prefetch(instance, lineCount: 2) }
+        SavePrefetch.prefetchHeader(at: valuesStart)
+    }
+}
+
 extension PropertyChange {
     /// The property's index, as an object's unsaved values (``ManagedObject/PendingValue``) are read.
     @inline(__always) var index: Int { Int(propertyIndex) }

@@ -198,7 +198,12 @@ extension Store {
             case .toMany(let targets): targets.allSatisfy(isKnown)
             }
         }
-        for operation in request.operations {
+        // The request is alive and unchanged for the pass: its operations are read in place by the prefetches.
+        let operations = SavePrefetch.elements(of: request.operations)
+        for (position, operation) in request.operations.enumerated() {
+            // Asked for a few operations ahead: each insert's values and to-many lists, cold in a bulk save (see
+            // `SavePrefetch`).
+            SavePrefetch.prefetchAhead(in: operations, from: position, lists: true, strings: false)
             let own =
                 switch operation {
                 case .insert(let reference, let changes), .update(let reference, let changes):
@@ -367,7 +372,12 @@ extension Store {
         if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
             claimed.reserveCapacity(staged.count)
         }
-        for change in staged.changes {
+        // `staged` is alive and unchanged for the pass: its elements are read in place by the prefetches.
+        let elements = SavePrefetch.elements(of: staged.changes)
+        for (position, change) in staged.changes.enumerated() {
+            // Asked for a few rows ahead: each new row and the values it reads (a unique tuple's), cold in a bulk
+            // save (see `SavePrefetch`).
+            SavePrefetch.prefetchAhead(in: elements, from: position, lists: false, strings: false)
             guard let row = change.row else { continue }
             let (key, entityIndex) = (change.key, change.entityIndex)
             let entity = model.entities[entityIndex]

@@ -445,7 +445,12 @@ extension StoreState {
         }
         // Per entity, the properties whose old values an install reads (see `oldValuesNeeded(ofEntity:model:)`).
         var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
-        for change in staged.changes {
+        // `staged` is alive and unchanged for the pass: its elements are read in place by the prefetches.
+        let elements = SavePrefetch.elements(of: staged.changes)
+        for (position, change) in staged.changes.enumerated() {
+            // Asked for a few rows ahead: each new row, its values, their strings' bytes and to-many lists, which
+            // the columns copy and a bulk save finds cold (see `SavePrefetch`).
+            SavePrefetch.prefetchAhead(in: elements, from: position, lists: true, strings: true)
             let (key, entityIndex, newRow) = (change.key, change.entityIndex, change.row)
             if neededProperties[entityIndex] == nil {
                 neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)

@@ -30,7 +30,13 @@ extension StoreState {
         var staged = StagedChanges()
         staged.reserveCapacity(operations.count)
         var votes = InverseRepair.InsertionVotes()
-        for case .insert(let reference, let changes) in operations {
+        // `operations` is alive and unchanged for the pass: its elements are read in place by the prefetches.
+        let elements = SavePrefetch.elements(of: operations)
+        for position in operations.indices {
+            // Asked for a few inserts ahead: each one's values and to-many lists, cold in a bulk save (see
+            // `SavePrefetch`); the strings' bytes are not read here.
+            SavePrefetch.prefetchAhead(in: elements, from: position, lists: true, strings: false)
+            guard case .insert(let reference, let changes) = operations[position] else { continue }
             let entityIndex = Int(reference.entityIndex)
             guard entityIndex < tables.count, entityIndex < model.entities.count, staged[reference.key] == nil,
                 overlay.row(entityIndex: entityIndex, key: reference.key, in: self) == nil
