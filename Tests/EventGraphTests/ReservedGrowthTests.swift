@@ -111,7 +111,8 @@ struct ReservedGrowthTests {
         let stride = MemoryLayout<ObjectReference>.stride
         #expect(grown >= needed + needed / 8)
         #expect((grown - needed - needed / 8) * stride <= Self.allocatorSlack, "\(grown) after \(reserved)")
-        while next.columns[1].manyTargets.count + 3 <= grown {
+        // Bounded by the chunk's slots: an array that doubled at the first overflow is not filled again.
+        while next.columns[1].manyTargets.count + 3 <= grown, number < ColumnChunk.slotCapacity - 1 {
             Self.fill(&next, count: 1, from: number, length: 10) { _ in 3 }
             number += 1
         }
