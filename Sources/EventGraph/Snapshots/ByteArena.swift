@@ -19,6 +19,8 @@ struct ByteArena: Sendable {
     private var garbageByteCount = 0
     /// Whether every byte in the buffer is ASCII (garbage included), so a byte search agrees with `String`'s.
     private(set) var isASCII = true
+    /// Whether the buffer's capacity was reserved from a prediction and not outgrown yet (see ``ReservedGrowth``).
+    private var bytesAreReserved = false
 
     /// The most bytes one chunk's arena holds before its offsets would overflow.
     static let maxByteCount = Int(UInt32.max)
@@ -92,9 +94,11 @@ struct ByteArena: Sendable {
     /// The bytes of the live values (the buffer without its garbage).
     var liveByteCount: Int { bytes.count - garbageByteCount }
 
-    /// Makes room for `byteCount` bytes in `slotCount` slots, so that filling a new arena allocates once.
+    /// Makes room for `byteCount` bytes in `slotCount` slots, so that filling a new arena allocates once; bytes
+    /// past `byteCount` grow the buffer by an eighth once, then by doubling (see ``ReservedGrowth``).
     mutating func reserveCapacity(byteCount: Int, slotCount: Int) {
         bytes.reserveCapacity(byteCount)
+        bytesAreReserved = true
         starts.reserveCapacity(slotCount)
         byteCounts.reserveCapacity(slotCount)
     }
@@ -147,6 +151,7 @@ struct ByteArena: Sendable {
         precondition(bytes.count + value.count <= Self.maxByteCount, "a chunk's byte arena exceeds 4 GiB")
         starts[slot] = UInt32(bytes.count)
         byteCounts[slot] = UInt32(value.count)
+        bytes.growPastReservation(adding: value.count, isReserved: &bytesAreReserved)
         bytes.append(contentsOf: value)
         if isASCII && !(valueIsASCII ?? Self.isASCII(value)) { isASCII = false }
     }

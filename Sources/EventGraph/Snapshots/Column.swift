@@ -17,8 +17,11 @@ struct Column: Sendable {
     /// To-many targets: each slot's span of ``manyTargets``.
     private var manyStarts: [UInt32] = []
     private var manyCounts: [UInt32] = []
-    private var manyTargets: [ObjectReference] = []
+    private(set) var manyTargets: [ObjectReference] = []
     private var manyGarbageCount = 0
+    /// Whether ``manyTargets``' capacity was reserved from a prediction and not outgrown yet (see
+    /// ``ReservedGrowth``).
+    private var manyTargetsAreReserved = false
     /// To-many lists of at least ``largeListCount`` targets (a tag's or a category's list of every post), each in
     /// its own array by slot, marked by ``largeListMarker`` in ``manyCounts``: read, written and compared as one
     /// shared array. In ``manyTargets`` every read of such a list copied it, every write appended all of it again
@@ -225,9 +228,10 @@ struct Column: Sendable {
 
     /// Makes room, in a new column, for `slotCount` slots filled as `full` (the same property's column in the
     /// chunk before, full) is: each storage that `full` uses reserved for every slot, its arena for `full`'s live
-    /// bytes and its to-many span array for `full`'s live targets, an eighth more each. Objects appended one after
-    /// another (a replay's or a bulk save's inserts) then fill every storage without reallocating it along the way
-    /// (doubling copied each array about once more and faulted in its pages again).
+    /// bytes and its to-many span array for `full`'s live targets, a sixty-fourth more each (see
+    /// ``ReservedGrowth``). Objects appended one after another (a replay's or a bulk save's inserts) then fill every
+    /// storage without reallocating it along the way (doubling copied each array about once more and faulted in its
+    /// pages again).
     mutating func reserveCapacity(slotCount: Int, like full: Column) {
         tags.reserveCapacity(slotCount)
         if !full.words.isEmpty { words.reserveCapacity(slotCount) }
@@ -237,10 +241,13 @@ struct Column: Sendable {
             manyCounts.reserveCapacity(slotCount)
         }
         let liveTargetCount = full.manyTargets.count - full.manyGarbageCount
-        if liveTargetCount > 0 { manyTargets.reserveCapacity(liveTargetCount + liveTargetCount / 8) }
+        if liveTargetCount > 0 {
+            manyTargets.reserveCapacity(ReservedGrowth.reservation(for: liveTargetCount))
+            manyTargetsAreReserved = true
+        }
         if !full.arena.starts.isEmpty {
-            let byteCount = full.arena.liveByteCount
-            arena.reserveCapacity(byteCount: byteCount + byteCount / 8, slotCount: slotCount)
+            let byteCount = ReservedGrowth.reservation(for: full.arena.liveByteCount)
+            arena.reserveCapacity(byteCount: byteCount, slotCount: slotCount)
         }
     }
 
@@ -455,6 +462,7 @@ struct Column: Sendable {
         precondition(manyTargets.count + list.count <= Int(UInt32.max), "a chunk's to-many targets exceed 2^32")
         manyStarts[slot] = UInt32(manyTargets.count)
         manyCounts[slot] = UInt32(list.count)
+        manyTargets.growPastReservation(adding: list.count, isReserved: &manyTargetsAreReserved)
         manyTargets.append(contentsOf: list)
     }
 

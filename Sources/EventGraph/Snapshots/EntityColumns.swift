@@ -425,9 +425,9 @@ struct EntityColumns: Sendable {
             if let full = resident.last, unloaded[resident.count - 1] == nil, full.isFull {
                 // Objects appended one after another (a replay's or a bulk save's inserts) fill chunk after chunk:
                 // the new one gets the room the full one before it uses (every storage it uses, for every slot; its
-                // arenas' live bytes and its to-many targets, in memory already, and an eighth more), so that its
-                // arrays are allocated once instead of doubling — copying and faulting in their bytes again — along
-                // the way.
+                // arenas' live bytes and its to-many targets, in memory already, and a sixty-fourth more: see
+                // `ReservedGrowth`), so that its arrays are allocated once instead of doubling — copying and faulting
+                // in their bytes again — along the way.
                 fresh.reserveCapacity(like: full)
             }
             resident.append(fresh)
