@@ -51,13 +51,19 @@ struct EgctlHeapPrefaultTests {
         let faulted = try run(whole, prefaulting: false)
         #expect(try comparableSummary(prefaulted.stdout) == comparableSummary(faulted.stdout))
         #expect(faulted.prefaulter == nil, "no prefaulter for a store under the size set")
-        let report = try #require(prefaulted.prefaulter, "the prefaulter reports what it did")
-        _ = try #require(Int(report.split(separator: " ")[4]), "\(report)")
-        // A kernel before 5.14 refuses `MADV_POPULATE_WRITE` (EINVAL) and egctl goes on without, as the replay above
-        // shows; any other failure is one to look at. How much is populated before the replaying thread gets there
-        // is not checked: the decoding thread populates beside the replay, as far as the scheduler lets it.
-        #expect(!report.contains("failed") || report.contains("errno 22"), "\(report)")
-        print("replaying thread's faults: \(prefaulted.faults) prefaulted, \(faulted.faults) not; \(report)")
+        if AddressSanitizer.isRunning {
+            // No glibc heap to populate: egctl replays without a prefaulter, with the same results (checked here).
+            #expect(prefaulted.prefaulter == nil)
+        } else {
+            let report = try #require(prefaulted.prefaulter, "the prefaulter reports what it did")
+            _ = try #require(Int(report.split(separator: " ")[4]), "\(report)")
+            // A kernel before 5.14 refuses `MADV_POPULATE_WRITE` (EINVAL) and egctl goes on without, as the replay
+            // above shows; any other failure is one to look at. How much is populated before the replaying thread
+            // gets there is not checked: the decoding thread populates beside the replay, as far as the scheduler
+            // lets it.
+            #expect(!report.contains("failed") || report.contains("errno 22"), "\(report)")
+            print("replaying thread's faults: \(prefaulted.faults) prefaulted, \(faulted.faults) not; \(report)")
+        }
 
         let last = try #require(try comparableSummary(faulted.stdout)["lastTransactionID"] as? Int)
         let until = ["replay", store, "--summary", "--json", "--until", "\(last / 2)"]
@@ -68,7 +74,9 @@ struct EgctlHeapPrefaultTests {
         #expect(try run(changesets, prefaulting: true).stdout == run(changesets, prefaulting: false).stdout)
     }
 
-    @Test("a prefaulted replay's decoding thread allocates from the main heap: the process has one malloc arena")
+    @Test(
+        "a prefaulted replay's decoding thread allocates from the main heap: the process has one malloc arena",
+        .disabled(if: AddressSanitizer.isRunning, "ASan's allocator has no glibc arenas and egctl no prefaulter"))
     func prefaultedReplayUsesOneArena() throws {
         #if os(Linux)
             let scratch = Scratch()
