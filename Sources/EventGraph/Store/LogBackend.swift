@@ -106,8 +106,9 @@ struct CheckpointInput {
     /// How many of ``entityChunks`` are the last checkpoint's, copied as stored.
     var copiedEntityChunkCount = 0
     /// The stored indexes of the entities written as entity chunks (format 1.4), in the directory's order: built
-    /// beside the entity chunks (their chunks made as they are encoded), and waited for when the writer comes to them. A compaction's input hands them over
-    /// once (a second call gets none), so that the writer can let them go as soon as they are written.
+    /// beside the entity chunks (their chunks made as they are encoded), and waited for when the writer comes to
+    /// them. A compaction's input hands them over once (a second call gets none), so that the writer can let them go
+    /// as soon as they are written.
     var indexChunks: @Sendable () -> [BuiltCheckpointIndex] = { [] }
     /// The live state's digest, which the checkpoint-end frame carries: computed beside the rewrite, which asks
     /// for it (``end()``) only once every chunk is written.
