@@ -35,12 +35,24 @@ enum LZ4 {
     static func compress(_ source: UnsafeRawBufferPointer, into output: inout [UInt8]) -> Bool {
         guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return false }
         let capacity = Int(LZ4_compressBound(Int32(source.count)))
+        let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
+        guard output.capacity >= capacity else {
+            // Too small to reuse: a new array, not zeroed (as `compress(_:dictionary:)` makes it), with an eighth
+            // more room, so that the next chunks, alike but a little larger, fit it too.
+            var written: Int32 = 0
+            output = [UInt8](uninitializedCount: capacity + capacity / 8) { destination, initialized in
+                let dst = UnsafeMutableRawPointer(destination.baseAddress!).assumingMemoryBound(to: CChar.self)
+                written = LZ4_compress_default(src, dst, Int32(source.count), Int32(capacity))
+                initialized = written > 0 && Int(written) <= capacity ? Int(written) : 0
+            }
+            return written > 0 && Int(written) < source.count
+        }
         // The bytes a reused array holds are overwritten; only room past them is filled first (zeros).
         if output.count < capacity { output.append(contentsOf: repeatElement(0, count: capacity - output.count)) }
         let written = output.withUnsafeMutableBytes { destination in
             LZ4_compress_default(
-                source.baseAddress!.assumingMemoryBound(to: CChar.self),
-                destination.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(capacity))
+                src, destination.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(source.count),
+                Int32(capacity))
         }
         guard written > 0, Int(written) < source.count else { return false }
         output.removeLast(output.count - Int(written))

@@ -21,11 +21,15 @@ package final class ByteArrayPool: Sendable {
     /// How many arrays the pool holds now.
     package var count: Int { arrays.withLock { $0.count } }
 
-    /// An empty array with room for at least `minimumCapacity` bytes: the one handed back last, when there is one.
+    /// An empty array with room for at least `minimumCapacity` bytes: the one handed back last, when it has that
+    /// room; else a new one with an eighth more (so that the next chunks, alike but a little larger, fit it too).
     package func take(minimumCapacity: Int) -> [UInt8] {
         var array = takeAny()
         array.removeAll(keepingCapacity: true)
-        array.reserveCapacity(minimumCapacity)
+        if array.capacity < minimumCapacity {
+            array = []
+            array.reserveCapacity(minimumCapacity + minimumCapacity / 8)
+        }
         return array
     }
 
