@@ -127,7 +127,8 @@ package struct CheckpointSink: ~Copyable {
     /// - Throws: what `content` throws; ``LogFormatError/Code/limitExceeded`` when a payload does not fit one frame.
     package mutating func appendEntityChunks(
         count: Int,
-        content: @escaping @Sendable (_ index: Int, _ arrays: ByteArrayPool) throws(LogFormatError) -> EntityChunkContent
+        content:
+            @escaping @Sendable (_ index: Int, _ arrays: ByteArrayPool) throws(LogFormatError) -> EntityChunkContent
     ) throws(LogFormatError) {
         let (seed, transactionID, arrays) = (writer.seed, transactionID, arrays)
         try appendMade(count: count) { (index) throws(LogFormatError) in
