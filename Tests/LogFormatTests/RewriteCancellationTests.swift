@@ -60,10 +60,10 @@ struct RewriteCancellationTests {
             try FrameMap.frames(in: late).map(\.byteOffset) == FrameMap.frames(in: early).map(\.byteOffset))
     }
 
-    /// Raised between two batches of chunks: the rewrite throws "closed", removes its temporary file, and the log
+    /// Raised while a chunk is made: the rewrite throws "closed", removes its temporary file, and the log
     /// is untouched and still the writer's (it appends and reopens with every transaction).
-    @Test(arguments: [0, 1, 2])
-    func aCancelledRewriteLeavesTheLogUntouched(batchesBeforeCancel: Int) throws {
+    @Test(arguments: [0, 32, 64])
+    func aCancelledRewriteLeavesTheLogUntouched(raisedAt: Int) throws {
         let directory = TemporaryDirectory()
         let path = directory.file("cancelled.eglog")
         let writer = try LogWriter(path: path)
@@ -81,9 +81,9 @@ struct RewriteCancellationTests {
             ) { sink in
                 try sink.appendEntityChunks(
                     count: ParallelEntityChunkTests.chunks.count,
-                    content: { (index) throws(LogFormatError) in
-                        // Chunks are asked for a batch (32) at a time: raise the flag inside the batch chosen.
-                        if index == 32 * batchesBeforeCancel { cancellation.cancel() }
+                    content: { (index, _) throws(LogFormatError) in
+                        // Chunks are asked for a few ahead of the one written: raise the flag while one is made.
+                        if index == raisedAt { cancellation.cancel() }
                         asked.withLock { $0 += 1 }
                         return .encoded(try EntityChunkPayload(ParallelEntityChunkTests.chunks[index]))
                     })
@@ -91,8 +91,11 @@ struct RewriteCancellationTests {
         } throws: { error in
             (error as? LogFormatError)?.code == .closed
         }
-        // The batch that raised the flag is finished; no later one is asked for.
-        #expect(asked.withLock { $0 } == min(32 * (batchesBeforeCancel + 1), ParallelEntityChunkTests.chunks.count))
+        // The chunk that raised the flag is finished, and every one before it; none is asked for past the pipeline's
+        // window (those taken by a worker before the flag was raised are finished too).
+        #expect(
+            (raisedAt + 1...min(raisedAt + OrderedPipeline.window, ParallelEntityChunkTests.chunks.count))
+                .contains(asked.withLock { $0 }))
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(names == ["cancelled.eglog"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)

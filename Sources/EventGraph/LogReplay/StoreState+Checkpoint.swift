@@ -236,16 +236,22 @@ struct CheckpointEntityChunkPlan: Sendable {
     var copiedEntityChunkCount: Int { entityChunks.reduce(0) { $0 + ($1.stored == nil ? 0 : 1) } }
 
     /// Entity chunk `index` of ``entityChunks``: the old checkpoint's frame read again and verified when it is
-    /// copied, else encoded from the columns.
-    func entityChunkContent(_ index: Int, model: ObjectModel) throws(LogFormatError) -> EntityChunkContent {
+    /// copied, else encoded from the columns (into an array of `arrays` when given).
+    func entityChunkContent(_ index: Int, model: ObjectModel, arrays: ByteArrayPool? = nil)
+        throws(LogFormatError) -> EntityChunkContent
+    {
         if let stored = entityChunks[index].stored { return .stored(try stored.storedChunk()) }
-        return .encoded(try entityChunkPayload(index, model: model))
+        return .encoded(try entityChunkPayload(index, model: model, arrays: arrays))
     }
 
-    /// Entity chunk `index` of ``entityChunks`` encoded from the columns (whether or not it is copied).
-    func entityChunkPayload(_ index: Int, model: ObjectModel) throws(LogFormatError) -> EntityChunkPayload {
+    /// Entity chunk `index` of ``entityChunks`` encoded from the columns (whether or not it is copied), into an
+    /// array of `arrays` when given.
+    func entityChunkPayload(_ index: Int, model: ObjectModel, arrays: ByteArrayPool? = nil)
+        throws(LogFormatError) -> EntityChunkPayload
+    {
         let (entityIndex, chunk, _) = entityChunks[index]
         return try chunk.checkpointPayload(
-            entityIndex: entityIndex, entity: model.entities[entityIndex], foreignStores: foreignStores)
+            entityIndex: entityIndex, entity: model.entities[entityIndex], foreignStores: foreignStores,
+            arrays: arrays)
     }
 }

@@ -7,16 +7,19 @@ extension ColumnChunk {
     /// `StoreState.checkpointEntityChunks(model:nextKey:)` builds of the same chunk: each live object in slot order
     /// with its persistent values that differ from the model's defaults, compared as those values compare.
     ///
+    /// The payload's bytes are written into an array taken from `arrays` when given (a compaction's
+    /// ``ByteArrayPool``, to which the rewrite hands it back once compressed).
+    ///
     /// - Precondition: at least one live slot.
     /// - Throws: what ``CheckpointChunk/encoded()`` throws for the same records (a value over its limit).
-    func checkpointPayload(entityIndex: Int, entity: EntityDescription, foreignStores: [LogUUID])
-        throws(LogFormatError) -> EntityChunkPayload
-    {
+    func checkpointPayload(
+        entityIndex: Int, entity: EntityDescription, foreignStores: [LogUUID], arrays: ByteArrayPool? = nil
+    ) throws(LogFormatError) -> EntityChunkPayload {
         let liveCount = liveBits.reduce(0) { $0 + $1.nonzeroBitCount }
         precondition(liveCount > 0, "a chunk of entity #\(entityIndex) with no live object has no entity chunk")
         var encoder = try CheckpointChunkEncoder(
             foreignStores: foreignStores, recordCount: liveCount,
-            reservedByteCount: Self.estimatedPayloadByteCount(of: columns, liveCount: liveCount))
+            reservedByteCount: Self.estimatedPayloadByteCount(of: columns, liveCount: liveCount), arrays: arrays)
         var minKey = UInt64.max
         var maxKey = UInt64.min
         let defaults = entity.defaultValues

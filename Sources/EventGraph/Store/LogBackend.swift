@@ -33,7 +33,7 @@ protocol LogBackend: Sendable {
     func rewriteAnchor() throws(EventGraphError) -> RewriteAnchor
     /// The first phase of replacing the log by a compacted one, called with no lock held while saves go on: writes
     /// the schema and a checkpoint of the state at `anchor` into a new file, synced and verified, not yet in place.
-    /// `cancellation` stops it between stages and batches (the store's close).
+    /// `cancellation` stops it between stages and between chunks (the store's close).
     func prepareRewrite(
         schema: SchemaPayload, checkpoint: CheckpointInput, from anchor: RewriteAnchor,
         cancellation: RewriteCancellation
@@ -101,7 +101,7 @@ struct CheckpointInput {
     var begin: CheckpointBegin
     var chunks: [CheckpointChunk]
     /// Chunks of one entity's objects each (format 1.3), written as entity chunks with a directory: encoded by the
-    /// writer as it writes them, a batch at a time (see ``EntityChunkSource``).
+    /// writer as it writes them, a few ahead of the chunk being written (see ``EntityChunkSource``).
     var entityChunks = EntityChunkSource()
     /// How many of ``entityChunks`` are the last checkpoint's, copied as stored.
     var copiedEntityChunkCount = 0
@@ -132,9 +132,10 @@ struct CheckpointInput {
 struct EntityChunkSource: Sendable {
     /// How many there are.
     var count = 0
-    /// Chunk `index` (0 ..< ``count``), in the file's order: encoded now, or the old checkpoint's stored frame.
-    var content: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent = { index in
-        preconditionFailure("no entity chunk \(index) in an empty source")
+    /// Chunk `index` (0 ..< ``count``), in the file's order: encoded now (into an array of the rewrite's pool), or
+    /// the old checkpoint's stored frame.
+    var content: @Sendable (_ index: Int, _ arrays: ByteArrayPool) throws(LogFormatError) -> EntityChunkContent = {
+        index, _ in preconditionFailure("no entity chunk \(index) in an empty source")
     }
 }
 

@@ -137,7 +137,9 @@ extension Store {
         let begin = plan.begin
         var entityChunks = EntityChunkSource()
         entityChunks.count = plan.entityChunks.count
-        entityChunks.content = { (index) throws(LogFormatError) in try plan.entityChunkContent(index, model: model) }
+        entityChunks.content = { (index, arrays) throws(LogFormatError) in
+            try plan.entityChunkContent(index, model: model, arrays: arrays)
+        }
         var blobs: [(reference: BlobReference, bytes: [UInt8])] = []
         do throws(EventGraphError) {
             for reference in snapshot.referencedBlobs(model: model) {

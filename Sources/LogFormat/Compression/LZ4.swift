@@ -29,6 +29,36 @@ enum LZ4 {
         return output
     }
 
+    /// Compresses `source` into a single LZ4 block (no dictionary) in `output`, whose storage is reused when it is
+    /// large enough (a rewrite's chunks, whose arrays go back to a ``ByteArrayPool``); returns `false` when the block
+    /// would not be smaller (`output` then holds garbage).
+    static func compress(_ source: UnsafeRawBufferPointer, into output: inout [UInt8]) -> Bool {
+        guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return false }
+        let capacity = Int(LZ4_compressBound(Int32(source.count)))
+        let src = source.baseAddress!.assumingMemoryBound(to: CChar.self)
+        guard output.capacity >= capacity else {
+            // Too small to reuse: a new array, not zeroed (as `compress(_:dictionary:)` makes it), with an eighth
+            // more room, so that the next chunks, alike but a little larger, fit it too.
+            var written: Int32 = 0
+            output = [UInt8](uninitializedCount: capacity + capacity / 8) { destination, initialized in
+                let dst = UnsafeMutableRawPointer(destination.baseAddress!).assumingMemoryBound(to: CChar.self)
+                written = LZ4_compress_default(src, dst, Int32(source.count), Int32(capacity))
+                initialized = written > 0 && Int(written) <= capacity ? Int(written) : 0
+            }
+            return written > 0 && Int(written) < source.count
+        }
+        // The bytes a reused array holds are overwritten; only room past them is filled first (zeros).
+        if output.count < capacity { output.append(contentsOf: repeatElement(0, count: capacity - output.count)) }
+        let written = output.withUnsafeMutableBytes { destination in
+            LZ4_compress_default(
+                src, destination.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(source.count),
+                Int32(capacity))
+        }
+        guard written > 0, Int(written) < source.count else { return false }
+        output.removeLast(output.count - Int(written))
+        return true
+    }
+
     /// Decompresses one LZ4 block that must expand to exactly `rawByteCount` bytes.
     ///
     /// Returns `nil` when the block is malformed or does not expand to exactly that length; uses

@@ -17,6 +17,12 @@ struct ByteWriter {
         bytes.reserveCapacity(reservedByteCount)
     }
 
+    /// Creates a writer that writes into `array`'s storage (its bytes are dropped), taken from `arrays` (a rewrite's
+    /// chunks reuse a few arrays), with room for `reservedByteCount` bytes before it has to grow.
+    init(reservedByteCount: Int, from arrays: ByteArrayPool) {
+        bytes = arrays.take(minimumCapacity: reservedByteCount)
+    }
+
     /// The number of bytes written so far.
     var byteCount: Int { bytes.count }
 

@@ -16,11 +16,16 @@ package struct CheckpointChunkEncoder {
     private var propertyCountOffset = -1
     private var propertyCount = 0
 
-    /// Starts a chunk of `recordCount` records whose references may name `foreignStores`.
+    /// Starts a chunk of `recordCount` records whose references may name `foreignStores`, written into an array
+    /// taken from `arrays` when given (the rewrite hands it back once the chunk is compressed).
     ///
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when either list is over its limit.
-    package init(foreignStores: [LogUUID], recordCount: Int, reservedByteCount: Int = 4096) throws(LogFormatError) {
-        writer = ByteWriter(reservedByteCount: reservedByteCount)
+    package init(
+        foreignStores: [LogUUID], recordCount: Int, reservedByteCount: Int = 4096, arrays: ByteArrayPool? = nil
+    ) throws(LogFormatError) {
+        writer =
+            arrays.map { ByteWriter(reservedByteCount: reservedByteCount, from: $0) }
+            ?? ByteWriter(reservedByteCount: reservedByteCount)
         foreignStoreCount = foreignStores.count
         self.recordCount = recordCount
         writer.writeUInt8(PayloadEnvelope.currentVersion)

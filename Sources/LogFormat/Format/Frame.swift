@@ -91,8 +91,11 @@ package enum CompressionPolicy {
 }
 
 extension OutgoingFrame {
-    /// Compresses (when worthwhile) and checksums the payload.
-    func encodeBody(seed: UInt32, dictionary: [UInt8]?) throws(LogFormatError) -> EncodedBody {
+    /// Compresses (when worthwhile) and checksums the payload; without a dictionary, into an array of `arrays`
+    /// when given (handed back to it when the compression is not kept).
+    func encodeBody(seed: UInt32, dictionary: [UInt8]?, arrays: ByteArrayPool? = nil) throws(LogFormatError)
+        -> EncodedBody
+    {
         guard payload.count <= LogLimits.maxFrameRawByteCount else {
             throw LogFormatError(
                 .limitExceeded,
@@ -102,10 +105,20 @@ extension OutgoingFrame {
         var codec = FrameCodec.raw
         var compressedBody: [UInt8]?
         if payload.count >= CompressionPolicy.minimumByteCount, type != .dictionary {
-            let compressed = payload.withUnsafeBytes { LZ4.compress($0, dictionary: dictionary) }
+            let compressed: [UInt8]?
+            if let arrays, dictionary == nil {
+                var output = arrays.takeAny()
+                let isSmaller = payload.withUnsafeBytes { LZ4.compress($0, into: &output) }
+                compressed = isSmaller ? output : nil
+                if !isSmaller { arrays.recycle(output) }
+            } else {
+                compressed = payload.withUnsafeBytes { LZ4.compress($0, dictionary: dictionary) }
+            }
             if let compressed, CompressionPolicy.isWorthKeeping(compressed: compressed.count, raw: payload.count) {
                 compressedBody = compressed
                 codec = dictionary == nil ? .lz4 : .lz4Dictionary
+            } else if let compressed, let arrays {
+                arrays.recycle(compressed)
             }
         }
         // A whole array's slice becomes that array again without a copy; a fragment kept raw is copied here, once.

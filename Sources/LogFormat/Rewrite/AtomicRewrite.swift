@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Names and cleanup of the temporary files used by creation and rewrite.
 ///
 /// A temporary file is `.<log name>.<purpose>-<random>` next to the log, so that the rename into place stays in
@@ -43,12 +41,16 @@ package struct CheckpointSink: ~Copyable {
     var wholeChunkByteLimit = LogLimits.maxFrameRawByteCount {
         didSet { precondition(wholeChunkByteLimit >= 1, "a chunk frame holds at least one byte") }
     }
-    /// Stops the rewrite at the next frame or batch of frames appended (see ``RewriteCancellation``).
+    /// Stops the rewrite at the next frame appended (see ``RewriteCancellation``).
     var cancellation: RewriteCancellation?
     /// Where each blob appended so far landed.
     package private(set) var locations: [BlobLocation] = []
     /// The entity chunks appended so far (format 1.3): the directory the rewrite writes before the end.
     package private(set) var directory = CheckpointDirectory(entities: [])
+    /// The arrays of chunks' payloads and compressed bodies, handed back once compressed or written and taken
+    /// again for the next chunks: as many as the pipeline holds at once, so the checkpoint's chunks reuse a few
+    /// arrays instead of taking fresh memory per chunk.
+    package let arrays = ByteArrayPool(limit: OrderedPipeline.window + 2 * OrderedPipeline.workerCount)
 
     init(writer: consuming SequentialFrameWriter, transactionID: UInt64, fragmentByteCount: Int) {
         self.writer = writer
@@ -105,73 +107,68 @@ package struct CheckpointSink: ~Copyable {
     }
 
     /// Appends chunks as ``appendEntityChunk(_:)`` does, one after the other in the given order, while their
-    /// payloads are encoded, compressed and checksummed on every core, a batch at a time (so at most a batch of
-    /// encoded chunks is held besides the chunks themselves). The file is the same as with one call per chunk.
+    /// payloads are encoded, compressed and checksummed on every core, a few ahead of the writer (so at most
+    /// ``OrderedPipeline/window`` encoded chunks are held besides the chunks themselves). The file is the same as
+    /// with one call per chunk.
     package mutating func appendEntityChunks(_ chunks: [CheckpointChunk]) throws(LogFormatError) {
-        try appendEntityChunks(count: chunks.count) { (index) throws(LogFormatError) in
+        try appendEntityChunks(count: chunks.count) { (index, _) throws(LogFormatError) in
             .encoded(try EntityChunkPayload(chunks[index]))
         }
     }
 
-    /// Appends `count` entity chunks in order, chunk `i` being what `content(i)` gives: a payload, which is
-    /// compressed and checksummed here, or a chunk of the old checkpoint as stored (``StoredEntityChunk``), whose
-    /// body is only checksummed again with the new file's seed. The contents are made on every core a batch at a
-    /// time while the batch before is written (so at most two batches are held: a writer that encodes from its own
-    /// layout never holds the whole checkpoint, and the cores do not wait for the file's writes). The file is the
-    /// same as with one ``appendEntityChunk(_:)`` per chunk of the same payloads.
+    /// Appends `count` entity chunks in order, chunk `i` being what `content(i, arrays)` gives: a payload (its bytes
+    /// best taken from `arrays`, to which they go back once compressed), which is compressed and checksummed here, or a chunk of the old checkpoint as stored (``StoredEntityChunk``), whose
+    /// body is only checksummed again with the new file's seed. The contents are made on every core a few ahead of
+    /// the chunk being written (``OrderedPipeline``: at most its window is held, so a writer that encodes from its
+    /// own layout never holds the whole checkpoint, and the cores wait neither for the file's writes nor for one
+    /// another). The file is the same as with one ``appendEntityChunk(_:)`` per chunk of the same payloads.
     ///
     /// - Precondition: each chunk as ``appendEntityChunk(_:)`` requires of a chunk.
     /// - Throws: what `content` throws; ``LogFormatError/Code/limitExceeded`` when a payload does not fit one frame.
     package mutating func appendEntityChunks(
-        count: Int, content: @escaping @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent
+        count: Int,
+        content:
+            @escaping @Sendable (_ index: Int, _ arrays: ByteArrayPool) throws(LogFormatError) -> EntityChunkContent
     ) throws(LogFormatError) {
-        let (seed, transactionID) = (writer.seed, transactionID)
-        try appendMadeInBatches(count: count) { (index) throws(LogFormatError) in
-            try Self.make(content, index, seed: seed, transactionID: transactionID)
+        let (seed, transactionID, arrays) = (writer.seed, transactionID, arrays)
+        try appendMade(count: count) { (index) throws(LogFormatError) in
+            try Self.make(content, index, seed: seed, transactionID: transactionID, arrays: arrays)
         } append: { (sink, made) throws(LogFormatError) in
             try sink.appendEntityChunk(made.chunk, encoded: made.body)
+            arrays.recycle(made.body.body.body)
         }
     }
 
-    /// Makes `count` things with `make` on every core a batch at a time while the batch before is appended in
-    /// order with `append` (so at most two batches are held, and the cores do not wait for the file's writes). The
-    /// first failure, of a making or of an appending, is thrown in order; the batch being made is waited for.
-    private mutating func appendMadeInBatches<Made: Sendable>(
+    /// Makes `count` things with `make` on every core, a few ahead of the writer (``OrderedPipeline``), while they
+    /// are appended in order with `append` on this thread (so at most ``OrderedPipeline/window`` made things are
+    /// held, and the cores wait neither for the file's writes nor for one another). The first failure, of a making
+    /// or of an appending, is thrown in order; a cancellation stops the making and is thrown before the next append.
+    private mutating func appendMade<Made: Sendable>(
         count: Int, make: @escaping @Sendable (_ index: Int) throws(LogFormatError) -> Made,
         append: (inout CheckpointSink, Made) throws(LogFormatError) -> Void
     ) throws(LogFormatError) {
-        let batchSize = 32
-        var made: [Result<Made, LogFormatError>?] = []
-        for start in stride(from: 0, to: count, by: batchSize) {
-            try checkCancellation()
-            let batch = start..<min(start + batchSize, count)
-            let results = LockedValue<[Result<Made, LogFormatError>?]>(Array(repeating: nil, count: batch.count))
-            let group = DispatchGroup()
-            DispatchQueue.global().async(group: group) {
-                DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
-                    let result = Result { () throws(LogFormatError) in try make(batch.lowerBound + offset) }
-                    results.withLock { $0[offset] = result }
-                }
-            }
-            // The batch before is appended while this one is made; this one is waited for even when that fails.
-            do {
-                defer { group.wait() }
-                for result in made { try append(&self, try result!.get()) }
-            }
-            made = results.withLock { $0 }
+        let (cancellation, path) = (cancellation, writer.file.path)
+        let stopReason: @Sendable () -> LogFormatError? = {
+            do throws(LogFormatError) {
+                try cancellation?.check(path: path, stage: Self.cancelledStage)
+            } catch { return error }
+            return nil
         }
-        for result in made { try append(&self, try result!.get()) }
+        try OrderedPipeline.run(count: count, stopReason: stopReason, make: make) { (_, made) throws(LogFormatError) in
+            try append(&self, made)
+        }
     }
 
     /// Makes the frame body of one entity chunk (on any thread).
     private static func make(
-        _ content: @Sendable (_ index: Int) throws(LogFormatError) -> EntityChunkContent, _ index: Int, seed: UInt32,
-        transactionID: UInt64
+        _ content: @Sendable (_ index: Int, _ arrays: ByteArrayPool) throws(LogFormatError) -> EntityChunkContent,
+        _ index: Int, seed: UInt32, transactionID: UInt64, arrays: ByteArrayPool
     ) throws(LogFormatError) -> (chunk: ListedEntityChunk, body: EncodedEntityChunk) {
-        switch try content(index) {
+        switch try content(index, arrays) {
         case .encoded(let chunk):
-            // The payload's bytes go into the frame's body here and are let go with the payload.
-            let body = try encodeEntityChunk(chunk.bytes, seed: seed, transactionID: transactionID)
+            // The payload's bytes go into the frame's body here, and their array back to the pool.
+            let body = try encodeEntityChunk(chunk.bytes, seed: seed, transactionID: transactionID, arrays: arrays)
+            arrays.recycle(chunk.bytes)
             return (ListedEntityChunk(chunk), body)
         case .stored(let chunk):
             let body = EncodedEntityChunk(
@@ -205,10 +202,11 @@ package struct CheckpointSink: ~Copyable {
         var body: EncodedBody
     }
 
-    /// Encodes an entity chunk's frame body (no dictionary: a chunk is read on its own).
-    static func encodeEntityChunk(_ payload: [UInt8], seed: UInt32, transactionID: UInt64)
-        throws(LogFormatError) -> EncodedEntityChunk
-    {
+    /// Encodes an entity chunk's frame body (no dictionary: a chunk is read on its own), compressed into an array
+    /// of `arrays` when given.
+    static func encodeEntityChunk(
+        _ payload: [UInt8], seed: UInt32, transactionID: UInt64, arrays: ByteArrayPool? = nil
+    ) throws(LogFormatError) -> EncodedEntityChunk {
         // A payload over a frame is refused by the caller before this body is used.
         guard payload.count <= LogLimits.maxFrameRawByteCount else {
             return EncodedEntityChunk(
@@ -218,7 +216,7 @@ package struct CheckpointSink: ~Copyable {
                     body: [], bodyChecksum: 0))
         }
         let frame = OutgoingFrame(type: .checkpointEntityChunk, transactionID: transactionID, payload: payload)
-        let body = try frame.encodeBody(seed: seed, dictionary: nil)
+        let body = try frame.encodeBody(seed: seed, dictionary: nil, arrays: arrays)
         return EncodedEntityChunk(payloadByteCount: payload.count, body: body)
     }
 
@@ -268,8 +266,8 @@ package struct CheckpointSink: ~Copyable {
 
     /// Appends stored indexes' chunks as ``appendIndexChunk(_:of:)`` does, index after index in the given order and
     /// each index's chunks in its order, while their payloads are encoded, compressed and checksummed on every core
-    /// a batch at a time (as ``appendEntityChunks(count:content:)`` makes entity chunks). The file is the same as
-    /// with one ``appendIndexChunk(_:of:)`` per chunk.
+    /// a few ahead of the writer (as ``appendEntityChunks(count:content:)`` makes entity chunks). The file is the
+    /// same as with one ``appendIndexChunk(_:of:)`` per chunk.
     ///
     /// - Precondition: as ``appendIndexChunk(_:of:)`` requires of each chunk and of the order of the indexes.
     /// - Throws: ``LogFormatError/Code/limitExceeded`` when a chunk does not fit one frame.
@@ -299,16 +297,18 @@ package struct CheckpointSink: ~Copyable {
         }
         guard !places.isEmpty else { return }
         precondition(!directory.entities.isEmpty, "index chunks follow the entity chunks they index")
-        let (seed, transactionID) = (writer.seed, transactionID)
-        try appendMadeInBatches(count: places.count) { [places] (position) throws(LogFormatError) in
+        let (seed, transactionID, arrays) = (writer.seed, transactionID, arrays)
+        try appendMade(count: places.count) { [places] (position) throws(LogFormatError) in
             let (index, chunkIndex) = places[position]
             return (
                 index,
                 try Self.encodeIndexChunk(
-                    chunk(index, chunkIndex), of: indexes[index], seed: seed, transactionID: transactionID)
+                    chunk(index, chunkIndex), of: indexes[index], seed: seed, transactionID: transactionID,
+                    arrays: arrays)
             )
         } append: { (sink, made) throws(LogFormatError) in
             try sink.appendIndexChunk(made.1, of: indexes[made.0])
+            if let body = made.1.body { arrays.recycle(body.body) }
         }
     }
 
@@ -322,9 +322,10 @@ package struct CheckpointSink: ~Copyable {
         var lastValues: [AttributeValue]
     }
 
-    /// Encodes an index chunk's frame body (on any thread).
+    /// Encodes an index chunk's frame body (on any thread), compressed into an array of `arrays` when given.
     private static func encodeIndexChunk(
-        _ chunk: CheckpointIndexChunk, of index: IndexChunks, seed: UInt32, transactionID: UInt64
+        _ chunk: CheckpointIndexChunk, of index: IndexChunks, seed: UInt32, transactionID: UInt64,
+        arrays: ByteArrayPool? = nil
     ) throws(LogFormatError) -> EncodedIndexChunk {
         precondition(
             chunk.arity == Int(index.arity), "an index chunk of arity \(chunk.arity) for an index of \(index.arity)")
@@ -332,7 +333,7 @@ package struct CheckpointSink: ~Copyable {
         let body =
             payload.count <= LogLimits.maxFrameRawByteCount
             ? try OutgoingFrame(type: .checkpointIndexChunk, transactionID: transactionID, payload: payload)
-                .encodeBody(seed: seed, dictionary: nil) : nil
+                .encodeBody(seed: seed, dictionary: nil, arrays: arrays) : nil
         return EncodedIndexChunk(
             payloadByteCount: payload.count, body: body, entryCount: chunk.entryCount,
             firstValues: Array(chunk.values(ofEntry: 0)), lastValues: Array(chunk.values(ofEntry: chunk.entryCount - 1))
@@ -366,8 +367,11 @@ package struct CheckpointSink: ~Copyable {
     }
 
     private func checkCancellation() throws(LogFormatError) {
-        try cancellation?.check(path: writer.file.path, stage: "while its checkpoint was written")
+        try cancellation?.check(path: writer.file.path, stage: Self.cancelledStage)
     }
+
+    /// Where a cancelled rewrite says it stopped when it stopped among the checkpoint's frames.
+    private static let cancelledStage = "while its checkpoint was written"
 
     /// Appends the checkpoint's directory when it has entity chunks (the rewrite calls it before the end).
     mutating func finishDirectory() throws(LogFormatError) {

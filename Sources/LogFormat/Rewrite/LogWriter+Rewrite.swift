@@ -101,7 +101,7 @@ extension LogWriter {
     /// ``prepareRewrite(from:schema:begin:end:writeCheckpoint:verify:)`` with the checkpoint-end's payload asked
     /// for only once every frame before it is written (`end` is called once, on the rewriting thread): a caller
     /// that computes the end's state digest beside the rewrite lets the two overlap. `cancellation` stops the
-    /// rewrite between its stages and between batches of chunks (see ``RewriteCancellation``).
+    /// rewrite between its stages and between chunks (see ``RewriteCancellation``).
     package func prepareRewrite(
         from anchor: RewriteAnchor, schema: SchemaPayload, begin: CheckpointBegin, end: () throws -> CheckpointEnd,
         cancellation: RewriteCancellation? = nil, writeCheckpoint: (inout CheckpointSink) throws -> Void,

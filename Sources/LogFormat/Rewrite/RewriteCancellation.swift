@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Stops a rewrite at its next check: between its stages, between batches of checkpoint chunks, between frames of
+/// Stops a rewrite at its next check: between its stages, between checkpoint chunks, between frames of
 /// its verification and between rounds of its tail copy, and once more just before the rename. A rewrite that
 /// stops removes its temporary file and throws ``LogFormatError/Code/closed``; the log stays the old file, untouched
 /// and still the writer's (a rewrite writes only its own temporary file until the rename, and once the rename is
