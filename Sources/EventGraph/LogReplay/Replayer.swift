@@ -252,4 +252,3 @@ extension Replayer {
         self.state = state
     }
 }
-
