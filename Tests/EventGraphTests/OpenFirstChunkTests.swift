@@ -4,9 +4,10 @@ import Testing
 
 @testable import EventGraph
 
-/// Open reads a compacted checkpoint's first entity chunk for its table of foreign stores only (its records are not
-/// built): the chunk is still read, verified and decoded whole, so damage in it is refused at open with the error
-/// that names the chunk, as when its records were built.
+/// Open reads a compacted checkpoint's first entity chunk for its table of foreign stores only: the frame is read and
+/// verified and the table decoded, its records are left to the chunk's first touch (LogFormat's
+/// `CheckpointChunkForeignStoresTests`), so damage to its frame is refused at open with the error that names the
+/// chunk, as when its records were built.
 @Suite("Open reads the checkpoint's first chunk for its foreign stores")
 struct OpenFirstChunkTests {
     @Test func anUndamagedFirstChunkOpensWithTheSameStateAndDigest() throws {

@@ -43,6 +43,21 @@ struct CheckpointChunkSource: Sendable {
         }
     }
 
+    /// Reads and verifies chunk `chunkIndex` of an entity as ``load(_:chunkIndex:entityIndex:entityName:)`` does and
+    /// returns the table of foreign stores it begins with, without decoding its records (LogFormat's
+    /// `LogReader.readEntityChunkForeignStores(_:checkpointTransactionID:)`).
+    func foreignStores(of entry: EntityChunkEntry, chunkIndex: Int, entityName: String) throws(EventGraphError)
+        -> [LogUUID]
+    {
+        do {
+            return try reader.readEntityChunkForeignStores(entry, checkpointTransactionID: checkpointTransactionID)
+        } catch {
+            throw damage(
+                entry, chunkIndex: chunkIndex, entityName: entityName, error.message,
+                underlying: error.code == .io ? error : nil)
+        }
+    }
+
     /// The error of a chunk that cannot be used: names the file, the entity, the chunk and its byte offset.
     func damage(
         _ entry: EntityChunkEntry, chunkIndex: Int, entityName: String, _ reason: String,

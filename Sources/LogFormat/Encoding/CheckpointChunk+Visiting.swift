@@ -58,11 +58,33 @@ extension CheckpointChunk {
         }
     }
 
+    /// The table of foreign stores a checkpoint chunk payload begins with (its first field), read without the
+    /// records that follow it: the payload's size and version byte are checked as ``visit(_:_:)`` checks them, its
+    /// records are not (their first full decoding does that).
+    ///
+    /// - Throws: ``LogFormatError/Code/malformedPayload`` when the table does not decode;
+    ///   ``LogFormatError/Code/unsupportedVersion`` for a payload written by a newer format version.
+    package static func foreignStores(ofPayload bytes: [UInt8]) throws(LogFormatError) -> [LogUUID] {
+        try ByteReader.withReader(over: bytes) { (reader) throws(LogFormatError) -> [LogUUID] in
+            try PayloadEnvelope.decode(
+                "checkpoint chunk", from: &reader, maxByteCount: LogLimits.maxTransactionByteCount,
+                newestVersion: PayloadEnvelope.currentVersion, readsToEnd: false
+            ) { (reader, _) throws(LogFormatError) -> [LogUUID] in
+                try decodeForeignStores(from: &reader)
+            }
+        }
+    }
+
+    /// The table of foreign stores: the first field after the version byte (the one place it is decoded).
+    private static func decodeForeignStores(from reader: inout ByteReader) throws(LogFormatError) -> [LogUUID] {
+        try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+    }
+
     /// Reads the fields that follow the version byte into `visitor`.
     static func visitFields(from reader: inout ByteReader, _ visitor: inout some CheckpointChunkVisitor)
         throws(LogFormatError)
     {
-        let foreignStores = try LogUUID.decodeList(from: &reader, "the number of foreign stores")
+        let foreignStores = try decodeForeignStores(from: &reader)
         visitor.visitForeignStores(foreignStores)
         // A record is at least a reference and an empty property list.
         let recordCount = try reader.readCount(

@@ -44,9 +44,12 @@ enum PayloadEnvelope {
     }
 
     /// Decodes a payload whose format has versions up to `newestVersion`; `body` gets the version the payload has.
+    ///
+    /// - Parameter readsToEnd: whether every byte must be consumed; `false` for a reader of a payload's leading
+    ///   fields only (the size and the version byte are checked all the same).
     static func decode<Value>(
         _ payloadName: StaticString, from reader: inout ByteReader, maxByteCount: Int, newestVersion: UInt8,
-        _ body: (inout ByteReader, UInt8) throws(LogFormatError) -> Value
+        readsToEnd: Bool = true, _ body: (inout ByteReader, UInt8) throws(LogFormatError) -> Value
     ) throws(LogFormatError) -> Value {
         guard reader.byteCount <= maxByteCount else {
             throw reader.malformed(
@@ -66,7 +69,7 @@ enum PayloadEnvelope {
             throw reader.malformed("the \(payloadName) payload has format version 0, which was never written", at: 0)
         }
         let value = try body(&reader, version)
-        guard reader.isAtEnd else {
+        guard reader.isAtEnd || !readsToEnd else {
             throw reader.malformed(
                 "\(reader.remainingByteCount) unexpected byte(s) follow the end of the \(payloadName) payload "
                     + "at byte offset \(reader.offset)")

@@ -38,6 +38,21 @@ extension LogReader {
         return checked.inner
     }
 
+    /// Reads and verifies one entity chunk by its directory entry as ``visitEntityChunk(_:entityIndex:checkpointTransactionID:visitor:)``
+    /// does (the frame's checksum, type and checkpoint), and returns the table of foreign stores its payload begins
+    /// with, without decoding its records: the checks of the records against the directory are left to the chunk's
+    /// first full decoding. Safe to call from any thread (`pread`).
+    ///
+    /// - Throws: ``LogFormatError/Code/damaged`` naming the byte offset when the frame does not verify or the table
+    ///   does not decode, or an I/O error.
+    package func readEntityChunkForeignStores(_ entry: EntityChunkEntry, checkpointTransactionID: UInt64)
+        throws(LogFormatError) -> [LogUUID]
+    {
+        try readCheckpointFrame(
+            at: entry.byteOffset, type: .checkpointEntityChunk, what: "checkpoint chunk",
+            checkpointTransactionID: checkpointTransactionID, decode: CheckpointChunk.foreignStores(ofPayload:))
+    }
+
     /// Reads, verifies and decodes one checkpoint index chunk by its directory entry (format 1.4). Safe to call from
     /// any thread (`pread`).
     ///
