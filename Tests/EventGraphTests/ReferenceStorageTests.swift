@@ -30,12 +30,13 @@ struct ReferenceStorageTests {
             toOne.set(.toOne(Self.post(slot)), at: slot)
             toMany.set(.toMany([Self.post(slot), Self.post(slot + 1), Self.post(slot + 2)]), at: slot)
         }
-        // A tag a slot, then 8 bytes a reference (16 before), with an array's growth slack (at most doubling).
-        #expect(toOne.heapByteCount <= slots * (1 + 2 * 8), "\(toOne.heapByteCount) bytes for \(slots) targets")
-        #expect(toOne.heapByteCount < slots * 16)
-        let spans = slots * (1 + 4 + 4)
-        #expect(toMany.heapByteCount <= 2 * spans + 2 * 3 * slots * 8, "\(toMany.heapByteCount) bytes")
-        #expect(toMany.heapByteCount < spans + 3 * slots * 16)
+        // Without growth slack: a tag a slot, then 8 bytes a reference (16 before), within shrinkToFit's eighth.
+        toOne.shrinkToFit()
+        toMany.shrinkToFit()
+        #expect(toOne.heapByteCount <= slots * (1 + 8) * 9 / 8, "\(toOne.heapByteCount) bytes for \(slots) targets")
+        // A span's start and count take 8 bytes a slot.
+        let listBytes = slots * (1 + 8 + 3 * 8)
+        #expect(toMany.heapByteCount <= listBytes * 9 / 8, "\(toMany.heapByteCount) bytes for \(3 * slots) targets")
         for slot in [0, 1, slots / 2, slots - 1] {
             #expect(Self.reads(toOne, at: slot).1 == [Self.post(slot)])
             #expect(toMany.value(at: slot) == .toMany([Self.post(slot), Self.post(slot + 1), Self.post(slot + 2)]))
