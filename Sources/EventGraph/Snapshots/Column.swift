@@ -4,20 +4,21 @@ import LogFormat
 /// The values of one property over the slots of one chunk.
 ///
 /// Each slot's ``ValueTag`` says which storage holds its value: fixed-width values as bit patterns in a typed
-/// array, strings and small binaries in a ``ByteArena``, to-one targets in a reference array, to-many targets as a
-/// span of one shared reference array. Storages are allocated when the first value of their kind arrives, and every
-/// one is a Swift array, so a copy of the column shares them until one is written (copy-on-write per storage).
+/// array, strings and small binaries in a ``ByteArena``, to-one targets by slot in a ``ReferenceStorage``, to-many
+/// targets as a span of another (8 bytes a reference while they name one store and entity). Storages are allocated
+/// when the first value of their kind arrives, and every one is a Swift array, so a copy of the column shares them
+/// until one is written (copy-on-write per storage).
 struct Column: Sendable {
     private(set) var tags: [ValueTag] = []
     /// Bit patterns of fixed-width values (see ``AttributeValue/fixedWidthEncoding``).
     private(set) var words: [UInt64] = []
     private(set) var arena = ByteArena()
     /// To-one targets, by slot.
-    private var targets: [ObjectReference] = []
+    private var targets = ReferenceStorage()
     /// To-many targets: each slot's span of ``manyTargets``.
     private var manyStarts: [UInt32] = []
     private var manyCounts: [UInt32] = []
-    private(set) var manyTargets: [ObjectReference] = []
+    private(set) var manyTargets = ReferenceStorage()
     private var manyGarbageCount = 0
     /// Whether ``manyTargets``' capacity was reserved from a prediction and not outgrown yet (see
     /// ``ReservedGrowth``).
@@ -62,7 +63,7 @@ struct Column: Sendable {
             let count = manyCounts[slot]
             if count == Self.largeListMarker { return .toMany(largeList(at: slot)) }
             let start = Int(manyStarts[slot])
-            return .toMany(Array(manyTargets[start..<start + Int(count)]))
+            return .toMany(manyTargets.array(in: start..<start + Int(count)))
         }
     }
 
@@ -203,9 +204,7 @@ struct Column: Sendable {
             return column.pointee.largeList(at: slot).withUnsafeBufferPointer(body)
         }
         let start = Int(column.pointee.manyStarts[slot])
-        return column.pointee.manyTargets.withUnsafeBufferPointer { all in
-            body(UnsafeBufferPointer(rebasing: all[start..<start + Int(count)]))
-        }
+        return column.pointee.manyTargets.withReferences(in: start..<start + Int(count), body)
     }
 
     /// The column with the store index of every reference it holds replaced by `storeIndices[storeIndex]`: a store's
@@ -213,16 +212,11 @@ struct Column: Sendable {
     /// own once per chunk version, not once per object). Every other storage is shared, not copied.
     func renumberingStores(_ storeIndices: [UInt32]) -> Column {
         var renumbered = self
-        func renumber(_ references: inout [ObjectReference]) {
-            for position in references.indices {
-                let storeIndex = Int(references[position].storeIndex)
-                precondition(storeIndex < storeIndices.count, "a column names store \(storeIndex) its table lacks")
-                references[position].storeIndex = storeIndices[storeIndex]
-            }
+        renumbered.targets.renumberStores(storeIndices)
+        renumbered.manyTargets.renumberStores(storeIndices)
+        for slot in largeLists.keys {
+            ReferenceStorage.renumberStores(of: &renumbered.largeLists[slot]!, storeIndices)
         }
-        renumber(&renumbered.targets)
-        renumber(&renumbered.manyTargets)
-        for slot in largeLists.keys { renumber(&renumbered.largeLists[slot]!) }
         return renumbered
     }
 
@@ -235,14 +229,14 @@ struct Column: Sendable {
     mutating func reserveCapacity(slotCount: Int, like full: Column) {
         tags.reserveCapacity(slotCount)
         if !full.words.isEmpty { words.reserveCapacity(slotCount) }
-        if !full.targets.isEmpty { targets.reserveCapacity(slotCount) }
+        if !full.targets.isEmpty { targets.reserveCapacity(slotCount, like: full.targets) }
         if !full.manyCounts.isEmpty {
             manyStarts.reserveCapacity(slotCount)
             manyCounts.reserveCapacity(slotCount)
         }
         let liveTargetCount = full.manyTargets.count - full.manyGarbageCount
         if liveTargetCount > 0 {
-            manyTargets.reserveCapacity(ReservedGrowth.reservation(for: liveTargetCount))
+            manyTargets.reserveCapacity(ReservedGrowth.reservation(for: liveTargetCount), like: full.manyTargets)
             manyTargetsAreReserved = true
         }
         if !full.arena.starts.isEmpty {
@@ -257,18 +251,18 @@ struct Column: Sendable {
         ByteArena.shrinkToFit(&tags)
         ByteArena.shrinkToFit(&words)
         arena.shrinkToFit()
-        ByteArena.shrinkToFit(&targets)
+        targets.shrinkToFit()
         ByteArena.shrinkToFit(&manyStarts)
         ByteArena.shrinkToFit(&manyCounts)
-        ByteArena.shrinkToFit(&manyTargets)
+        manyTargets.shrinkToFit()
     }
 
     /// The bytes its storages hold on the heap (their capacities; the dictionaries at an estimate per entry): what
     /// a decoded chunk costs the cache of decoded checkpoint chunks (``DecodedChunkCache``).
     var heapByteCount: Int {
         func bytes<Element>(_ array: [Element]) -> Int { array.capacity &* MemoryLayout<Element>.stride }
-        var total = bytes(tags) &+ bytes(words) &+ arena.heapByteCount &+ bytes(targets)
-        total &+= bytes(manyStarts) &+ bytes(manyCounts) &+ bytes(manyTargets)
+        var total = bytes(tags) &+ bytes(words) &+ arena.heapByteCount &+ targets.heapByteCount
+        total &+= bytes(manyStarts) &+ bytes(manyCounts) &+ manyTargets.heapByteCount
         for list in largeLists.values { total &+= bytes(list) &+ 48 }
         return total &+ others.count &* 64
     }
@@ -327,8 +321,7 @@ struct Column: Sendable {
     mutating func set(target: ObjectReference, at slot: Int) {
         let old = tag(at: slot)
         if old == .toOne && targets[slot] == target { return }
-        Self.pad(&targets, to: slot, with: ObjectReference(entityIndex: 0, key: 0))
-        targets[slot] = target
+        targets.store(target, at: slot)
         setTag(.toOne, at: slot, old: old)
     }
 
@@ -379,7 +372,7 @@ struct Column: Sendable {
         precondition(tag(at: slot) == .toMany, "slot \(slot) holds no to-many list")
         guard manyCounts[slot] == Self.largeListMarker else {
             let range = spanRange(slot)
-            var list = Array(manyTargets[range])
+            var list = manyTargets.array(in: range)
             _ = edit(&list, nil)
             return set(.toMany(list), at: slot)
         }
@@ -422,7 +415,7 @@ struct Column: Sendable {
     private func holdsMany(_ list: UnsafeBufferPointer<ObjectReference>, at slot: Int) -> Bool {
         guard manyCounts[slot] == Self.largeListMarker else {
             let range = spanRange(slot)
-            return range.count == list.count && manyTargets[range].elementsEqual(list)
+            return manyTargets.holds(list, in: range)
         }
         let current = largeList(at: slot)
         guard current.count == list.count else { return false }
@@ -462,18 +455,17 @@ struct Column: Sendable {
         precondition(manyTargets.count + list.count <= Int(UInt32.max), "a chunk's to-many targets exceed 2^32")
         manyStarts[slot] = UInt32(manyTargets.count)
         manyCounts[slot] = UInt32(list.count)
-        manyTargets.growPastReservation(adding: list.count, isReserved: &manyTargetsAreReserved)
-        manyTargets.append(contentsOf: list)
+        manyTargets.append(contentsOf: list, isReserved: &manyTargetsAreReserved)
     }
 
     private mutating func compactMany(excluding excluded: Int) {
-        var fresh: [ObjectReference] = []
-        fresh.reserveCapacity(manyTargets.count - manyGarbageCount)
+        var fresh = ReferenceStorage()
+        fresh.reserveCapacity(manyTargets.count - manyGarbageCount, like: manyTargets)
         for slot in manyStarts.indices where manyCounts[slot] != Self.largeListMarker {
             let range = tag(at: slot) == .toMany && slot != excluded ? spanRange(slot) : 0..<0
             manyStarts[slot] = UInt32(fresh.count)
             manyCounts[slot] = UInt32(range.count)
-            fresh.append(contentsOf: manyTargets[range])
+            fresh.append(range, of: manyTargets)
         }
         manyTargets = fresh
         manyGarbageCount = 0
@@ -493,7 +485,8 @@ struct Column: Sendable {
         if tags[slot] != tag { tags[slot] = tag }
     }
 
-    private static func pad<T>(_ array: inout [T], to slot: Int, with filler: T) {
+    /// Appends `filler` up to `slot`, when `array` does not reach it.
+    static func pad<T>(_ array: inout [T], to slot: Int, with filler: T) {
         // The usual case, a new object's slot just after the last one, appends one element (appending a repeated
         // element took the generic path, a few percent of a replay).
         if slot == array.count {
