@@ -44,6 +44,29 @@ struct BackgroundEncodingTests {
         #expect(direct != nil && aside?.code == direct?.code && aside?.message == direct?.message)
     }
 
+    @Test("a large save whose payload takes several frames, encoded by two threads, reads back after reopening")
+    func severalFramesReadBack() throws {
+        let directory = TemporaryDirectory()
+        let count = Encoding.minimumObjectCount + 100
+        // ≈ 2.5 MB of payload: three fragments of 1 MiB, each compressed by whichever thread takes it.
+        let text = String(repeating: "a course about frames and threads ", count: 70)
+        do {
+            let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+            let context = container.newBackgroundContext()
+            for index in 0..<count {
+                let course = Course()
+                context.insert(course)
+                course.code = "\(text)\(index)"
+            }
+            try context.save()
+            try container.close()
+        }
+        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+        let courses = try container.newBackgroundContext().fetch(FetchDescriptor<Course>())
+        #expect(Set(courses.map(\.code)) == Set((0..<count).map { "\(text)\($0)" }))
+        try container.close()
+    }
+
     @Test("a large save is installed when it returns and reads back after reopening; one refused leaves nothing")
     func largeSavesRoundTrip() throws {
         let directory = TemporaryDirectory()
