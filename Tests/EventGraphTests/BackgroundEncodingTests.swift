@@ -27,6 +27,18 @@ struct BackgroundEncodingTests {
             })
     }
 
+    /// Inserts `count` courses with the codes (and credits, when given) of their positions.
+    private static func insertCourses(
+        _ count: Int, into context: ObjectContext, credits: ((Int) -> Int32)? = nil, code: (Int) -> String
+    ) {
+        for index in 0..<count {
+            let course = Course()
+            context.insert(course)
+            course.code = code(index)
+            if let credits { course.credits = credits(index) }
+        }
+    }
+
     @Test("the payload is the one the calling thread encodes")
     func sameBytes() throws {
         let changeset = Self.changeset(inserts: 3 * Encoding.minimumObjectCount)
@@ -53,11 +65,7 @@ struct BackgroundEncodingTests {
         do {
             let container = try ModelContainer(path: directory.file(), model: TestModels.school)
             let context = container.newBackgroundContext()
-            for index in 0..<count {
-                let course = Course()
-                context.insert(course)
-                course.code = "\(text)\(index)"
-            }
+            Self.insertCourses(count, into: context) { "\(text)\($0)" }
             try context.save()
             try container.close()
         }
@@ -74,12 +82,7 @@ struct BackgroundEncodingTests {
         do {
             let container = try ModelContainer(path: directory.file(), model: TestModels.school)
             let context = container.newBackgroundContext()
-            for index in 0..<count {
-                let course = Course()
-                context.insert(course)
-                course.code = "C\(index)"
-                course.credits = Int32(index % 31)
-            }
+            Self.insertCourses(count, into: context, credits: { Int32($0 % 31) }) { "C\($0)" }
             try context.save()
             // Installed when the save returns (another context sees every object), and the context's objects are
             // saved ones with permanent IDs.
@@ -89,11 +92,7 @@ struct BackgroundEncodingTests {
             #expect(saved && context.registeredObjects.allSatisfy { !$0.objectID.isTemporary })
             // As large, but one code is taken: refused by the uniqueness check while its payload is encoded.
             let refused = container.newBackgroundContext()
-            for index in 0..<count {
-                let course = Course()
-                refused.insert(course)
-                course.code = index == count - 1 ? "C0" : "D\(index)"
-            }
+            Self.insertCourses(count, into: refused) { $0 == count - 1 ? "C0" : "D\($0)" }
             #expect(throws: EventGraphError.self) { try refused.save() }
             try container.close()
         }
