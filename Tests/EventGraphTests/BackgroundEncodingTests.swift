@@ -27,6 +27,18 @@ struct BackgroundEncodingTests {
             })
     }
 
+    /// Inserts `count` courses with the codes (and credits, when given) of their positions.
+    private static func insertCourses(
+        _ count: Int, into context: ObjectContext, credits: ((Int) -> Int32)? = nil, code: (Int) -> String
+    ) {
+        for index in 0..<count {
+            let course = Course()
+            context.insert(course)
+            course.code = code(index)
+            if let credits { course.credits = credits(index) }
+        }
+    }
+
     @Test("the payload is the one the calling thread encodes")
     func sameBytes() throws {
         let changeset = Self.changeset(inserts: 3 * Encoding.minimumObjectCount)
@@ -44,6 +56,25 @@ struct BackgroundEncodingTests {
         #expect(direct != nil && aside?.code == direct?.code && aside?.message == direct?.message)
     }
 
+    @Test("a large save whose payload takes several frames, encoded by two threads, reads back after reopening")
+    func severalFramesReadBack() throws {
+        let directory = TemporaryDirectory()
+        let count = Encoding.minimumObjectCount + 100
+        // ≈ 2.5 MB of payload: three fragments of 1 MiB, each compressed by whichever thread takes it.
+        let text = String(repeating: "a course about frames and threads ", count: 70)
+        do {
+            let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+            let context = container.newBackgroundContext()
+            Self.insertCourses(count, into: context) { "\(text)\($0)" }
+            try context.save()
+            try container.close()
+        }
+        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+        let courses = try container.newBackgroundContext().fetch(FetchDescriptor<Course>())
+        #expect(Set(courses.map(\.code)) == Set((0..<count).map { "\(text)\($0)" }))
+        try container.close()
+    }
+
     @Test("a large save is installed when it returns and reads back after reopening; one refused leaves nothing")
     func largeSavesRoundTrip() throws {
         let directory = TemporaryDirectory()
@@ -51,12 +82,7 @@ struct BackgroundEncodingTests {
         do {
             let container = try ModelContainer(path: directory.file(), model: TestModels.school)
             let context = container.newBackgroundContext()
-            for index in 0..<count {
-                let course = Course()
-                context.insert(course)
-                course.code = "C\(index)"
-                course.credits = Int32(index % 31)
-            }
+            Self.insertCourses(count, into: context, credits: { Int32($0 % 31) }) { "C\($0)" }
             try context.save()
             // Installed when the save returns (another context sees every object), and the context's objects are
             // saved ones with permanent IDs.
@@ -66,11 +92,7 @@ struct BackgroundEncodingTests {
             #expect(saved && context.registeredObjects.allSatisfy { !$0.objectID.isTemporary })
             // As large, but one code is taken: refused by the uniqueness check while its payload is encoded.
             let refused = container.newBackgroundContext()
-            for index in 0..<count {
-                let course = Course()
-                refused.insert(course)
-                course.code = index == count - 1 ? "C0" : "D\(index)"
-            }
+            Self.insertCourses(count, into: refused) { $0 == count - 1 ? "C0" : "D\($0)" }
             #expect(throws: EventGraphError.self) { try refused.save() }
             try container.close()
         }

@@ -46,7 +46,7 @@ struct ValidationRuleTests {
             let attribute = try #require(entity.properties[rule.index].attribute)
             #expect(rule.minimumValue == attribute.minimumValue && rule.maximumValue == attribute.maximumValue)
             #expect(rule.minimumLength == attribute.minimumLength && rule.maximumLength == attribute.maximumLength)
-            #expect(rule.pattern == attribute.pattern)
+            #expect(rule.hasPattern == (attribute.pattern != nil))
         }
         let container = try ModelContainer(inMemoryWith: Self.model)
         let context = container.newBackgroundContext(name: "writer")
@@ -59,6 +59,11 @@ struct ValidationRuleTests {
             error.failures.map { "\($0.propertyName ?? "-"): \($0.message)" } == [
                 "level: is 0, below the minimum 1.0", "code: has length 1, shorter than the minimum 2",
             ])
+    }
+
+    @Test("a rule holds no reference, so the save's copy of it per object retains and releases nothing")
+    func aRuleIsBitwiseCopyable() {
+        #expect(_isPOD(ValidationRule.self))
     }
 
     @Test func onlyPropertiesWithARuleAreChecked() throws {

@@ -25,7 +25,11 @@ public enum ValidationRuleKind: String, Hashable, Sendable, CaseIterable, Custom
 
 /// What save-time validation checks of one property: the few fields its loop reads for every object, so that the
 /// loop does not copy the property's whole description (names, defaults, options) once per object and property.
-struct ValidationRule: Sendable {
+///
+/// Bitwise-copyable (no reference: a pattern is read from the description when there is one), so the loop's copy of
+/// each rule per object retains and releases nothing (h103's profile: the rules' copies and destroys were ≈ 10 % of
+/// a bulk insert's validation).
+struct ValidationRule: Sendable, BitwiseCopyable {
     let index: Int
     let isRelationship: Bool
     /// A null attribute fails (non-optional and persistent), or an empty to-one (non-optional).
@@ -42,7 +46,8 @@ struct ValidationRule: Sendable {
     private(set) var maximumValue: Double?
     private(set) var minimumLength: Int?
     private(set) var maximumLength: Int?
-    private(set) var pattern: String?
+    /// Whether the attribute has a ``AttributeDescription/pattern`` (read from its description when checked).
+    private(set) var hasPattern = false
 
     /// The rule of a property, `nil` when it has nothing to check: a value can fail only a rule it has, and a
     /// non-optional persistent attribute can be null. Every relationship is checked.
@@ -58,7 +63,7 @@ struct ValidationRule: Sendable {
                 index: a.index, isRelationship: false, isRequired: isRequired, hasValueRules: hasValueRules,
                 isToMany: false, minimumCount: 0, maximumCount: 0)
             (minimumValue, maximumValue) = (a.minimumValue, a.maximumValue)
-            (minimumLength, maximumLength, pattern) = (a.minimumLength, a.maximumLength, a.pattern)
+            (minimumLength, maximumLength, hasPattern) = (a.minimumLength, a.maximumLength, a.pattern != nil)
         case .relationship(let r):
             self.init(
                 index: r.index, isRelationship: true, isRequired: !r.isOptional, hasValueRules: false,
@@ -171,7 +176,8 @@ extension EntityDescription {
                     fail(.maximumLength, "has length \(length), longer than the maximum \(maximum)")
                 }
             }
-            if let pattern = rule.pattern, case .string(let text) = value {
+            if rule.hasPattern, let pattern = properties[rule.index].attribute?.pattern, case .string(let text) = value
+            {
                 do {
                     let regex = try patterns.regex(pattern)
                     if (try? regex.wholeMatch(in: text)) == nil {

@@ -12,7 +12,8 @@ import LogFormat
 ///
 /// What the work allocates and frees comes from its thread's malloc arena: work that builds long-lived values there
 /// (an install's columns) left 100+ MB of freed memory in other arenas over three bulk saves (h83); encoding builds
-/// only the payload, one block large enough to be mapped and unmapped on its own.
+/// the payload, one block large enough to be mapped and unmapped on its own, and compressed frame bodies, freed once
+/// the log has queued them.
 final class BackgroundWork<Value: Sendable, Failure: Error>: Sendable {
     /// The fewest objects a save must write to hand work to a thread: below this, the work takes less than starting
     /// one.

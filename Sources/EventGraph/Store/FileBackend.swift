@@ -146,17 +146,25 @@ final class FileBackend: LogBackend {
         do { try writer.append(schema: schema) } catch { throw EventGraphError(error) }
     }
 
-    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction
-    {
+    func enqueueTransaction(
+        id: UInt64, payload: [UInt8], blobs: [[UInt8]], encodedPayload: EncodedTransactionFrames?
+    ) throws(EventGraphError) -> QueuedTransaction {
         guard let writer else { throw EventGraphError(.readOnly, "\(path) is open read-only") }
         do {
-            let appended = try writer.enqueueTransaction(id: id, payload: payload, blobs: blobs)
+            let appended = try writer.enqueueTransaction(
+                id: id, payload: payload, blobs: blobs, encodedPayload: encodedPayload)
             return QueuedTransaction(
                 transactionID: id, blobHandles: appended.blobs.sorted { $0.index < $1.index }.map(\.byteOffset),
                 appended: appended)
         } catch {
             throw EventGraphError(error)
         }
+    }
+
+    func sharedFrameEncoding(forTransaction id: UInt64) -> SharedFrameEncoding? {
+        guard let writer else { return nil }
+        return SharedFrameEncoding(
+            transactionID: id, seed: writer.frameSeed, fragmentByteCount: writer.fragmentByteCount)
     }
 
     func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError) {

@@ -17,7 +17,17 @@ protocol LogBackend: Sendable {
     func append(schema: SchemaPayload) throws(EventGraphError)
     /// Queues one transaction (its blobs, then its changeset) in the log without waiting for I/O; called with the
     /// store's commit lock held so transactions reach the log in ID order. Returns a handle for each blob.
-    func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]]) throws(EventGraphError) -> QueuedTransaction
+    ///
+    /// - Parameter encodedPayload: the payload's frames, compressed and checksummed ahead by the threads of a
+    ///   ``SharedFrameEncoding`` this backend made (``sharedFrameEncoding(forTransaction:)``); the bytes queued are
+    ///   the same as without them.
+    func enqueueTransaction(
+        id: UInt64, payload: [UInt8], blobs: [[UInt8]], encodedPayload: EncodedTransactionFrames?
+    ) throws(EventGraphError) -> QueuedTransaction
+    /// Something to encode the payload frames of transaction `id` with, on the threads that help, before it is
+    /// queued; `nil` when this log does not take frames encoded ahead (one open read-only). Called with the commit
+    /// lock held.
+    func sharedFrameEncoding(forTransaction id: UInt64) -> SharedFrameEncoding?
     /// Returns when a queued transaction (and every one queued before it) is durable; called without the commit
     /// lock, so that concurrent saves share one sync. A failure here poisons the log.
     func waitUntilDurable(_ transaction: QueuedTransaction) throws(EventGraphError)

@@ -48,6 +48,9 @@ extension Store {
         var transactionID: UInt64
         var changeset: Changeset
         var payload: [UInt8]
+        /// The payload's frames, compressed and checksummed beside the save's staging (a large save's), or `nil`:
+        /// the log encodes them when the changeset is queued.
+        var encodedPayload: EncodedTransactionFrames?
         var blobs: [[UInt8]]
         var staged: StagedChanges
         var permanentIdentities: [ObjectIdentity: ObjectIdentity]
@@ -108,7 +111,9 @@ extension Store {
         var encoding =
             mayBeInsertion && operations.count >= BackgroundEncoding.minimumObjectCount
                 && operations.allSatisfy({ if case .insert = $0 { true } else { false } })
-            ? Self.encodeAside(changeset) : nil
+            ? encodeAside(changeset) : nil
+        // A save that fails before it takes its frames leaves them to nobody: the encoding thread stops taking them.
+        defer { encoding?.frames?.abandon() }
         let stagedInsertion =
             mayBeInsertion
             ? state.withLock { state in
@@ -123,8 +128,9 @@ extension Store {
             repairInverses(&operations, pinned: pinned, queue)
             externalize(&operations, transactionID: transactionID, blobs: &blobs)
             changeset = makeChangeset(operations)
-            // Encoded beside the staging and the uniqueness check below.
-            encoding = operations.count >= BackgroundEncoding.minimumObjectCount ? Self.encodeAside(changeset) : nil
+            // Encoded beside the staging and the uniqueness check below (the first encoding's frames are not).
+            encoding?.frames?.abandon()
+            encoding = operations.count >= BackgroundEncoding.minimumObjectCount ? encodeAside(changeset) : nil
         }
         let staged: StagedChanges
         if let stagedInsertion {
@@ -153,29 +159,60 @@ extension Store {
             return (try queue.releasedTuples(of: staged, in: state, model: model), claimed)
         }
         let payload: [UInt8]
+        var encodedPayload: EncodedTransactionFrames?
         do throws(LogFormatError) {
-            if let encoding { payload = try encoding.value() } else { payload = try changeset.encoded() }
+            if let encoding {
+                // The frames the encoding thread has not compressed yet are compressed here, on this thread.
+                encodedPayload = try encoding.frames?.encodedFrames()
+                payload = try encoding.payload.value()
+            } else {
+                payload = try changeset.encoded()
+            }
         } catch {
             throw EventGraphError(error)
         }
         return PreparedCommit(
-            transactionID: transactionID, changeset: changeset, payload: payload, blobs: blobs, staged: staged,
+            transactionID: transactionID, changeset: changeset, payload: payload, encodedPayload: encodedPayload,
+            blobs: blobs, staged: staged,
             permanentIdentities: permanentIdentities, pins: pins, releasedTuples: releasedTuples,
             claimedTuples: claimedTuples, isInsertion: stagedInsertion != nil)
     }
 
     typealias BackgroundEncoding = BackgroundWork<[UInt8], LogFormatError>
 
+    /// A large changeset's payload, encoded on a thread of its own, and its frames, which that thread then
+    /// compresses and checksums until the saving thread takes the rest (``SharedFrameEncoding``).
+    struct PayloadEncoding {
+        var payload: BackgroundEncoding
+        /// `nil` for a log that encodes the frames when they are queued.
+        var frames: SharedFrameEncoding?
+    }
+
     /// Starts encoding a large changeset on a thread of its own (its bytes are those ``Changeset/encoded()`` returns
-    /// on any thread).
-    private static func encodeAside(_ changeset: Changeset) -> BackgroundEncoding {
-        BackgroundEncoding("EventGraph payload encoding") { () throws(LogFormatError) in try changeset.encoded() }
+    /// on any thread), then its frames (their bytes are those the log would make of the payload when it is queued).
+    /// Called with the commit lock held.
+    private func encodeAside(_ changeset: Changeset) -> PayloadEncoding {
+        let frames = backend.sharedFrameEncoding(forTransaction: changeset.transactionID)
+        let payload = BackgroundEncoding("EventGraph payload encoding") { () throws(LogFormatError) in
+            let payload: [UInt8]
+            do throws(LogFormatError) {
+                payload = try changeset.encoded()
+            } catch {
+                frames?.fail(error)
+                throw error
+            }
+            frames?.supply(payload)
+            frames?.help()
+            return payload
+        }
+        return PayloadEncoding(payload: payload, frames: frames)
     }
 
     /// Queues a prepared changeset in the log (no I/O is waited for) and its effects in the queue's overlay.
     func enqueue(_ prepared: PreparedCommit, in queue: inout CommitQueue) throws(EventGraphError) -> QueuedTransaction {
         let queued = try backend.enqueueTransaction(
-            id: prepared.transactionID, payload: prepared.payload, blobs: prepared.blobs)
+            id: prepared.transactionID, payload: prepared.payload, blobs: prepared.blobs,
+            encodedPayload: prepared.encodedPayload)
         let entry = CommitQueue.Entry(
             transactionID: prepared.transactionID, commitTimeMicroseconds: prepared.changeset.commitTimeMicroseconds,
             nextKey: prepared.changeset.nextKey, staged: prepared.staged, blobHandles: queued.blobHandles,

@@ -24,10 +24,22 @@ extension LogWriter {
     /// Callers that allocate transaction IDs under their own lock (the object layer does) call this inside that
     /// lock, so that IDs reach the file in order, and call ``waitUntilDurable(_:)`` after releasing it: concurrent
     /// transactions then share one `fdatasync` (group commit). The frames are compressed here, under the caller's
-    /// lock; for very large transactions, prefer fewer, larger saves.
+    /// lock (the object layer compresses a large payload's frames ahead, beside its own work, and passes them to
+    /// ``enqueueTransaction(id:payload:blobs:encodedPayload:)``); for very large transactions, prefer fewer, larger
+    /// saves.
     public func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]] = []) throws(LogFormatError)
         -> AppendedTransaction
     {
+        try enqueueTransaction(id: id, payload: payload, blobs: blobs, encodedPayload: nil)
+    }
+
+    /// ``enqueueTransaction(id:payload:blobs:)`` for a payload whose frames may have been compressed and checksummed
+    /// ahead, on other threads (``SharedFrameEncoding``): those bodies are queued as they are (the blobs' frames are
+    /// encoded here), unless the log's file was rewritten since they were made, when every frame is encoded again
+    /// with the new file's seed. The bytes queued are the same either way.
+    package func enqueueTransaction(
+        id: UInt64, payload: [UInt8], blobs: [[UInt8]], encodedPayload: EncodedTransactionFrames?
+    ) throws(LogFormatError) -> AppendedTransaction {
         // The file's own limit, recorded in its header when it was created (readers reject anything larger).
         let limit = state.withLock { $0.value.header.transactionByteLimit }
         guard payload.count <= limit else {
@@ -39,9 +51,24 @@ extension LogWriter {
         for (index, blob) in blobs.enumerated() {
             frames.append(OutgoingFrame(type: .blob, transactionID: id, partIndex: UInt32(index), payload: blob))
         }
-        frames += OutgoingFrame.transactionFrames(
+        let payloadFrames = OutgoingFrame.transactionFrames(
             id: id, payload: payload, fragmentByteCount: options.fragmentByteCount)
-        let placed = try reserve(frames, transactionID: id)
+        frames += payloadFrames
+        var encoded: (seed: UInt32, bodies: [EncodedBody])?
+        if let encodedPayload {
+            precondition(
+                encodedPayload.transactionID == id && encodedPayload.payloadByteCount == payload.count
+                    && encodedPayload.bodies.count == payloadFrames.count,
+                "the frames encoded ahead are those of transaction \(encodedPayload.transactionID)'s payload")
+            var bodies: [EncodedBody] = []
+            bodies.reserveCapacity(frames.count)
+            for frame in frames.prefix(blobs.count) {
+                bodies.append(try frame.encodeBody(seed: encodedPayload.seed, dictionary: nil))
+            }
+            bodies += encodedPayload.bodies
+            encoded = (encodedPayload.seed, bodies)
+        }
+        let placed = try reserve(frames, transactionID: id, encoded: encoded)
         let blobLocations = placed.prefix(blobs.count).map { frame in
             BlobLocation(
                 transactionID: id, index: frame.partIndex, byteOffset: frame.byteOffset,
@@ -140,14 +167,28 @@ extension LogWriter {
         var fileGeneration: UInt64
     }
 
-    /// Encodes `frames` (outside the writer's lock), reserves their place and queues them.
-    func reserve(_ frames: [OutgoingFrame], transactionID: UInt64?, closing: Bool = false) throws(LogFormatError)
-        -> [PlacedFrame]
-    {
-        let seed = state.withLock { $0.value.seed }
+    /// The checksum seed of the log's file now, which frame bodies are made with (a rewrite replaces it).
+    package var frameSeed: UInt32 { state.withLock { $0.value.seed } }
+
+    /// The largest fragment of a transaction's payload, in bytes (``Options/fragmentByteCount``).
+    package var fragmentByteCount: Int { options.fragmentByteCount }
+
+    /// Encodes `frames` (outside the writer's lock) — unless `encoded` holds their bodies, made with its seed —
+    /// reserves their place and queues them.
+    func reserve(
+        _ frames: [OutgoingFrame], transactionID: UInt64?, closing: Bool = false,
+        encoded: (seed: UInt32, bodies: [EncodedBody])? = nil
+    ) throws(LogFormatError) -> [PlacedFrame] {
+        let seed: UInt32
         var bodies: [EncodedBody] = []
-        bodies.reserveCapacity(frames.count)
-        for frame in frames { bodies.append(try frame.encodeBody(seed: seed, dictionary: nil)) }
+        if let encoded {
+            precondition(encoded.bodies.count == frames.count, "one body per frame")
+            (seed, bodies) = encoded
+        } else {
+            seed = frameSeed
+            bodies.reserveCapacity(frames.count)
+            for frame in frames { bodies.append(try frame.encodeBody(seed: seed, dictionary: nil)) }
+        }
         return try state.withLock {
             (locked: inout ConditionLock<State>.Locked) throws(LogFormatError) -> [PlacedFrame] in
             try checkUsable(locked.value)
