@@ -67,7 +67,7 @@ struct StoredCheckpointIndexTests {
             item.rank = Int64(index / 100)
         }
         try context.save()
-        var input = try container.store.checkpointInput(of: Self.state(of: container))
+        let input = try container.store.checkpointInput(of: Self.state(of: container))
         defer { input.digest.cancel() }
         let handedOver = input.indexChunks()
         // The uniqueness constraint and the attribute indexes (the unique handle is indexed too).

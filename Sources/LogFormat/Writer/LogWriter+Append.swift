@@ -25,8 +25,8 @@ extension LogWriter {
     /// lock, so that IDs reach the file in order, and call ``waitUntilDurable(_:)`` after releasing it: concurrent
     /// transactions then share one `fdatasync` (group commit). The frames are compressed here, under the caller's
     /// lock (the object layer compresses a large payload's frames ahead, beside its own work, and passes them to
-    /// ``enqueueTransaction(id:payload:blobs:encodedPayload:)``); for very large transactions, prefer fewer, larger
-    /// saves.
+    /// `enqueueTransaction(id:payload:blobs:encodedPayload:)`, a `package` overload); for very large transactions,
+    /// prefer fewer, larger saves.
     public func enqueueTransaction(id: UInt64, payload: [UInt8], blobs: [[UInt8]] = []) throws(LogFormatError)
         -> AppendedTransaction
     {
