@@ -126,19 +126,61 @@ public final class LogReader: Sendable {
         defersTransactionDecompression: Bool = false, from start: LogScanner.Start? = nil,
         _ body: (LogRecord) throws(LogFormatError) -> Void
     ) throws(LogFormatError) -> ScanReport {
+        try scanTyped(
+            fromTransactionID: fromTransactionID, defersEntityChunkBodies: defersEntityChunkBodies,
+            checksumsDeferredBodies: checksumsDeferredBodies,
+            defersTransactionDecompression: defersTransactionDecompression, from: start, parallelChecks: false, body)!
+    }
+
+    /// Scans the whole file as ``scanTyped(fromTransactionID:defersEntityChunkBodies:checksumsDeferredBodies:defersTransactionDecompression:from:_:)``
+    /// does with `defersEntityChunkBodies` and `checksumsDeferredBodies` (every frame read and checked, the deferred
+    /// chunk bodies checksummed, every other payload decoded), delivering no record: a rewrite's re-read of the file
+    /// it wrote. The chunk bodies' checksums and the checkpoint chunks' decoding run on other threads beside the scan
+    /// (``ParallelScanChecks``); `progress` is called where the scan delivers any other record (a rewrite checks its
+    /// cancellation there).
+    ///
+    /// - Returns: the report of the scan that checks each body and decodes each chunk in place, in order: when a
+    ///   check beside the scan fails, that scan is run (it throws the error a chunk that does not decode gives).
+    func verifyingScan(_ progress: () throws(LogFormatError) -> Void) throws(LogFormatError) -> ScanReport {
+        let beside = try scanTyped(
+            fromTransactionID: 0, defersEntityChunkBodies: true, checksumsDeferredBodies: true,
+            defersTransactionDecompression: false, from: nil, parallelChecks: true
+        ) { _ throws(LogFormatError) in try progress() }
+        if let beside { return beside }
+        return try scanTyped(defersEntityChunkBodies: true, checksumsDeferredBodies: true) { _ in }
+    }
+
+    /// The scan of both; with `parallelChecks`, checkpoint chunks are decoded and deferred bodies checked beside it,
+    /// and neither is delivered: nil when one failed.
+    private func scanTyped(
+        fromTransactionID: UInt64, defersEntityChunkBodies: Bool, checksumsDeferredBodies: Bool,
+        defersTransactionDecompression: Bool, from start: LogScanner.Start?, parallelChecks: Bool,
+        _ body: (LogRecord) throws(LogFormatError) -> Void
+    ) throws(LogFormatError) -> ScanReport? {
         let scanFile = try LogFile(path: path, flags: O_RDONLY, faults: nil)
         let size = try scanFile.size()
         var scanner = LogScanner(
             window: FileWindow(file: scanFile, limit: size), header: header,
             defersEntityChunkBodies: defersEntityChunkBodies, checksumsDeferredBodies: checksumsDeferredBodies,
             defersTransactionDecompression: defersTransactionDecompression)
+        let checks = parallelChecks ? ParallelScanChecks(file: scanner.window.shared, seed: header.checksumSeed) : nil
+        scanner.parallelChecks = checks
         var converter = ScanRecordConverter(path: path, fromTransactionID: fromTransactionID)
-        let result = try scanner.scan(from: start) { event throws(LogFormatError) in
-            if let record = try converter.record(for: event) {
-                try body(record)
+        let scanned = Result { () throws(LogFormatError) in
+            let result = try scanner.scan(from: start) { event throws(LogFormatError) in
+                if let checks, case .checkpointChunk(let payload, let byteOffset) = event {
+                    checks.decodeChunk(payload, at: byteOffset)
+                } else if let record = try converter.record(for: event) {
+                    try body(record)
+                }
             }
+            try converter.finish()
+            return result
         }
-        try converter.finish()
+        // No check outlives the scan, whether it ended or threw.
+        let failed = Result { () throws(LogFormatError) in try checks?.finish() }
+        let result = try scanned.get()
+        if try failed.get() != nil { return nil }
         var report = ScanReport(result, fileByteCount: size, headerCopyDamaged: headerCopyDamaged)
         if case .torn(var tail) = report.tail {
             tail.transactionIDs = try scanner.transactionIDs(

@@ -74,6 +74,9 @@ struct LogScanner: ~Copyable {
     /// verified, but not decompressed or delivered (a rewrite's re-read of the file it wrote: every byte checked,
     /// no payload decoded).
     let checksumsDeferredBodies: Bool
+    /// With ``checksumsDeferredBodies``: where the deferred bodies are checked, on other threads while the scan
+    /// goes on (a rewrite's re-read, ``LogReader/verifyingScan(_:)``); nil to check each in place, in order.
+    var parallelChecks: ParallelScanChecks?
     /// Whether the LZ4 bodies of transaction frames are checked (checksum, padding, dictionary) but left
     /// compressed, for the decoding of each transaction to decompress once (egctl's replay, whose decoding runs on
     /// another thread; see ``LogReader/scan(fromTransactionID:defersEntityChunkBodies:defersTransactionDecompression:_:)``).
@@ -157,7 +160,9 @@ struct LogScanner: ~Copyable {
             guard offset + frameHeader.frameByteCount <= window.limit else {
                 return .failure(Rejection(reason: "truncated frame body"))
             }
-            if checksumsDeferredBodies {
+            if checksumsDeferredBodies, let parallelChecks {
+                parallelChecks.checkBody(ofFrameAt: offset, header: frameHeader)
+            } else if checksumsDeferredBodies {
                 let checked = try window.withBytes(at: offset + UInt64(FrameHeader.byteCount), count: paddedCount) {
                     raw -> Rejection? in
                     FrameBody.checkStored(raw, header: frameHeader, seed: seed)

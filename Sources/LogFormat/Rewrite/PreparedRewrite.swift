@@ -112,12 +112,13 @@ package final class PreparedRewrite {
     ///
     /// Every frame's header and body checksums, padding, sequence and the file's grammar are checked (the
     /// directory must list exactly the entity and index chunks written); the bodies of entity and index chunks are
-    /// checksummed but not decompressed or decoded, the other frames are decoded as a scan does.
+    /// checksummed but not decompressed or decoded, the other frames are decoded as a scan does (the bodies'
+    /// checksums and the checkpoint chunks' decoding on other threads beside the scan: ``LogReader/verifyingScan(_:)``).
     func verifyCheckpoint(cancellation: RewriteCancellation?, caller: CallerError, verify: (String) throws -> Void)
         throws(LogFormatError)
     {
-        let check = try LogReader(path: path).scanTyped(defersEntityChunkBodies: true, checksumsDeferredBodies: true) {
-            _ throws(LogFormatError) in try cancellation?.check(path: path, stage: "while its new file was verified")
+        let check = try LogReader(path: path).verifyingScan { () throws(LogFormatError) in
+            try cancellation?.check(path: path, stage: "while its new file was verified")
         }
         guard check.tail == .clean, check.lastTransactionID == checkpointTransactionID,
             check.committedByteCount == frames.offset
