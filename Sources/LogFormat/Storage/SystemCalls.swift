@@ -235,6 +235,11 @@ enum SystemCalls {
         guard byteCount > 0 else { return nil }
         let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         guard let address, address != MAP_FAILED else { return nil }
+        #if os(Linux)
+            // Pages of 4 KiB, even where transparent huge pages are always on: a caller that writes only the first
+            // part of each megabyte (a frame body compressed to half) keeps only those pages.
+            _ = madvise(address, byteCount, MADV_NOHUGEPAGE)
+        #endif
         return address
     }
 
