@@ -39,23 +39,30 @@ struct OutgoingFrameTests {
                 type: .transactionMiddle, transactionID: 3, partIndex: 1,
                 slice: (payload + payload).dropFirst(bodyByteCount)),
         ] {
-            let body = try frame.encodeBody(seed: seed, dictionary: nil)
-            var buffer: [UInt8] = [0xAA, 0xBB, 0xCC]
-            body.append(to: &buffer, sequence: 42, durableWatermark: 4096, seed: seed)
-            #expect(buffer.count == 3 + Int(body.frameByteCount))
-            #expect(Array(buffer.prefix(3)) == [0xAA, 0xBB, 0xCC])
-            try buffer.withUnsafeBytes { bytes in
-                let frameBytes = UnsafeRawBufferPointer(rebasing: bytes[3...])
-                let header = try FrameHeader.decode(
-                    UnsafeRawBufferPointer(rebasing: frameBytes[0..<FrameHeader.byteCount]), seed: seed
-                ).get()
-                #expect(header.sequence == 42)
-                #expect(header.durableWatermark == 4096)
-                #expect(header.transactionID == 3)
-                #expect(header.partIndex == frame.partIndex)
-                let padded = UnsafeRawBufferPointer(rebasing: frameBytes[FrameHeader.byteCount...])
-                let decoded = try FrameBody.payload(of: padded, header: header, seed: seed, dictionary: nil).get()
-                #expect(decoded == Array(frame.payload))
+            // The body in an array of its own, or in a block with its transaction's other frames.
+            let ownBody = try frame.encodeBody(seed: seed, dictionary: nil)
+            let blockBody = try frame.encodeBody(seed: seed, into: FrameBodyBlock(rooms: [frame]), index: 0)
+            #expect(
+                blockBody.codec == ownBody.codec && blockBody.bodyChecksum == ownBody.bodyChecksum
+                    && blockBody.withBodyBytes { Array($0) } == ownBody.body && blockBody.inBlock != nil)
+            for body in [ownBody, blockBody] {
+                var buffer: [UInt8] = [0xAA, 0xBB, 0xCC]
+                body.append(to: &buffer, sequence: 42, durableWatermark: 4096, seed: seed)
+                #expect(buffer.count == 3 + Int(body.frameByteCount))
+                #expect(Array(buffer.prefix(3)) == [0xAA, 0xBB, 0xCC])
+                try buffer.withUnsafeBytes { bytes in
+                    let frameBytes = UnsafeRawBufferPointer(rebasing: bytes[3...])
+                    let header = try FrameHeader.decode(
+                        UnsafeRawBufferPointer(rebasing: frameBytes[0..<FrameHeader.byteCount]), seed: seed
+                    ).get()
+                    #expect(header.sequence == 42)
+                    #expect(header.durableWatermark == 4096)
+                    #expect(header.transactionID == 3)
+                    #expect(header.partIndex == frame.partIndex)
+                    let padded = UnsafeRawBufferPointer(rebasing: frameBytes[FrameHeader.byteCount...])
+                    let decoded = try FrameBody.payload(of: padded, header: header, seed: seed, dictionary: nil).get()
+                    #expect(decoded == Array(frame.payload))
+                }
             }
         }
     }

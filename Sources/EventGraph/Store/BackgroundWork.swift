@@ -12,8 +12,9 @@ import LogFormat
 ///
 /// What the work allocates and frees comes from its thread's malloc arena: work that builds long-lived values there
 /// (an install's columns) left 100+ MB of freed memory in other arenas over three bulk saves (h83); encoding builds
-/// the payload, one block large enough to be mapped and unmapped on its own, and compressed frame bodies, freed once
-/// the log has queued them.
+/// the payload, one block large enough to be mapped and unmapped on its own, and compresses frame bodies into a block
+/// mapped for them (`FrameBodyBlock`), unmapped once the log has queued them: as arrays of the encoding thread's
+/// own, freed in its arena, they raised a bulk save's peak memory by 18–38 MB (h106).
 final class BackgroundWork<Value: Sendable, Failure: Error>: Sendable {
     /// The fewest objects a save must write to hand work to a thread: below this, the work takes less than starting
     /// one.

@@ -49,14 +49,30 @@ enum LZ4 {
         }
         // The bytes a reused array holds are overwritten; only room past them is filled first (zeros).
         if output.count < capacity { output.append(contentsOf: repeatElement(0, count: capacity - output.count)) }
-        let written = output.withUnsafeMutableBytes { destination in
-            LZ4_compress_default(
-                src, destination.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(source.count),
-                Int32(capacity))
-        }
-        guard written > 0, Int(written) < source.count else { return false }
-        output.removeLast(output.count - Int(written))
+        guard let written = output.withUnsafeMutableBytes({ compress(source, into: $0) }) else { return false }
+        output.removeLast(output.count - written)
         return true
+    }
+
+    /// The most bytes ``compress(_:into:)-(_,UnsafeMutableRawBufferPointer)`` writes for a source of `byteCount`
+    /// bytes (`LZ4_compressBound`), and never fewer than `byteCount` (room for the source kept raw).
+    static func bound(_ byteCount: Int) -> Int {
+        guard byteCount > 0, byteCount <= Int(LZ4_MAX_INPUT_SIZE) else { return max(byteCount, 0) }
+        return max(byteCount, Int(LZ4_compressBound(Int32(byteCount))))
+    }
+
+    /// Compresses `source` into a single LZ4 block (no dictionary) at the start of `destination` (a frame's room in
+    /// a ``FrameBodyBlock``), which must have ``bound(_:)`` bytes; returns the block's length, or `nil` when it
+    /// would not be smaller (`destination` then holds garbage).
+    static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int? {
+        guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE), destination.count >= bound(source.count)
+        else { return nil }
+        let written = LZ4_compress_default(
+            source.baseAddress!.assumingMemoryBound(to: CChar.self),
+            destination.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(source.count),
+            Int32(clamping: destination.count))
+        guard written > 0, Int(written) < source.count else { return nil }
+        return Int(written)
     }
 
     /// Decompresses one LZ4 block that must expand to exactly `rawByteCount` bytes.

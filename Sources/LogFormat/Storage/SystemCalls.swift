@@ -229,6 +229,25 @@ enum SystemCalls {
 
     static func processID() -> Int32 { getpid() }
 
+    /// Maps `byteCount` bytes of zeroed, private memory of their own (no malloc arena holds them: unmapping them
+    /// gives them back to the system whichever thread wrote them); `nil` when the system refuses.
+    static func mapMemory(byteCount: Int) -> UnsafeMutableRawPointer? {
+        guard byteCount > 0 else { return nil }
+        let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let address, address != MAP_FAILED else { return nil }
+        #if os(Linux)
+            // Pages of 4 KiB, even where transparent huge pages are always on: a caller that writes only the first
+            // part of each megabyte (a frame body compressed to half) keeps only those pages.
+            _ = madvise(address, byteCount, MADV_NOHUGEPAGE)
+        #endif
+        return address
+    }
+
+    /// Unmaps memory mapped by ``mapMemory(byteCount:)``.
+    static func unmapMemory(_ address: UnsafeMutableRawPointer, byteCount: Int) {
+        _ = munmap(address, byteCount)
+    }
+
     /// Releases a `flock` taken with ``tryExclusiveLock(_:path:)`` (closing the descriptor would too).
     static func unlock(_ fd: Int32) {
         if MemoryVolume.file(descriptor: fd) != nil { return }

@@ -4,10 +4,11 @@
 /// queue the transaction takes the frames left once it is free (``encodedFrames()``), instead of compressing every
 /// frame itself under the caller's lock (a bulk save of 100,000 posts: ≈ 55 frames of 1 MiB, ≈ 11 % of its time).
 ///
-/// Each frame is encoded by ``OutgoingFrame/encodeBody(seed:dictionary:)`` with the seed given here, whichever thread
-/// takes it, and the bodies are returned in the frames' order: the bytes queued are those
+/// Each frame is encoded as ``OutgoingFrame/encodeBody(seed:dictionary:)`` would encode it, with the seed given here,
+/// whichever thread takes it, and the bodies are returned in the frames' order: the bytes queued are those
 /// ``LogWriter/enqueueTransaction(id:payload:blobs:)`` would have made. A frame is taken and handed back under the
-/// lock; it is encoded with the lock released, so two threads encode two frames at once.
+/// lock; it is encoded with the lock released, so two threads encode two frames at once, each into its frame's room
+/// of one ``FrameBodyBlock`` (no arena of the encoding thread keeps the bodies once the log has queued them).
 package final class SharedFrameEncoding: Sendable {
     /// The transaction whose payload it encodes.
     package let transactionID: UInt64
@@ -23,6 +24,8 @@ package final class SharedFrameEncoding: Sendable {
         var isAbandoned = false
         var failure: LogFormatError?
         var frames: [OutgoingFrame] = []
+        /// The block the frames' bodies are written into (made with the frames).
+        var block: FrameBodyBlock?
         var payloadByteCount = 0
         /// The first frame no thread has taken.
         var next = 0
@@ -45,11 +48,14 @@ package final class SharedFrameEncoding: Sendable {
     package func supply(_ payload: [UInt8]) {
         let frames = OutgoingFrame.transactionFrames(
             id: transactionID, payload: payload, fragmentByteCount: fragmentByteCount)
+        // Mapped, not yet touched: its pages are taken as the bodies are written (a few per frame are not).
+        let block = FrameBodyBlock(rooms: frames)
         progress.withLock { locked in
             precondition(!locked.value.isSupplied, "a payload is supplied once")
             locked.value.isSupplied = true
             guard !locked.value.isAbandoned else { return }
             locked.value.frames = frames
+            locked.value.block = block
             locked.value.payloadByteCount = payload.count
             locked.value.bodies = Array(repeating: nil, count: frames.count)
         }
@@ -72,6 +78,7 @@ package final class SharedFrameEncoding: Sendable {
         progress.withLock { locked in
             locked.value.isAbandoned = true
             locked.value.frames = []
+            locked.value.block = nil
         }
     }
 
@@ -80,8 +87,10 @@ package final class SharedFrameEncoding: Sendable {
 
     /// Encodes frames no thread has taken, until none is left (at once, before the payload is supplied).
     package func help() {
-        while let (index, frame) = take() {
-            let result = Result { () throws(LogFormatError) in try frame.encodeBody(seed: seed, dictionary: nil) }
+        while let (index, frame, block) = take() {
+            let result = Result { () throws(LogFormatError) in
+                try frame.encodeBody(seed: seed, into: block, index: index)
+            }
             progress.withLock { locked in
                 switch result {
                 case .success(let body): if index < locked.value.bodies.count { locked.value.bodies[index] = body }
@@ -111,6 +120,7 @@ package final class SharedFrameEncoding: Sendable {
             let bodies = locked.value.bodies.map { $0! }
             locked.value.bodies = []
             locked.value.frames = []
+            locked.value.block = nil
             return .success(
                 EncodedTransactionFrames(
                     transactionID: transactionID, seed: seed, payloadByteCount: locked.value.payloadByteCount,
@@ -120,12 +130,14 @@ package final class SharedFrameEncoding: Sendable {
     }
 
     /// Takes the next frame nobody has taken, if the payload is here and a frame is left.
-    private func take() -> (Int, OutgoingFrame)? {
+    private func take() -> (Int, OutgoingFrame, FrameBodyBlock)? {
         progress.withLock { locked in
-            guard locked.value.failure == nil, locked.value.next < locked.value.frames.count else { return nil }
+            guard locked.value.failure == nil, locked.value.next < locked.value.frames.count,
+                let block = locked.value.block
+            else { return nil }
             let index = locked.value.next
             locked.value.next += 1
-            return (index, locked.value.frames[index])
+            return (index, locked.value.frames[index], block)
         }
     }
 }
