@@ -32,8 +32,9 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
 
 /// Incremental FNV-1a with a 128-bit state over the canonical encoding, taking 64-bit little-endian words
 /// (bytes of strings and binaries are packed eight to a word, the last word zero-padded, after their length):
-/// one 128-bit multiply per word instead of per byte.
-struct DigestHasher {
+/// one 128-bit multiply per word instead of per byte. What it combines besides words comes from
+/// ``DigestWordSink``.
+struct DigestHasher: DigestWordSink {
     /// The FNV prime 2^88 + 2^8 + 0x3B, written as one literal: from an expression (`(1 << 88) + …`), which the
     /// compiler does not fold for `UInt128`, the constant was initialized lazily and each word was multiplied by it
     /// as by an unknown 128-bit number (three multiplies); with the literal, a multiply by `0x13B` and a shift.
@@ -44,12 +45,6 @@ struct DigestHasher {
     mutating func combine(integer: UInt64) {
         state ^= UInt128(integer)
         state &*= Self.prime
-    }
-
-    mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
-
-    mutating func combine(raw: UnsafeRawBufferPointer) {
-        Self.forEachWord(of: raw) { word in combine(integer: word) }
     }
 
     /// Calls `body` with the words ``combine(raw:)`` adds for `raw`: its length, then its bytes eight to a word
@@ -77,8 +72,36 @@ struct DigestHasher {
         string.withUTF8 { utf8 in forEachWord(of: UnsafeRawBufferPointer(utf8)) { words.append($0) } }
         return words
     }
+}
 
-    /// Combines words computed by ``words(of:)``.
+/// Where the digest's words go, one 64-bit word at a time: a ``DigestHasher``, or a ``DigestWordList`` that records
+/// them for a hasher on another thread (``StoreState/combineDigest(ofEntity:model:into:stoppingWhen:)`` makes the
+/// words of an entity's objects on the other cores while the calling thread hashes them). Everything else the
+/// digest combines — bytes, strings, values — is defined here once, as the words it adds.
+protocol DigestWordSink {
+    mutating func combine(integer: UInt64)
+}
+
+/// The words of the digest, recorded in order: ``DigestHasher/combine(words:)`` of ``words`` is what combining
+/// them into that hasher directly does.
+struct DigestWordList: DigestWordSink, Sendable {
+    private(set) var words: [UInt64] = []
+
+    /// Makes room for `count` words.
+    init(reservingCapacity count: Int) { words.reserveCapacity(count) }
+
+    @inline(__always)
+    mutating func combine(integer: UInt64) { words.append(integer) }
+}
+
+extension DigestWordSink {
+    mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
+
+    mutating func combine(raw: UnsafeRawBufferPointer) {
+        DigestHasher.forEachWord(of: raw) { word in combine(integer: word) }
+    }
+
+    /// Combines words computed by ``DigestHasher/words(of:)``.
     @inline(__always)
     mutating func combine(words: UnsafeBufferPointer<UInt64>) {
         for word in words { combine(integer: word) }
