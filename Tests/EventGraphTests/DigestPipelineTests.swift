@@ -62,7 +62,7 @@ struct DigestPipelineTests {
             for start in stride(from: 0, to: objects.count, by: batchSize) {
                 var words = DigestWordList(reservingCapacity: 0)
                 objects.combine(start..<min(objects.count, start + batchSize), into: &words)
-                words.words.withUnsafeBufferPointer { batched.combine(words: $0) }
+                words.withWords { batched.combine(words: $0) }
                 batchesSeen += 1
             }
             #expect(batched.state == serial.state, "entity \(model.entities[entityIndex].name)")

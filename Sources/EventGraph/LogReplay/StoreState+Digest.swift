@@ -62,11 +62,11 @@ extension StoreState {
                     let start = index * batchSize
                     var words = DigestWordList(reservingCapacity: objects.estimatedWordCount(batchSize))
                     objects.combine(start..<min(count, start + batchSize), into: &words)
-                    return words.words
+                    return words
                 },
                 consume: { _, words throws(LogFormatError) in
                     if isCancelled() { throw LogFormatError(.closed, "the digest was cancelled") }
-                    words.withUnsafeBufferPointer { hasher.combine(words: $0) }
+                    words.withWords { hasher.combine(words: $0) }
                 })
         } catch {
             return  // cancelled: the only error thrown
