@@ -87,6 +87,31 @@ struct DigestPipelineTests {
         #expect(uncancelled == state.digest(model: TestModels.school))
     }
 
+    @Test("a word list records bytes and name words, copied at once, as the hasher hashes them one by one")
+    func wordListCopiesBytesAsTheirWords() {
+        var serial = DigestHasher()
+        var list = DigestWordList(reservingCapacity: 0)  // grows from its smallest capacity along the way
+        for length in 0...70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ length &* 7 &+ 0x80) }
+            // Every start offset within a word: a value's bytes lie anywhere in an arena.
+            let padded = [UInt8](repeating: 0xFF, count: length % 8) + bytes + [0xEE, 0xDD]
+            padded.withUnsafeBytes { raw in
+                let value = UnsafeRawBufferPointer(rebasing: raw[length % 8..<length % 8 + length])
+                serial.combine(raw: value)
+                list.combine(raw: value)
+            }
+            let words = DigestHasher.words(of: "name \(length) é")
+            words.withUnsafeBufferPointer { serial.combine(words: $0) }
+            words.withUnsafeBufferPointer { list.combine(words: $0) }
+            serial.combine(integer: UInt64(length))
+            list.combine(integer: UInt64(length))
+        }
+        var hashed = DigestHasher()
+        list.withWords { hashed.combine(words: $0) }
+        #expect(hashed.state == serial.state)
+        #expect(list.count > 64)
+    }
+
     @Test("a batch is a sixteenth of the entity's objects, at least one and at most 1,024")
     func batchSizes() {
         #expect(StoreState.digestBatchSize(objectCount: 0) == 1)

@@ -80,6 +80,10 @@ struct DigestHasher: DigestWordSink {
 /// digest combines — bytes, strings, values — is defined here once, as the words it adds.
 protocol DigestWordSink {
     mutating func combine(integer: UInt64)
+    /// Combines `raw`'s length, then its bytes eight to a word (see ``DigestHasher/forEachWord(of:_:)``).
+    mutating func combine(raw: UnsafeRawBufferPointer)
+    /// Combines words computed by ``DigestHasher/words(of:)``.
+    mutating func combine(words: UnsafeBufferPointer<UInt64>)
 }
 
 /// The words of the digest, recorded in order: ``DigestHasher/combine(words:)`` of ``withWords(_:)``'s buffer is
@@ -111,16 +115,43 @@ struct DigestWordList: DigestWordSink, @unchecked Sendable {
 
     @inline(__always)
     mutating func combine(integer: UInt64) {
-        if count == capacity { grow() }
+        if count == capacity { grow(toFit: 1) }
         base[count] = integer
         count &+= 1
     }
 
+    /// The words ``DigestHasher/forEachWord(of:_:)`` gives, copied at once: on a little-endian machine a byte
+    /// value's words are its bytes, the last word zero-padded.
+    mutating func combine(raw: UnsafeRawBufferPointer) {
+        #if _endian(little)
+            let wordCount = (raw.count + 7) / 8
+            if capacity - count < wordCount + 1 { grow(toFit: wordCount + 1) }
+            base[count] = UInt64(raw.count)
+            if let bytes = raw.baseAddress, wordCount > 0 {
+                base[count + wordCount] = 0
+                UnsafeMutableRawPointer(base + count + 1).copyMemory(from: bytes, byteCount: raw.count)
+            }
+            count &+= wordCount + 1
+        #else
+            DigestHasher.forEachWord(of: raw) { word in combine(integer: word) }
+        #endif
+    }
+
+    mutating func combine(words: UnsafeBufferPointer<UInt64>) {
+        guard let start = words.baseAddress else { return }
+        if capacity - count < words.count { grow(toFit: words.count) }
+        (base + count).update(from: start, count: words.count)
+        count &+= words.count
+    }
+
+    /// Doubles the capacity until `more` words fit.
     @inline(never)
-    private mutating func grow() {
-        let larger = Storage(capacity: capacity * 2)
-        larger.base.update(from: base, count: count)
-        (storage, base, capacity) = (larger, larger.base, capacity * 2)
+    private mutating func grow(toFit more: Int) {
+        var larger = capacity * 2
+        while larger - count < more { larger *= 2 }
+        let storage = Storage(capacity: larger)
+        storage.base.update(from: base, count: count)
+        (self.storage, base, capacity) = (storage, storage.base, larger)
     }
 
     /// Calls `body` with the words recorded, in order.
@@ -136,7 +167,6 @@ extension DigestWordSink {
         DigestHasher.forEachWord(of: raw) { word in combine(integer: word) }
     }
 
-    /// Combines words computed by ``DigestHasher/words(of:)``.
     @inline(__always)
     mutating func combine(words: UnsafeBufferPointer<UInt64>) {
         for word in words { combine(integer: word) }
