@@ -32,9 +32,8 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
 
 /// Incremental FNV-1a with a 128-bit state over the canonical encoding, taking 64-bit little-endian words
 /// (bytes of strings and binaries are packed eight to a word, the last word zero-padded, after their length):
-/// one 128-bit multiply per word instead of per byte. What it combines besides words comes from
-/// ``DigestWordSink``.
-struct DigestHasher: DigestWordSink {
+/// one 128-bit multiply per word instead of per byte.
+struct DigestHasher {
     /// The FNV prime 2^88 + 2^8 + 0x3B, written as one literal: from an expression (`(1 << 88) + …`), which the
     /// compiler does not fold for `UInt128`, the constant was initialized lazily and each word was multiplied by it
     /// as by an unknown 128-bit number (three multiplies); with the literal, a multiply by `0x13B` and a shift.
@@ -45,6 +44,12 @@ struct DigestHasher: DigestWordSink {
     mutating func combine(integer: UInt64) {
         state ^= UInt128(integer)
         state &*= Self.prime
+    }
+
+    mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
+
+    mutating func combine(raw: UnsafeRawBufferPointer) {
+        Self.forEachWord(of: raw) { word in combine(integer: word) }
     }
 
     /// Calls `body` with the words ``combine(raw:)`` adds for `raw`: its length, then its bytes eight to a word
@@ -72,101 +77,8 @@ struct DigestHasher: DigestWordSink {
         string.withUTF8 { utf8 in forEachWord(of: UnsafeRawBufferPointer(utf8)) { words.append($0) } }
         return words
     }
-}
 
-/// Where the digest's words go, one 64-bit word at a time: a ``DigestHasher``, or a ``DigestWordList`` that records
-/// them for a hasher on another thread (``StoreState/combineDigest(ofEntity:model:into:stoppingWhen:)`` makes the
-/// words of an entity's objects on the other cores while the calling thread hashes them). Everything else the
-/// digest combines — bytes, strings, values — is defined here once, as the words it adds.
-protocol DigestWordSink {
-    mutating func combine(integer: UInt64)
-    /// Combines `raw`'s length, then its bytes eight to a word (see ``DigestHasher/forEachWord(of:_:)``).
-    mutating func combine(raw: UnsafeRawBufferPointer)
-    /// Combines words computed by ``DigestHasher/words(of:)``.
-    mutating func combine(words: UnsafeBufferPointer<UInt64>)
-}
-
-/// The words of the digest, recorded in order: ``DigestHasher/combine(words:)`` of ``withWords(_:)``'s buffer is
-/// what combining them into that hasher directly does.
-///
-/// Written through a pointer, not appended to an array: an append per word (a uniqueness check, a retain and a
-/// release of the array's buffer, out of line) made a batch's words cost 2.5 times the serial digest's CPU.
-/// Copies share the words: one thread records them, then hands the list over (``OrderedPipeline`` orders the two).
-struct DigestWordList: DigestWordSink, @unchecked Sendable {
-    /// Owns the words' memory: freed once no copy of the list is left.
-    private final class Storage {
-        let base: UnsafeMutablePointer<UInt64>
-        init(capacity: Int) { base = .allocate(capacity: capacity) }
-        deinit { base.deallocate() }
-    }
-
-    private var storage: Storage
-    private var base: UnsafeMutablePointer<UInt64>
-    private var capacity: Int
-    /// The number of words recorded.
-    private(set) var count = 0
-
-    /// Makes room for `count` words (more are room made for as they come).
-    init(reservingCapacity count: Int) {
-        capacity = max(count, 64)
-        storage = Storage(capacity: capacity)
-        base = storage.base
-    }
-
-    @inline(__always)
-    mutating func combine(integer: UInt64) {
-        if count == capacity { grow(toFit: 1) }
-        base[count] = integer
-        count &+= 1
-    }
-
-    /// The words ``DigestHasher/forEachWord(of:_:)`` gives, copied at once: on a little-endian machine a byte
-    /// value's words are its bytes, the last word zero-padded.
-    mutating func combine(raw: UnsafeRawBufferPointer) {
-        #if _endian(little)
-            let wordCount = (raw.count + 7) / 8
-            if capacity - count < wordCount + 1 { grow(toFit: wordCount + 1) }
-            base[count] = UInt64(raw.count)
-            if let bytes = raw.baseAddress, wordCount > 0 {
-                base[count + wordCount] = 0
-                UnsafeMutableRawPointer(base + count + 1).copyMemory(from: bytes, byteCount: raw.count)
-            }
-            count &+= wordCount + 1
-        #else
-            DigestHasher.forEachWord(of: raw) { word in combine(integer: word) }
-        #endif
-    }
-
-    mutating func combine(words: UnsafeBufferPointer<UInt64>) {
-        guard let start = words.baseAddress else { return }
-        if capacity - count < words.count { grow(toFit: words.count) }
-        (base + count).update(from: start, count: words.count)
-        count &+= words.count
-    }
-
-    /// Doubles the capacity until `more` words fit.
-    @inline(never)
-    private mutating func grow(toFit more: Int) {
-        var larger = capacity * 2
-        while larger - count < more { larger *= 2 }
-        let storage = Storage(capacity: larger)
-        storage.base.update(from: base, count: count)
-        (self.storage, base, capacity) = (storage, storage.base, larger)
-    }
-
-    /// Calls `body` with the words recorded, in order.
-    func withWords<R>(_ body: (UnsafeBufferPointer<UInt64>) -> R) -> R {
-        withExtendedLifetime(storage) { body(UnsafeBufferPointer(start: base, count: count)) }
-    }
-}
-
-extension DigestWordSink {
-    mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
-
-    mutating func combine(raw: UnsafeRawBufferPointer) {
-        DigestHasher.forEachWord(of: raw) { word in combine(integer: word) }
-    }
-
+    /// Combines words computed by ``words(of:)``.
     @inline(__always)
     mutating func combine(words: UnsafeBufferPointer<UInt64>) {
         for word in words { combine(integer: word) }
