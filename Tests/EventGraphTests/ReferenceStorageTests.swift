@@ -171,4 +171,33 @@ struct ReferenceStorageTests {
             #expect(next.columns[1].value(at: slot) == .toMany([Self.post(1), Self.post(2)]))
         }
     }
+
+    @Test("a reference storage read in place through its address reads as the storage does", arguments: [0, 1, 2])
+    func referenceStorageReadInPlace(layout: Int) {
+        // 0: nothing held yet, 1: keys of one store and entity (a filler among them), 2: full references.
+        var storage = ReferenceStorage()
+        if layout > 0 {
+            var isReserved = false
+            let list = (0..<40).map { ObjectReference(storeIndex: 1, entityIndex: 3, key: UInt64($0 * 7)) }
+            list.withUnsafeBufferPointer { storage.append(contentsOf: $0, isReserved: &isReserved) }
+            storage.store(ObjectReference(storeIndex: 1, entityIndex: 3, key: 9), at: 45)
+        }
+        if layout == 2 { storage.store(ObjectReference(entityIndex: 4, key: 5), at: 46) }
+        let count = storage.count
+        #expect(count == [0, 46, 47][layout])
+        withUnsafePointer(to: storage) { pointer in
+            for position in 0..<count {
+                #expect(ReferenceStorage.reference(of: pointer, at: position) == storage[position])
+            }
+            for range in [0..<0, 0..<count, min(count, 3)..<min(count, 20), max(0, count - 5)..<count] {
+                let inPlace = ReferenceStorage.withReferences(of: pointer, in: range) { Array($0) }
+                #expect(inPlace == range.map { storage[$0] })
+                #expect(inPlace == storage.withReferences(in: range) { Array($0) })
+            }
+        }
+        if layout > 0 {
+            #expect(storage[45] == ObjectReference(storeIndex: 1, entityIndex: 3, key: 9))
+            #expect(storage[39] == ObjectReference(storeIndex: 1, entityIndex: 3, key: 273))
+        }
+    }
 }

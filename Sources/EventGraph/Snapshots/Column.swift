@@ -186,7 +186,20 @@ struct Column: Sendable {
     /// The target of a slot tagged ``ValueTag/toOne`` of the column at `column`, read in place.
     @inline(__always)
     static func toOneTarget(of column: UnsafePointer<Column>, at slot: Int) -> ObjectReference {
-        column.pointee.targets[slot]
+        ReferenceStorage.reference(of: storagePointer(of: column, at: targetsOffset), at: slot)
+    }
+
+    /// Where a column's to-one targets and its to-many spans lie in it.
+    private static let targetsOffset = MemoryLayout<Column>.offset(of: \Column.targets)!
+    private static let manyTargetsOffset = MemoryLayout<Column>.offset(of: \Column.manyTargets)!
+
+    /// A reference storage of the column at `column`, in place (`column.pointee.targets` read through a method is
+    /// copied first: its arrays retained and released per read).
+    @inline(__always)
+    private static func storagePointer(
+        of column: UnsafePointer<Column>, at offset: Int
+    ) -> UnsafePointer<ReferenceStorage> {
+        UnsafeRawPointer(column).advanced(by: offset).assumingMemoryBound(to: ReferenceStorage.self)
     }
 
     /// The UUID or blob reference of a slot tagged ``ValueTag/uuid`` or ``ValueTag/blob`` of the column at `column`.
@@ -196,6 +209,7 @@ struct Column: Sendable {
 
     /// Calls `body` with the targets of a slot tagged ``ValueTag/toMany`` of the column at `column`, in place (no
     /// array is made for them: a checkpoint encodes them from here).
+    @inline(__always)
     static func withManyTargets<R>(
         of column: UnsafePointer<Column>, at slot: Int, _ body: (UnsafeBufferPointer<ObjectReference>) -> R
     ) -> R {
@@ -204,7 +218,8 @@ struct Column: Sendable {
             return column.pointee.largeList(at: slot).withUnsafeBufferPointer(body)
         }
         let start = Int(column.pointee.manyStarts[slot])
-        return column.pointee.manyTargets.withReferences(in: start..<start + Int(count), body)
+        let storage = storagePointer(of: column, at: manyTargetsOffset)
+        return ReferenceStorage.withReferences(of: storage, in: start..<start + Int(count), body)
     }
 
     /// The column with the store index of every reference it holds replaced by `storeIndices[storeIndex]`: a store's

@@ -41,12 +41,7 @@ struct ReferenceStorage: Sendable {
     /// The reference at a position (a filler reads as some reference: its slot's tag says it holds none).
     @inline(__always)
     subscript(position: Int) -> ObjectReference {
-        switch layout {
-        case .shared(let storeIndex, let entityIndex):
-            return ObjectReference(storeIndex: storeIndex, entityIndex: entityIndex, key: keys[position])
-        case .full: return references[position]
-        case .undecided: return ObjectReference(entityIndex: 0, key: keys[position])
-        }
+        layout == .full ? references[position] : Self.reference(layout, key: keys[position])
     }
 
     /// Stores `reference` at `position`, first appending fillers up to it (the positions of slots that hold no
@@ -101,13 +96,51 @@ struct ReferenceStorage: Sendable {
     /// otherwise a temporary one (on the stack for a short list) they are unpacked into.
     @inline(__always)
     func withReferences<R>(in range: Range<Int>, _ body: (UnsafeBufferPointer<ObjectReference>) -> R) -> R {
+        withUnsafePointer(to: self) { Self.withReferences(of: $0, in: range, body) }
+    }
+
+    /// ``withReferences(in:_:)`` of the storage at `storage`, read in place: called on a storage reached through a
+    /// pointer (`column.pointee.manyTargets`), the method copied it first — a retain and a release of its arrays per
+    /// list the digest read (h108's profile).
+    @inline(__always)
+    static func withReferences<R>(
+        of storage: UnsafePointer<ReferenceStorage>, in range: Range<Int>,
+        _ body: (UnsafeBufferPointer<ObjectReference>) -> R
+    ) -> R {
+        let layout = storage.pointee.layout
+        // The buffers' addresses are taken in closures that call nothing and used after them (as
+        // `ByteArena.withBytes(of:at:_:)` does): the storage at `storage` is the caller's, alive and unchanged while
+        // it reads.
         if layout == .full {
-            return references.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+            let references = storage.pointee.references.withUnsafeBufferPointer { $0 }
+            return body(UnsafeBufferPointer(rebasing: references[range]))
         }
         if range.isEmpty { return body(UnsafeBufferPointer(start: nil, count: 0)) }
-        return withUnsafeTemporaryAllocation(of: ObjectReference.self, capacity: range.count) { buffer in
-            for (offset, position) in range.enumerated() { buffer.initializeElement(at: offset, to: self[position]) }
+        let keys = UnsafeBufferPointer(rebasing: storage.pointee.keys.withUnsafeBufferPointer { $0 }[range])
+        return withUnsafeTemporaryAllocation(of: ObjectReference.self, capacity: keys.count) { buffer in
+            for (offset, key) in keys.enumerated() {
+                buffer.initializeElement(at: offset, to: reference(layout, key: key))
+            }
             return body(UnsafeBufferPointer(buffer))
+        }
+    }
+
+    /// The reference at a position of the storage at `storage`, read in place (see
+    /// ``withReferences(of:in:_:)``).
+    @inline(__always)
+    static func reference(of storage: UnsafePointer<ReferenceStorage>, at position: Int) -> ObjectReference {
+        let layout = storage.pointee.layout
+        if layout == .full { return storage.pointee.references[position] }
+        return reference(layout, key: storage.pointee.keys[position])
+    }
+
+    /// The reference a key held in `layout` (not ``Layout/full``) stands for.
+    @inline(__always)
+    private static func reference(_ layout: Layout, key: UInt64) -> ObjectReference {
+        switch layout {
+        case .shared(let storeIndex, let entityIndex):
+            return ObjectReference(storeIndex: storeIndex, entityIndex: entityIndex, key: key)
+        case .full, .undecided: return ObjectReference(entityIndex: 0, key: key)
         }
     }
 
