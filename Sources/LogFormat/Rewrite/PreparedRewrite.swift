@@ -64,16 +64,12 @@ package final class PreparedRewrite {
     }
 
     deinit {
-        guard !isInPlace else { return }
-        frames.waitForWrites()
-        SystemCalls.unlink(path)
+        if !isInPlace { SystemCalls.unlink(path) }
     }
 
-    /// Removes the temporary file now (a rewrite that failed), once no write to it is pending; the rewrite cannot
-    /// be finished afterwards.
+    /// Removes the temporary file now (a rewrite that failed); the rewrite cannot be finished afterwards.
     func discard() {
         guard !isInPlace else { return }
-        frames.waitForWrites()
         SystemCalls.unlink(path)
     }
 

@@ -74,9 +74,6 @@ struct SequentialFrameWriter: ~Copyable {
         try shared.file.sync()
     }
 
-    /// Waits until no write is pending, without throwing (a rewrite that failed, before it removes the file).
-    func waitForWrites() { writes.waitForWrites() }
-
     /// Flushes, syncs, appends a seal whose watermark proves every earlier frame durable, and syncs again.
     mutating func finishWithSeal() throws(LogFormatError) {
         try sync()

@@ -60,7 +60,6 @@ package final class FaultInjector: Sendable {
     private let state = LockedValue(State())
     private let stageHook = LockedValue<(@Sendable (RewriteStage) throws(LogFormatError) -> Void)?>(nil)
     private let readHook = LockedValue<(@Sendable (_ path: String, _ byteOffset: UInt64) -> Void)?>(nil)
-    private let writeHook = LockedValue<(@Sendable (_ path: String, _ byteOffset: UInt64) -> Void)?>(nil)
 
     /// Calls `hook` before every read of a file opened with this injector, with the file's path and the read's
     /// byte offset (on the reading thread): a test changes the file there to play a writer that writes while a
@@ -72,19 +71,6 @@ package final class FaultInjector: Sendable {
     /// Called by the file layer before each read.
     func willRead(path: String, at byteOffset: UInt64) {
         guard let hook = readHook.withLock({ $0 }) else { return }
-        hook(path, byteOffset)
-    }
-
-    /// Calls `hook` before every write of a file opened with this injector, with the file's path and the write's
-    /// byte offset (on the writing thread, before an armed write fault fires): a test holds a write there to play a
-    /// disk that stalls (`WriteBehindTests`).
-    package func onWrite(_ hook: (@Sendable (_ path: String, _ byteOffset: UInt64) -> Void)?) {
-        writeHook.withLock { $0 = hook }
-    }
-
-    /// Called by the file layer before each write.
-    func willWrite(path: String, at byteOffset: UInt64) {
-        guard let hook = writeHook.withLock({ $0 }) else { return }
         hook(path, byteOffset)
     }
 

@@ -74,7 +74,6 @@ struct LogFile: ~Copyable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogFormatError) {
-        faults?.willWrite(path: path, at: offset)
         switch faults?.check(.write) {
         case .fail(let code):
             throw SystemCalls.failure("write (injected)", path: path, code: code, offset: offset)
