@@ -72,7 +72,7 @@ package struct CheckpointSink: ~Copyable {
                 .limitExceeded,
                 "the encoded checkpoint chunk is \(payload.count) bytes, more than the log's limit of \(limit) bytes "
                     + "for a transaction or a checkpoint chunk",
-                path: writer.path)
+                path: writer.file.path)
         }
         guard payload.count > wholeChunkByteLimit else {
             try writer.append(OutgoingFrame(type: .checkpointChunk, payload: payload))
@@ -147,7 +147,7 @@ package struct CheckpointSink: ~Copyable {
         count: Int, make: @escaping @Sendable (_ index: Int) throws(LogFormatError) -> Made,
         append: (inout CheckpointSink, Made) throws(LogFormatError) -> Void
     ) throws(LogFormatError) {
-        let (cancellation, path) = (cancellation, writer.path)
+        let (cancellation, path) = (cancellation, writer.file.path)
         let stopReason: @Sendable () -> LogFormatError? = {
             do throws(LogFormatError) {
                 try cancellation?.check(path: path, stage: Self.cancelledStage)
@@ -237,7 +237,7 @@ package struct CheckpointSink: ~Copyable {
                 .limitExceeded,
                 "the encoded entity chunk is \(encoded.payloadByteCount) bytes, more than the log's limit of \(limit) "
                     + "bytes for a checkpoint chunk in one frame",
-                path: writer.path)
+                path: writer.file.path)
         }
         let offset = try writer.append(encoded: encoded.body)
         let entry = EntityChunkEntry(
@@ -347,7 +347,7 @@ package struct CheckpointSink: ~Copyable {
                 .limitExceeded,
                 "the encoded index chunk is \(chunk.payloadByteCount) bytes, more than the limit of \(limit) bytes "
                     + "for one frame",
-                path: writer.path)
+                path: writer.file.path)
         }
         let offset = try writer.append(encoded: body)
         let entry = IndexChunkEntry(
@@ -367,7 +367,7 @@ package struct CheckpointSink: ~Copyable {
     }
 
     private func checkCancellation() throws(LogFormatError) {
-        try cancellation?.check(path: writer.path, stage: Self.cancelledStage)
+        try cancellation?.check(path: writer.file.path, stage: Self.cancelledStage)
     }
 
     /// Where a cancelled rewrite says it stopped when it stopped among the checkpoint's frames.
@@ -404,12 +404,8 @@ func encode(_ body: () throws -> [UInt8]) throws(LogFormatError) -> [UInt8] {
 }
 
 /// Writes frames one after another into a new file (rewrite, salvage), all with the same watermark.
-///
-/// Frames are gathered in a buffer; each full buffer is written by a thread of its own (``WriteBehind``) while the
-/// next one fills. Everything is written before the file is synced (``sync()``), and before the writer goes away.
 struct SequentialFrameWriter: ~Copyable {
-    private let shared: SharedLogFile
-    private let writes: WriteBehind
+    let file: LogFile
     let header: LogFileHeader
     let seed: UInt32
     var offset: UInt64
@@ -418,20 +414,14 @@ struct SequentialFrameWriter: ~Copyable {
     var bufferStart: UInt64
 
     init(file: consuming LogFile, header: LogFileHeader) throws(LogFormatError) {
-        try file.write(header.encodedRegion(), at: 0)
-        self.shared = SharedLogFile(file)
-        self.writes = WriteBehind(shared)
+        self.file = file
         self.header = header
         self.seed = header.checksumSeed
         self.offset = LogFileHeader.framesByteOffset
         self.sequence = header.baseSequence
         self.bufferStart = LogFileHeader.framesByteOffset
+        try self.file.write(header.encodedRegion(), at: 0)
     }
-
-    deinit { writes.waitForWrites() }
-
-    /// The file's path.
-    var path: String { shared.path }
 
     /// Appends a frame (buffered); returns its byte offset.
     @discardableResult
@@ -448,7 +438,7 @@ struct SequentialFrameWriter: ~Copyable {
         throws(LogFormatError) -> UInt64
     {
         guard sequence < UInt64.max else {
-            throw LogFormatError(.limitExceeded, "the new file has used every frame sequence number", path: path)
+            throw LogFormatError(.limitExceeded, "the new file has used every frame sequence number", path: file.path)
         }
         let size = Int(body.frameByteCount)
         body.append(to: &buffer, sequence: sequence, durableWatermark: watermark, seed: seed)
@@ -459,30 +449,22 @@ struct SequentialFrameWriter: ~Copyable {
         return frameOffset
     }
 
-    /// Hands the buffered frames to be written, after which their writeback starts (the new file is synced once
-    /// written: the disk writes it while the rest is made instead of all at the sync).
-    ///
-    /// - Throws: the failure of an earlier buffer's write.
+    /// Writes the buffered frames, and starts their writeback (the new file is synced once written: the disk
+    /// writes it while the rest is made instead of all at the sync).
     mutating func flush() throws(LogFormatError) {
         guard !buffer.isEmpty else { return }
-        let count = buffer.count
-        var full: [UInt8] = []
-        swap(&full, &buffer)
-        buffer = try writes.write(full, at: bufferStart)
-        bufferStart += UInt64(count)
-    }
-
-    /// Writes what is buffered, waits for every write, and syncs the file's data.
-    mutating func sync() throws(LogFormatError) {
-        try flush()
-        try writes.drain()
-        try shared.file.sync()
+        try file.write(buffer, at: bufferStart)
+        file.startWriteback(at: bufferStart, count: buffer.count)
+        bufferStart += UInt64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
     }
 
     /// Flushes, syncs, appends a seal whose watermark proves every earlier frame durable, and syncs again.
     mutating func finishWithSeal() throws(LogFormatError) {
-        try sync()
+        try flush()
+        try file.sync()
         try append(OutgoingFrame(type: .seal, payload: []), watermark: offset)
-        try sync()
+        try flush()
+        try file.sync()
     }
 }

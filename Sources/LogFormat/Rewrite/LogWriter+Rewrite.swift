@@ -140,7 +140,8 @@ extension LogWriter {
             let checkpointBlobs = try PreparedRewrite.writeCheckpoint(
                 schema: schema, begin: begin, end: end, into: &frames, fragmentByteCount: options.fragmentByteCount,
                 cancellation: cancellation, caller: caller, writeCheckpoint: writeCheckpoint)
-            try frames.sync()
+            try frames.flush()
+            try frames.file.sync()
             try cancellation?.check(path: path, stage: "after its checkpoint was written")
             let prepared = PreparedRewrite(
                 path: temporary, frames: frames, anchor: anchor, checkpointTransactionID: begin.lastTransactionID,
