@@ -94,7 +94,8 @@ final class EntityDigestWords: @unchecked Sendable {
             let chunk = table.chunk(at: chunkIndex)
             let complete = chunk.columns.withUnsafeBufferPointer { buffer in
                 for index in start..<end {
-                    combineObject(in: chunk, columns: buffer, at: order[index].slot % ColumnChunk.slotCapacity, into: &sink)
+                    combineObject(
+                        in: chunk, columns: buffer, at: order[index].slot % ColumnChunk.slotCapacity, into: &sink)
                     if !sink.wantsMore { return false }
                 }
                 return true
