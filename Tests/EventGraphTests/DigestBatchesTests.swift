@@ -10,46 +10,6 @@ import Testing
 /// checkpoint rests on it.
 @Suite("Digest batches made by a helper thread")
 struct DigestBatchesTests {
-    /// A school of several chunks: courses in to-many lists of students out of key order and of two entities, deleted
-    /// courses (emptied slots), lessons with and without a course.
-    static func school(courses courseCount: Int) throws -> (state: StoreState, model: ObjectModel) {
-        let directory = TemporaryDirectory()
-        let container = try ModelContainer(path: directory.file(), model: TestModels.school)
-        let context = container.newBackgroundContext()
-        var courses: [Course] = []
-        for index in 0..<courseCount {
-            let course = Course()
-            context.insert(course)
-            course.code = index % 13 == 0 ? "C\(index) – ü" : "C\(index)"
-            courses.append(course)
-        }
-        for index in 0..<300 {
-            let lesson = Lesson()
-            context.insert(lesson)
-            lesson.title = "L\(index)"
-            lesson.course = index % 7 == 0 ? nil : courses[index % 11]
-            let student = Student()
-            context.insert(student)
-            student.name = "Student \(index)"
-            student.courses = Set(courses[index % 5..<index % 5 + 3])
-        }
-        try context.save()
-        var people: [Person] = []
-        for index in 0..<20 {
-            let person: Person = index % 2 == 0 ? Student() : Teacher()
-            context.insert(person)
-            person.name = "P\(index)"
-            people.append(person)
-        }
-        try context.save()
-        for person in people.reversed() { person.courses.insert(courses[courseCount - 1]) }
-        for course in courses[courseCount / 3..<courseCount / 3 + 100] { context.delete(course) }
-        try context.save()
-        let state = container.store.state.withLock { $0 }
-        try container.close()
-        return (state, TestModels.school)
-    }
-
     static func serialDigest(of words: EntityDigestWords) -> UInt128 {
         var hasher = DigestHasher()
         #expect(words.combine(objects: 0..<words.objectCount, into: &hasher))
@@ -78,7 +38,7 @@ struct DigestBatchesTests {
     }
 
     @Test func batchedDigestIsTheSerialOneWhateverTheHelperDoes() throws {
-        let (state, model) = try Self.school(courses: 9_000)
+        let (state, model) = try DigestFromColumnsTests.school(courses: 9_000)
         for entityIndex in model.entities.indices {
             let words = EntityDigestWords(state: state, entityIndex: entityIndex, model: model)
             guard words.objectCount > 0 else { continue }
@@ -109,7 +69,7 @@ struct DigestBatchesTests {
     }
 
     @Test func aSlowCallerHashesTheHelpersLists() throws {
-        let (state, model) = try Self.school(courses: 9_000)
+        let (state, model) = try DigestFromColumnsTests.school(courses: 9_000)
         let course = try #require(model.entities.firstIndex { $0.name == "Course" })
         let words = EntityDigestWords(state: state, entityIndex: course, model: model)
         // The caller sleeps before each batch (it asks `isCancelled` then): the helper makes the batches ahead.
@@ -122,7 +82,7 @@ struct DigestBatchesTests {
     }
 
     @Test func aHelperSlowerThanTheCallerIsOvertakenAndChangesNothing() throws {
-        let (state, model) = try Self.school(courses: 9_000)
+        let (state, model) = try DigestFromColumnsTests.school(courses: 9_000)
         let course = try #require(model.entities.firstIndex { $0.name == "Course" })
         let words = EntityDigestWords(state: state, entityIndex: course, model: model)
         let (digest, statistics) = try Self.batchedDigest(
@@ -132,7 +92,7 @@ struct DigestBatchesTests {
     }
 
     @Test func listsThatOverflowAreDroppedAndTheCallerMakesTheirBatches() throws {
-        let (state, model) = try Self.school(courses: 9_000)
+        let (state, model) = try DigestFromColumnsTests.school(courses: 9_000)
         let course = try #require(model.entities.firstIndex { $0.name == "Course" })
         let words = EntityDigestWords(state: state, entityIndex: course, model: model)
         let (digest, statistics) = try Self.batchedDigest(of: words, Self.parameters { $0.wordCapacity = 8 }) {
@@ -146,7 +106,7 @@ struct DigestBatchesTests {
 
     @Test(arguments: [0, 1, 3, 20])
     func aCancelledDigestEndsItsHelper(after asks: Int) throws {
-        let (state, model) = try Self.school(courses: 9_000)
+        let (state, model) = try DigestFromColumnsTests.school(courses: 9_000)
         let course = try #require(model.entities.firstIndex { $0.name == "Course" })
         let words = EntityDigestWords(state: state, entityIndex: course, model: model)
         let count = Mutex(0)
@@ -164,7 +124,7 @@ struct DigestBatchesTests {
     }
 
     @Test func noHelperForFewObjectsOrOneCore() throws {
-        let (state, model) = try Self.school(courses: 5_000)
+        let (state, model) = try DigestFromColumnsTests.school(courses: 5_000)
         let course = try #require(model.entities.firstIndex { $0.name == "Course" })
         let words = EntityDigestWords(state: state, entityIndex: course, model: model)
         #expect(DigestBatches(words, parameters: Self.parameters { $0.helperAllowed = false }) == nil)
