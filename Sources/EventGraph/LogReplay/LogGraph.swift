@@ -170,7 +170,9 @@ package struct LogGraph: Sendable {
             hasher.combine(integer: 0)
             return StateDigest(value: hasher.state)
         }
-        return state.digest(model: model)
+        // Its callers (egctl's replay and verify, a rewrite's check by replay) have replayed the log and wait for the
+        // digest alone: a core is free for the helper that makes the words ahead.
+        return state.digest(model: model, helperThread: true)
     }
 
     /// The replay anomalies, then the violations of the model's rules in the live state; at most `limit`.

@@ -30,10 +30,21 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     public var bytes: [UInt8] { (0..<16).map { UInt8(truncatingIfNeeded: value >> (120 - 8 * $0)) } }
 }
 
+/// Where the digest's words go: ``DigestHasher`` hashes them; a ``DigestWordList`` keeps them, for a helper thread
+/// that makes an entity's words ahead of the thread hashing them (``DigestBatches``). Every word of the canonical
+/// encoding goes through ``combine(integer:)``; the other `combine` methods (an extension) are defined by it, so both
+/// sinks receive the same words by construction.
+protocol DigestWordSink {
+    /// Takes the next word.
+    mutating func combine(integer: UInt64)
+    /// Whether the sink takes more objects (asked between objects): a word list stops at its bound.
+    var wantsMore: Bool { get }
+}
+
 /// Incremental FNV-1a with a 128-bit state over the canonical encoding, taking 64-bit little-endian words
 /// (bytes of strings and binaries are packed eight to a word, the last word zero-padded, after their length):
 /// one 128-bit multiply per word instead of per byte.
-struct DigestHasher {
+struct DigestHasher: DigestWordSink {
     /// The FNV prime 2^88 + 2^8 + 0x3B, written as one literal: from an expression (`(1 << 88) + …`), which the
     /// compiler does not fold for `UInt128`, the constant was initialized lazily and each word was multiplied by it
     /// as by an unknown 128-bit number (three multiplies); with the literal, a multiply by `0x13B` and a shift.
@@ -46,10 +57,12 @@ struct DigestHasher {
         state &*= Self.prime
     }
 
-    mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
+    var wantsMore: Bool { true }
 
-    mutating func combine(raw: UnsafeRawBufferPointer) {
-        Self.forEachWord(of: raw) { word in combine(integer: word) }
+    /// Hashes the words a ``DigestWordList`` kept, as if they had been combined here one by one.
+    mutating func combine(list: DigestWordList) {
+        precondition(list.isComplete, "a digest word list that overflowed is hashed")
+        combine(words: list.words)
     }
 
     /// Calls `body` with the words ``combine(raw:)`` adds for `raw`: its length, then its bytes eight to a word
@@ -78,7 +91,18 @@ struct DigestHasher {
         return words
     }
 
-    /// Combines words computed by ``words(of:)``.
+}
+
+/// The canonical encoding's values as words (see ``DigestHasher``), for either sink.
+extension DigestWordSink {
+    mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
+
+    @inline(__always)
+    mutating func combine(raw: UnsafeRawBufferPointer) {
+        DigestHasher.forEachWord(of: raw) { word in combine(integer: word) }
+    }
+
+    /// Combines words computed by ``DigestHasher/words(of:)``.
     @inline(__always)
     mutating func combine(words: UnsafeBufferPointer<UInt64>) {
         for word in words { combine(integer: word) }
@@ -92,6 +116,7 @@ struct DigestHasher {
     }
 
     /// Combines a byte value from its tag and bytes as ``combine(_:)`` combines the value they decode to.
+    @inline(__always)
     mutating func combine(byteValue tag: ValueTag, _ bytes: UnsafeRawBufferPointer) {
         switch tag {
         case .string: combine(byte: 7)
@@ -148,4 +173,35 @@ struct DigestHasher {
         case .transformable(let v): combine(byte: 14); combine(bytes: v)
         }
     }
+}
+
+/// The words of a run of objects kept in order (a ``DigestWordSink``), made by a helper thread for the hashing thread
+/// to combine later (``DigestHasher/combine(list:)``), into memory of fixed size the caller owns (``DigestBatches``'
+/// buffers, each used again once hashed): a word is one store, not an array append. It takes no more objects once
+/// full; words past its capacity are counted, not kept (``isComplete`` is then `false`: the hashing thread makes that
+/// run itself), so a batch of large binaries is never copied whole.
+struct DigestWordList: DigestWordSink {
+    let base: UnsafeMutablePointer<UInt64>
+    let capacity: Int
+    /// The words combined, kept or not.
+    private(set) var count = 0
+
+    init(base: UnsafeMutablePointer<UInt64>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    @inline(__always)
+    mutating func combine(integer: UInt64) {
+        if count < capacity { base[count] = integer }
+        count &+= 1
+    }
+
+    var wantsMore: Bool { count < capacity }
+
+    /// Whether every word combined was kept.
+    var isComplete: Bool { count <= capacity }
+
+    /// The words kept.
+    var words: UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: base, count: min(count, capacity)) }
 }
