@@ -1,4 +1,3 @@
-internal import CPrefetch
 import LogFormat
 
 /// The values of one property over the slots of one chunk.
@@ -14,10 +13,10 @@ struct Column: Sendable {
     private(set) var words: [UInt64] = []
     private(set) var arena = ByteArena()
     /// To-one targets, by slot.
-    private var targets = ReferenceStorage()
+    private(set) var targets = ReferenceStorage()
     /// To-many targets: each slot's span of ``manyTargets``.
-    private var manyStarts: [UInt32] = []
-    private var manyCounts: [UInt32] = []
+    private(set) var manyStarts: [UInt32] = []
+    private(set) var manyCounts: [UInt32] = []
     private(set) var manyTargets = ReferenceStorage()
     private var manyGarbageCount = 0
     /// Whether ``manyTargets``' capacity was reserved from a prediction and not outgrown yet (see
@@ -27,200 +26,27 @@ struct Column: Sendable {
     /// its own array by slot, marked by ``largeListMarker`` in ``manyCounts``: read, written and compared as one
     /// shared array. In ``manyTargets`` every read of such a list copied it, every write appended all of it again
     /// and compared it element by element, so each relate that added one post cost several passes over the list.
-    private var largeLists: [Int: [ObjectReference]] = [:]
+    private(set) var largeLists: [Int: [ObjectReference]] = [:]
     /// For lists in ``largeLists``, a key no target's key exceeds (kept by ``editMany(at:_:)``, so that a relate
     /// that appends newer objects to a tag's list of every post need not scan the list for its largest key; `nil`
     /// until a first edit scans it).
     private var largeListKeyBounds: [Int: UInt64] = [:]
     /// UUIDs and blob references, which are rare enough not to need an array per slot.
-    private var others: [Int: AttributeValue] = [:]
+    private(set) var others: [Int: AttributeValue] = [:]
 
     /// The tag of a slot.
     @inline(__always)
     func tag(at slot: Int) -> ValueTag { slot < tags.count ? tags[slot] : .absent }
 
-    /// The value of a slot; `nil` when the slot is absent.
-    ///
-    /// Inlined, so that a caller reads only the storage the slot's tag names: called out of line on a column reached
-    /// through an array or a pointer, it made the caller copy the whole column first (a retain and a release of each
-    /// storage, per value: `outlined init with copy of Column` under every row built, in profiles of commits and
-    /// compaction).
-    @inline(__always)
-    func value(at slot: Int) -> PropertyValue? {
-        let tag = tag(at: slot)
-        switch tag {
-        case .absent: return nil
-        case .null: return .attribute(.null)
-        case .int16, .int32, .int64, .double, .float, .bool, .date:
-            return .attribute(AttributeValue(fixedWidth: tag, words[slot]))
-        case .string, .url, .decimal, .binary, .transformable:
-            let isASCII = arena.isASCII
-            return .attribute(arena.withBytes(at: slot) { AttributeValue(bytes: tag, $0, isKnownASCII: isASCII) })
-        case .uuid, .blob: return .attribute(Self.otherValue(in: others, at: slot))
-        case .toOneNil: return .toOne(nil)
-        case .toOne: return .toOne(targets[slot])
-        case .toMany:
-            let count = manyCounts[slot]
-            if count == Self.largeListMarker { return .toMany(largeList(at: slot)) }
-            let start = Int(manyStarts[slot])
-            return .toMany(manyTargets.array(in: start..<start + Int(count)))
-        }
-    }
-
     /// The to-many lists of at least this many targets have an array of their own (see ``largeLists``).
     static let largeListCount = 64
     /// What ``manyCounts`` holds for a slot whose list is in ``largeLists``.
-    private static let largeListMarker = UInt32.max
+    static let largeListMarker = UInt32.max
 
     /// A slot's list in ``largeLists``. Not inlined: a dictionary access inlined into a read makes the compiler copy
     /// the whole column (a retain and a release of each storage) for every read of every kind.
     @inline(never)
-    private func largeList(at slot: Int) -> [ObjectReference] { largeLists[slot] ?? [] }
-
-    /// The attribute value of a slot (`.null` for an absent slot or a relationship), decoded straight from its
-    /// storage without building a ``PropertyValue``: every property read of a handle comes here.
-    @inline(__always)
-    func attributeValue(at slot: Int) -> AttributeValue { attributeValueUnlessRelationship(at: slot) ?? .null }
-
-    /// The attribute value of a slot (`.null` for an absent slot), `nil` for a relationship: what
-    /// ``value(at:)`` wraps in ``PropertyValue/attribute(_:)``, decoded without building it.
-    @inline(__always)
-    func attributeValueUnlessRelationship(at slot: Int) -> AttributeValue? {
-        withUnsafePointer(to: self) { Self.attributeValueUnlessRelationship(of: $0, at: slot) }
-    }
-
-    /// ``attributeValueUnlessRelationship(at:)`` of the column at `column`, read in place: every property read of a
-    /// handle comes here (``ChunkSlot`` reads its columns through the array's buffer).
-    ///
-    /// Static, over a pointer, because a method of the column called on a value the compiler cannot prove unchanged
-    /// for the call (an array element, a pointee) made it copy the whole column first (a retain and a release of
-    /// each of its storages): 'outlined init with copy of Column' under `storedValue(at:)` in profiles of fetch-all.
-    @inline(__always)
-    static func attributeValueUnlessRelationship(of column: UnsafePointer<Column>, at slot: Int) -> AttributeValue? {
-        let tag = slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
-        switch tag {
-        case .int16, .int32, .int64, .double, .float, .bool, .date:
-            return AttributeValue(fixedWidth: tag, column.pointee.words[slot])
-        case .string, .url, .decimal, .binary, .transformable: return bytesValue(of: column, tag, at: slot)
-        case .uuid, .blob: return otherValue(in: column.pointee.others, at: slot)
-        case .absent, .null: return .null
-        case .toOneNil, .toOne, .toMany: return nil
-        }
-    }
-
-    /// A string or binary value from the arena; not inlined, so that the closure does not grow every read.
-    @inline(never)
-    private static func bytesValue(of column: UnsafePointer<Column>, _ tag: ValueTag, at slot: Int) -> AttributeValue {
-        // Text of an arena whose every byte is ASCII is copied without being validated (see `AttributeValue.text`).
-        let isASCII = column.pointee.arena.isASCII
-        return withArenaBytes(of: column, at: slot) { bytes in
-            // The bytes start loading before the value's storage is allocated, instead of when they are copied into
-            // it: a lookup by ID reads bytes that are not in the cache.
-            if let start = bytes.baseAddress { eg_prefetch(start) }
-            return AttributeValue(bytes: tag, bytes, isKnownASCII: isASCII)
-        }
-    }
-
-    /// Starts loading, without waiting, what a read of a slot of the column at `column` reads first: its tag and
-    /// the slot's entries of the storages a value may be in (a fixed-width word, an arena's offset and length). A
-    /// lookup by ID issues them for the property it expects to be read while it makes the fault (see
-    /// ``ObjectContext/object(with:)``), so that the read waits for one cache miss, its bytes, instead of two.
-    @inline(__always)
-    static func prefetchValue(of column: UnsafePointer<Column>, at slot: Int) {
-        column.pointee.tags.prefetchElement(at: slot)
-        column.pointee.words.prefetchElement(at: slot)
-        ByteArena.prefetchOffsets(of: arenaPointer(of: column), at: slot)
-    }
-
-    /// Starts loading, without waiting, the bytes of a slot's string or binary value in the column at `column`
-    /// (nothing for other values): a lookup by ID issues them for the property it expects to be read once it found
-    /// the slot, before it makes the fault, whose read then finds them arriving (see ``ByteArena/prefetchBytes(of:at:)``).
-    @inline(__always)
-    static func prefetchBytes(of column: UnsafePointer<Column>, at slot: Int) {
-        ByteArena.prefetchBytes(of: arenaPointer(of: column), at: slot)
-    }
-
-    /// Where a column's arena lies in it.
-    private static let arenaOffset = MemoryLayout<Column>.offset(of: \Column.arena)!
-
-    /// Calls `body` with the arena bytes of a slot of the column at `column`, read in place (see
-    /// ``ByteArena/withBytes(of:at:_:)``: `column.pointee.arena.withBytes` copies the arena first).
-    @inline(__always)
-    static func withArenaBytes<R>(
-        of column: UnsafePointer<Column>, at slot: Int, _ body: (UnsafeRawBufferPointer) -> R
-    ) -> R {
-        ByteArena.withBytes(of: arenaPointer(of: column), at: slot, body)
-    }
-
-    /// The arena of the column at `column`, in place.
-    @inline(__always)
-    private static func arenaPointer(of column: UnsafePointer<Column>) -> UnsafePointer<ByteArena> {
-        UnsafeRawPointer(column).advanced(by: arenaOffset).assumingMemoryBound(to: ByteArena.self)
-    }
-
-    /// Calls `body` with each slot that holds a blob reference, in no particular order (a checkpoint collects the
-    /// external values it copies without decoding any other value).
-    func forEachBlob(_ body: (_ slot: Int, _ reference: BlobReference) -> Void) {
-        for (slot, value) in others where tag(at: slot) == .blob {
-            if case .blob(let reference) = value { body(slot, reference) }
-        }
-    }
-
-    /// A UUID or blob reference. Not inlined: a dictionary access inlined into a read makes the compiler copy the
-    /// whole column (a retain and a release of each storage) for every read of every kind. It takes the dictionary,
-    /// not the column: a method of the column called out of line made every inlined read copy the column too.
-    @inline(never)
-    private static func otherValue(in others: [Int: AttributeValue], at slot: Int) -> AttributeValue { others[slot]! }
-
-    /// How many to-many targets the column stores (spans no slot uses any more included): a bound on what its
-    /// lists take in a checkpoint.
-    var storedManyTargetCount: Int { largeLists.values.reduce(manyTargets.count) { $0 + $1.count } }
-
-    /// The tag of a slot of the column at `column`, read in place (``tag(at:)`` called on an array element or a
-    /// pointee copies the whole column first).
-    @inline(__always)
-    static func tag(of column: UnsafePointer<Column>, at slot: Int) -> ValueTag {
-        slot < column.pointee.tags.count ? column.pointee.tags[slot] : .absent
-    }
-
-    /// The target of a slot tagged ``ValueTag/toOne`` of the column at `column`, read in place.
-    @inline(__always)
-    static func toOneTarget(of column: UnsafePointer<Column>, at slot: Int) -> ObjectReference {
-        ReferenceStorage.reference(of: storagePointer(of: column, at: targetsOffset), at: slot)
-    }
-
-    /// Where a column's to-one targets and its to-many spans lie in it.
-    private static let targetsOffset = MemoryLayout<Column>.offset(of: \Column.targets)!
-    private static let manyTargetsOffset = MemoryLayout<Column>.offset(of: \Column.manyTargets)!
-
-    /// A reference storage of the column at `column`, in place (`column.pointee.targets` read through a method is
-    /// copied first: its arrays retained and released per read).
-    @inline(__always)
-    private static func storagePointer(
-        of column: UnsafePointer<Column>, at offset: Int
-    ) -> UnsafePointer<ReferenceStorage> {
-        UnsafeRawPointer(column).advanced(by: offset).assumingMemoryBound(to: ReferenceStorage.self)
-    }
-
-    /// The UUID or blob reference of a slot tagged ``ValueTag/uuid`` or ``ValueTag/blob`` of the column at `column`.
-    static func otherValue(of column: UnsafePointer<Column>, at slot: Int) -> AttributeValue {
-        otherValue(in: column.pointee.others, at: slot)
-    }
-
-    /// Calls `body` with the targets of a slot tagged ``ValueTag/toMany`` of the column at `column`, in place (no
-    /// array is made for them: a checkpoint encodes them from here).
-    @inline(__always)
-    static func withManyTargets<R>(
-        of column: UnsafePointer<Column>, at slot: Int, _ body: (UnsafeBufferPointer<ObjectReference>) -> R
-    ) -> R {
-        let count = column.pointee.manyCounts[slot]
-        if count == largeListMarker {
-            return column.pointee.largeList(at: slot).withUnsafeBufferPointer(body)
-        }
-        let start = Int(column.pointee.manyStarts[slot])
-        let storage = storagePointer(of: column, at: manyTargetsOffset)
-        return ReferenceStorage.withReferences(of: storage, in: start..<start + Int(count), body)
-    }
+    func largeList(at slot: Int) -> [ObjectReference] { largeLists[slot] ?? [] }
 
     /// The column with the store index of every reference it holds replaced by `storeIndices[storeIndex]`: a store's
     /// references in another table of stores (a coordinator reads a chunk of a store whose numbering differs from its
@@ -270,16 +96,6 @@ struct Column: Sendable {
         ByteArena.shrinkToFit(&manyStarts)
         ByteArena.shrinkToFit(&manyCounts)
         manyTargets.shrinkToFit()
-    }
-
-    /// The bytes its storages hold on the heap (their capacities; the dictionaries at an estimate per entry): what
-    /// a decoded chunk costs the cache of decoded checkpoint chunks (``DecodedChunkCache``).
-    var heapByteCount: Int {
-        func bytes<Element>(_ array: [Element]) -> Int { array.capacity &* MemoryLayout<Element>.stride }
-        var total = bytes(tags) &+ bytes(words) &+ arena.heapByteCount &+ targets.heapByteCount
-        total &+= bytes(manyStarts) &+ bytes(manyCounts) &+ manyTargets.heapByteCount
-        for list in largeLists.values { total &+= bytes(list) &+ 48 }
-        return total &+ others.count &* 64
     }
 
     /// Stores the value of a slot; an unchanged value writes nothing, so a copy of the column keeps sharing the
@@ -508,39 +324,6 @@ struct Column: Sendable {
             array.append(filler)
         } else if slot > array.count {
             array.append(contentsOf: repeatElement(filler, count: slot + 1 - array.count))
-        }
-    }
-}
-
-/// A property value prepared once for being written into many slots (a replayed insert's defaults): the common
-/// defaults as a tag, a bit pattern or bytes, anything else (a UUID, a relationship with targets) as the value.
-enum PreparedColumnValue: Sendable {
-    /// A value that is its tag alone: null, or a to-one relationship without a target.
-    case tag(ValueTag)
-    /// A fixed-width value (see ``AttributeValue/fixedWidthEncoding``).
-    case word(ValueTag, UInt64)
-    /// A byte value (a string's UTF-8, a binary's bytes).
-    case bytes(ValueTag, [UInt8])
-    /// An empty to-many list.
-    case emptyMany
-    /// Any other value, written as ``Column/set(_:at:)-(PropertyValue?,_)`` writes it.
-    case value(PropertyValue)
-
-    init(_ value: PropertyValue) {
-        switch value {
-        case .attribute(let attribute):
-            if let (tag, word) = attribute.fixedWidthEncoding {
-                self = .word(tag, word)
-            } else if let (tag, bytes) = attribute.withBytesEncoding({ ($0, Array($1)) }) {
-                self = .bytes(tag, bytes)
-            } else if case .null = attribute {
-                self = .tag(.null)
-            } else {
-                self = .value(value)
-            }
-        case .toOne(nil): self = .tag(.toOneNil)
-        case .toMany(let list) where list.isEmpty: self = .emptyMany
-        default: self = .value(value)
         }
     }
 }

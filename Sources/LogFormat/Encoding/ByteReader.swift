@@ -345,23 +345,4 @@ struct ByteReader {
         position &+= count
         body(bytes)
     }
-
-    /// What valid UTF-8 text a string's bytes are (see ``utf8Encoding(of:)``).
-    enum UTF8Encoding {
-        /// Every byte is below 0x80.
-        case ascii
-        /// Valid UTF-8 with at least one byte of 0x80 or more.
-        case nonASCII
-    }
-
-    /// Whether `bytes` are valid UTF-8 (`nil`: not) and whether they are ASCII, in one pass over an ASCII string:
-    /// ASCII is checked eight bytes at a time without building anything.
-    static func utf8Encoding(of bytes: UnsafeRawBufferPointer) -> UTF8Encoding? {
-        let wordCount = bytes.count / 8
-        var high: UInt64 = 0
-        for index in 0..<wordCount { high |= bytes.loadUnaligned(fromByteOffset: index &* 8, as: UInt64.self) }
-        for index in wordCount &* 8..<bytes.count { high |= UInt64(bytes[index]) }
-        if high & 0x8080_8080_8080_8080 == 0 { return .ascii }
-        return String(validating: bytes, as: UTF8.self) != nil ? .nonASCII : nil
-    }
 }
