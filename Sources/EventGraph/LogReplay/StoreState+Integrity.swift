@@ -29,40 +29,48 @@ extension StoreState {
 
     /// Checks that inverses agree, that references within the store point at live objects, and that uniqueness
     /// constraints hold (with the store's own tuple definition, ``UniqueKey``). Returns at most `limit` issues.
+    ///
+    /// Reads only what the checks need: each object's relationships and the attributes of its entity's unique
+    /// constraints, and of a target, its slot (is it live?) and its inverse. Rows built whole — every string of the
+    /// object and of each target, twice per reference — made `egctl verify` of a compacted 1M-post store take 19 s.
     func integrityIssues(model: ObjectModel, limit: Int) -> [IntegrityIssue] {
         var issues: [IntegrityIssue] = []
         func add(_ kind: IntegrityIssue.Kind, _ message: String) {
             if issues.count < limit { issues.append(IntegrityIssue(kind: kind, message: message)) }
         }
+        func isLive(_ reference: ObjectReference) -> Bool {
+            Int(reference.entityIndex) < tables.count
+                && tables[Int(reference.entityIndex)].slot(forKey: reference.key) != nil
+        }
         // Large to-many lists as sets, built the first time an inverse is looked up in them: a tag with 100k posts
-        // is checked from each post's side in O(1).
+        // is checked from each post's side in O(1), without decoding its list again.
         var largeLists: [ObjectReference: [Int: Set<UInt64>]] = [:]
         func target(_ target: ObjectReference, property: Int, pointsBackTo object: ObjectReference) -> Bool {
-            guard let row = row(entityIndex: Int(target.entityIndex), key: target.key), property < row.values.count
-            else { return false }
-            switch row.values[property] {
-            case .attribute: return false
+            if let set = largeLists[target]?[property] { return set.contains(object.key) }
+            switch tables[Int(target.entityIndex)].value(ofProperty: property, forKey: target.key) {
+            case nil, .attribute: return false
             case .toOne(let back): return back?.key == object.key && back?.storeIndex == 0
             case .toMany(let list) where list.count <= 32:
                 return list.contains { $0.key == object.key && $0.storeIndex == 0 }
             case .toMany(let list):
-                if let set = largeLists[target]?[property] { return set.contains(object.key) }
                 let set = Set(list.lazy.filter { $0.storeIndex == 0 }.map(\.key))
                 largeLists[target, default: [:]][property] = set
                 return set.contains(object.key)
             }
         }
         var holders: [UniqueKey: ObjectReference] = [:]
-        for (entityIndex, entity) in model.entities.enumerated() {
+        for (entityIndex, entity) in model.entities.enumerated() where entityIndex < tables.count {
             let relationships = entity.properties.compactMap(\.relationship)
-            forEachRow(ofEntity: entityIndex) { row in
-                let object = row.reference
-                for relationship in relationships {
-                    for reference in row.values[relationship.index].references where reference.storeIndex == 0 {
+            let constraints = entity.uniqueConstraints
+            guard !relationships.isEmpty || !constraints.isEmpty else { continue }
+            tables[entityIndex].forEachLiveSlot { chunk, position, _ in
+                let object = ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position])
+                let valueCount = Int(chunk.valueCounts[position])
+                for relationship in relationships where relationship.index < valueCount {
+                    guard let value = chunk.columns[relationship.index].value(at: position) else { continue }
+                    for reference in value.references where reference.storeIndex == 0 {
                         // References into other stores are checked when those are attached.
-                        guard Int(reference.entityIndex) < tables.count,
-                            self.row(entityIndex: Int(reference.entityIndex), key: reference.key) != nil
-                        else {
+                        guard isLive(reference) else {
                             add(
                                 .danglingReference,
                                 "\(describe(object, model: model)).\(relationship.name) → missing "
@@ -80,8 +88,14 @@ extension StoreState {
                         }
                     }
                 }
-                for constraint in entity.uniqueConstraints {
-                    guard let tuple = UniqueKey(constraint, values: row.values) else { continue }
+                for constraint in constraints {
+                    // A tuple with a null value (or a value the row lacks) holds nothing, as nulls never are equal.
+                    let values = constraint.propertyIndices.map { chunk.attributeValue(at: position, property: $0) }
+                    guard !values.contains(.null), constraint.propertyIndices.allSatisfy({ $0 < valueCount }) else {
+                        continue
+                    }
+                    let tuple = UniqueKey(
+                        entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: values)
                     if let other = holders.updateValue(object, forKey: tuple) {
                         add(
                             .uniquenessViolation,

@@ -174,6 +174,16 @@ extension EntityColumns {
             at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, decoding: properties)
     }
 
+    /// The value of one property of a live object, decoded alone (no row built): for checks that read one value of
+    /// many objects (`egctl verify`'s inverses). `nil` when the object is not live or its row lacks the property.
+    func value(ofProperty property: Int, forKey key: UInt64) -> PropertyValue? {
+        guard let slot = slot(forKey: key) else { return nil }
+        let chunk = chunk(at: slot / ColumnChunk.slotCapacity)
+        let position = slot % ColumnChunk.slotCapacity
+        guard property < Int(chunk.valueCounts[position]) else { return nil }
+        return chunk.columns[property].value(at: position) ?? .attribute(.null)
+    }
+
     /// The row of a live slot.
     func row(atSlot slot: Int) -> Row {
         chunk(at: slot / ColumnChunk.slotCapacity).row(
