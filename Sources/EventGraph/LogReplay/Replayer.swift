@@ -29,6 +29,10 @@ struct Replayer {
     /// the record was written — not the model's, which may have changed since.
     private var recordedDefaults: [[PropertyValue]] = []
     private var checkpoint: (begin: CheckpointBegin, state: StoreState, count: UInt64)?
+    /// Whether a checkpoint's entity chunks, adopted from its directory as chunks read on first touch, are all read
+    /// and decoded (on every core) when the checkpoint ends: a tool's state, which reads every object (its digest,
+    /// its checks) and reports a damaged chunk as the replay's error. A store's open leaves them on disk.
+    var makesCheckpointChunksResident = false
     /// The budget of decoded checkpoint chunks the state's lazily loaded chunks share (``DecodedChunkCache``):
     /// `Int.max` (every chunk kept once decoded) unless a store's configuration sets one.
     var decodedChunkByteBudget = Int.max
@@ -97,7 +101,7 @@ struct Replayer {
             }
             try adopt(directory, reader: reader, model: model, checkpointTransactionID: current.begin.lastTransactionID)
         case .checkpointEnd(let end):
-            guard let current = checkpoint else { return try reject("a checkpoint end without a beginning") }
+            guard var current = checkpoint else { return try reject("a checkpoint end without a beginning") }
             if end.objectCount != current.count || current.begin.objectCount != current.count {
                 try reject("a checkpoint announces \(current.begin.objectCount) objects but holds \(current.count)")
             }
@@ -107,6 +111,7 @@ struct Replayer {
                 // An as-of view older than the checkpoint cannot be built; keep the error for open to report.
                 return
             }
+            if makesCheckpointChunksResident { try current.state.makeCheckpointChunksResident() }
             state = current.state
             state!.rebuildIndexes()
             transactionIDGaps = []

@@ -195,3 +195,38 @@ private struct TextPattern {
         return false
     }
 }
+
+extension EntityColumns {
+    /// Calls `body` with every live slot in commit order (unloaded chunks are loaded).
+    func forEachLiveSlot(_ body: (_ chunk: ColumnChunk, _ position: Int, _ slot: Int) throws -> Void) rethrows {
+        for chunkIndex in resident.indices {
+            let chunk = chunk(at: chunkIndex)
+            let base = chunkIndex * ColumnChunk.slotCapacity
+            for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
+                var bits = word
+                while bits != 0 {
+                    let position = wordIndex * 64 + bits.trailingZeroBitCount
+                    try body(chunk, position, base + position)
+                    bits &= bits - 1
+                }
+            }
+        }
+    }
+
+    /// The live rows in commit order, each built from the columns.
+    var liveRows: [Row] {
+        var rows: [Row] = []
+        rows.reserveCapacity(count)
+        forEachLiveSlot { chunk, position, _ in rows.append(chunk.row(at: position, entityIndex: entityIndex)) }
+        return rows
+    }
+
+    /// The live objects' values of one attribute, with their keys, in commit order (for building indexes without
+    /// building rows).
+    func forEachAttributeValue(property: Int, _ body: (_ key: UInt64, _ value: PropertyValue?) -> Void) {
+        forEachLiveSlot { chunk, position, _ in
+            let value = property < chunk.columns.count ? chunk.columns[property].value(at: position) : nil
+            body(chunk.keys[position], value)
+        }
+    }
+}

@@ -71,18 +71,49 @@ struct EntityColumns: Sendable {
     /// - Throws: the error of the first damaged chunk (in chunk order).
     func pinningCheckpointChunks() throws(EventGraphError) -> EntityColumns {
         guard unloadedObjectCount > 0, !pinsCheckpointChunks else { return self }
+        var copy = self
+        for (index, chunk) in try loadingUnloadedChunks() { copy.resident[index] = chunk }
+        copy.pinsCheckpointChunks = true
+        return copy
+    }
+
+    /// Makes every checkpoint chunk resident, read and decoded now on every core, as a commit makes the chunks it
+    /// changes resident: for a tool's state, which reads every object (its digest, its checks) and must report a
+    /// damaged chunk as an error, not end the process in a getter.
+    ///
+    /// - Throws: the error of the first damaged chunk (in chunk order); nothing is changed then.
+    mutating func makeCheckpointChunksResident() throws(EventGraphError) {
+        guard unloadedObjectCount > 0 else { return }
+        let loaded = try loadingUnloadedChunks()
+        directory.reserveCapacity(adding: unloadedObjectCount)
+        for (index, chunk) in loaded {
+            unloadedObjectCount -= unloaded[index]!.objectCount
+            unloaded[index] = nil
+            resident[index] = chunk
+            let base = index * ColumnChunk.slotCapacity
+            for (position, key) in chunk.keys.enumerated() where chunk.isLive(position) {
+                directory.set(base + position, for: key)
+            }
+        }
+        pinsCheckpointChunks = false
+    }
+
+    /// Every unloaded chunk with its index, read and decoded on every core (each box under its own lock).
+    ///
+    /// - Throws: the error of the first damaged chunk (in chunk order).
+    private func loadingUnloadedChunks() throws(EventGraphError) -> [(index: Int, chunk: ColumnChunk)] {
         let boxes = unloaded.enumerated().compactMap { index, lazy in lazy.map { (index, $0) } }
         let loaded = LockedValue<[Result<ColumnChunk, EventGraphError>?]>(Array(repeating: nil, count: boxes.count))
         DispatchQueue.concurrentPerform(iterations: boxes.count) { position in
             let result = Result { () throws(EventGraphError) in try boxes[position].1.load() }
             loaded.withLock { $0[position] = result }
         }
-        var copy = self
+        var chunks: [(index: Int, chunk: ColumnChunk)] = []
+        chunks.reserveCapacity(boxes.count)
         for (position, result) in loaded.withLock({ $0 }).enumerated() {
-            copy.resident[boxes[position].0] = try result!.get()
+            chunks.append((boxes[position].0, try result!.get()))
         }
-        copy.pinsCheckpointChunks = true
-        return copy
+        return chunks
     }
 
     // MARK: - Loading
@@ -295,38 +326,5 @@ struct EntityColumns: Sendable {
             resident[index] = fresh
         }
         emptiedCount = 0
-    }
-
-    /// Calls `body` with every live slot in commit order (unloaded chunks are loaded).
-    func forEachLiveSlot(_ body: (_ chunk: ColumnChunk, _ position: Int, _ slot: Int) throws -> Void) rethrows {
-        for chunkIndex in resident.indices {
-            let chunk = chunk(at: chunkIndex)
-            let base = chunkIndex * ColumnChunk.slotCapacity
-            for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
-                var bits = word
-                while bits != 0 {
-                    let position = wordIndex * 64 + bits.trailingZeroBitCount
-                    try body(chunk, position, base + position)
-                    bits &= bits - 1
-                }
-            }
-        }
-    }
-
-    /// The live rows in commit order, each built from the columns.
-    var liveRows: [Row] {
-        var rows: [Row] = []
-        rows.reserveCapacity(count)
-        forEachLiveSlot { chunk, position, _ in rows.append(chunk.row(at: position, entityIndex: entityIndex)) }
-        return rows
-    }
-
-    /// The live objects' values of one attribute, with their keys, in commit order (for building indexes without
-    /// building rows).
-    func forEachAttributeValue(property: Int, _ body: (_ key: UInt64, _ value: PropertyValue?) -> Void) {
-        forEachLiveSlot { chunk, position, _ in
-            let value = property < chunk.columns.count ? chunk.columns[property].value(at: position) : nil
-            body(chunk.keys[position], value)
-        }
     }
 }

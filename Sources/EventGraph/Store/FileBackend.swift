@@ -232,8 +232,7 @@ final class FileBackend: LogBackend {
                     // replay it from its bytes alone (the checkpoint, before any tail is copied) and compare its
                     // state digest with the live state's.
                     guard checkpoint.verifiesByReplay else { return }
-                    var graph = LogGraph(source: temporaryPath)
-                    try LogReader(path: temporaryPath).scan { try graph.apply($0) }
+                    let graph = try LogGraph.replaying(path: temporaryPath)
                     let digest = graph.digest()
                     guard graph.anomalies.isEmpty, digest == (try checkpoint.digest.value()) else {
                         throw EventGraphError(

@@ -178,6 +178,13 @@ struct StoreState: Sendable {
         pendingAttributeIndexEntities.insert(entityIndex)
     }
 
+    /// Makes every checkpoint chunk of every entity resident (``EntityColumns/makeCheckpointChunksResident()``).
+    ///
+    /// - Throws: the error of the first damaged chunk; the entities before it are resident then.
+    mutating func makeCheckpointChunksResident() throws(EventGraphError) {
+        for index in tables.indices { try tables[index].makeCheckpointChunksResident() }
+    }
+
     /// Makes room for `count` more rows of one entity.
     mutating func reserveCapacity(ofEntity entityIndex: Int, adding count: Int) {
         tables[entityIndex].reserveCapacity(adding: count)

@@ -96,15 +96,19 @@ public final class LogReader: Sendable {
     ///   ``LogFormatError/Code/damaged``), or this scan throws that error where it would otherwise classify a
     ///   failure with such frames involved. Either way its caller must scan again without deferring (from the
     ///   start, as a fresh replay) to get the verifying scan's result: damage or a torn tail at that frame.
+    /// - Parameter checksumsDeferredBodies: with `defersEntityChunkBodies`, still read the deferred bodies and verify
+    ///   their checksums and padding (every byte of the file checked, as without deferring), leaving their decoding
+    ///   to their first load: a tool that loads every chunk itself, on every core (`egctl replay`).
     @discardableResult
     package func scan(
-        fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false,
+        fromTransactionID: UInt64 = 0, defersEntityChunkBodies: Bool = false, checksumsDeferredBodies: Bool = false,
         defersTransactionDecompression: Bool = false, _ body: (LogRecord) throws -> Void = { _ in }
     ) throws -> ScanReport {
         let caller = CallerError()
         do {
             return try scanTyped(
                 fromTransactionID: fromTransactionID, defersEntityChunkBodies: defersEntityChunkBodies,
+                checksumsDeferredBodies: checksumsDeferredBodies,
                 defersTransactionDecompression: defersTransactionDecompression
             ) { record throws(LogFormatError) in
                 try caller.run { try body(record) }

@@ -105,6 +105,9 @@ struct StoreLoader {
         let reader = try LogReader(path: path)
         var graph = LogGraph(source: path)
         graph.checksStoredIndexes = checksStoredIndexes
+        // A checkpoint's entity chunks are checksummed by the scan and decoded by the graph, on every core, when the
+        // checkpoint ends (the library's chunk decoder).
+        graph.chunkReader = reader
         var ledger = CrossStoreLedger()
         var held: (changeset: ReplayChangeset, transaction: TransactionRecord)?
         var first: Int64?
@@ -184,7 +187,10 @@ struct StoreLoader {
         var report: ScanReport?
         do {
             do {
-                report = try reader.scan(defersTransactionDecompression: defersDecompression) { record in
+                report = try reader.scan(
+                    defersEntityChunkBodies: true, checksumsDeferredBodies: true,
+                    defersTransactionDecompression: defersDecompression
+                ) { record in
                     guard let transaction = record.transaction else {
                         try processPending()
                         return try process(record, nil)
