@@ -44,9 +44,9 @@ extension StoreState {
         }
         // Large to-many lists as sets, built the first time an inverse is looked up in them: a tag with 100k posts
         // is checked from each post's side in O(1), without decoding its list again.
-        var largeLists: [ObjectReference: [Int: Set<UInt64>]] = [:]
+        var largeLists: [LargeList: Set<UInt64>] = [:]
         func target(_ target: ObjectReference, property: Int, pointsBackTo object: ObjectReference) -> Bool {
-            if let set = largeLists[target]?[property] { return set.contains(object.key) }
+            if let set = largeLists[LargeList(target: target, property: property)] { return set.contains(object.key) }
             switch tables[Int(target.entityIndex)].value(ofProperty: property, forKey: target.key) {
             case nil, .attribute: return false
             case .toOne(let back): return back?.key == object.key && back?.storeIndex == 0
@@ -54,11 +54,17 @@ extension StoreState {
                 return list.contains { $0.key == object.key && $0.storeIndex == 0 }
             case .toMany(let list):
                 let set = Set(list.lazy.filter { $0.storeIndex == 0 }.map(\.key))
-                largeLists[target, default: [:]][property] = set
+                largeLists[LargeList(target: target, property: property)] = set
                 return set.contains(object.key)
             }
         }
         var holders: [UniqueKey: ObjectReference] = [:]
+        // Sized once: grown by doubling, the table of a 1M-post store's identities was rehashed a dozen times.
+        holders.reserveCapacity(
+            model.entities.indices.reduce(0) { count, entityIndex in
+                let constraints = model.entities[entityIndex].uniqueConstraints.count
+                return entityIndex < tables.count ? count + constraints * tables[entityIndex].count : count
+            })
         for (entityIndex, entity) in model.entities.enumerated() where entityIndex < tables.count {
             let relationships = entity.properties.compactMap(\.relationship)
             let constraints = entity.uniqueConstraints
@@ -107,4 +113,10 @@ extension StoreState {
         }
         return issues
     }
+}
+
+/// A target's to-many list that the integrity check keeps as a set (see `StoreState.integrityIssues`).
+private struct LargeList: Hashable {
+    var target: ObjectReference
+    var property: Int
 }
