@@ -117,6 +117,17 @@ struct IntegrityCheckTests {
             [
                 Self.transaction(1, [Self.course(log, 1, code: "SAME"), Self.course(log, 2, code: "OTHER")]),
                 Self.transaction(2, [Self.course(log, 3, code: "SAME")]),
+                // Two courses whose code is null (a crafted log can say so): nulls are never equal.
+                Self.transaction(
+                    3,
+                    [4, 5].map { key in
+                        Self.insert(
+                            log.course, UInt64(key),
+                            [
+                                PropertyChange(
+                                    propertyIndex: log.property("code", of: log.course), value: .attribute(.null))
+                            ])
+                    }),
             ]
         }
         let issues = try log.toolGraph().integrityIssues()
