@@ -1,5 +1,6 @@
 import Foundation
 import LogFormat
+import TestSupport
 import Testing
 
 @testable import EventGraph
@@ -57,6 +58,81 @@ struct AutomaticCheckpointTests {
         #expect(try reopened.stateDigest() == digest)
         try Self.saveCourses(26...30, in: reopened.newBackgroundContext(), waitingFor: reopened)
         #expect(try Self.layout(of: directory.file()).checkpoint == 30)
+        try reopened.close()
+    }
+
+    /// Saves one course per transaction whose code is `byteCount` random letters (which LZ4 hardly compresses), so
+    /// that each save adds about that many bytes to the log.
+    static func saveLargeCourses(
+        _ count: Int, of byteCount: Int, in context: ObjectContext, using random: inout SeededGenerator,
+        waitingFor container: ModelContainer
+    ) throws {
+        for _ in 0..<count {
+            let course = Course()
+            context.insert(course)
+            course.code = String(
+                decoding: (0..<byteCount).map { _ in UInt8.random(in: 0x61...0x7A, using: &random) }, as: UTF8.self)
+            try context.save()
+            container.waitForAutomaticCheckpoints()
+        }
+    }
+
+    /// The log's bytes after its checkpoint's end frame (the whole file without a checkpoint), as a tool reads it.
+    static func tailByteCount(of path: String) throws -> UInt64 {
+        var checkpointEnd: UInt64 = 0
+        // The committed bytes, not the file's size (the writer allocates the file ahead of its appends).
+        let report = try LogReader(path: path).scan { record in
+            if case .checkpointEnd(_, let byteOffset) = record { checkpointEnd = byteOffset }
+        }
+        return report.committedByteCount - checkpointEnd
+    }
+
+    /// A few large saves, which a count of transactions does not see, start a checkpoint once the log's bytes after
+    /// the last one reach the threshold; many small saves do not; a reopened store measures from its checkpoint.
+    @Test func theSaveThatMakesTheTailReachTheByteCountWritesACheckpoint() throws {
+        let directory = TemporaryDirectory()
+        var configuration = ModelContainer.Configuration()
+        configuration.automaticCheckpointTailByteCount = 250_000
+        let container = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
+        let context = container.newBackgroundContext()
+        var random = SeededGenerator(seed: 14)
+        // 200 small saves: a few kilobytes of log, far below the threshold (and far past any count).
+        try Self.saveCourses(1...200, in: context, waitingFor: container)
+        #expect(try Self.layout(of: directory.file()).checkpoint == nil)
+        let small = try Self.tailByteCount(of: directory.file())
+        #expect(small < 100_000)
+
+        // Two saves of 100 kB each leave the tail below 250 kB; the third crosses it.
+        try Self.saveLargeCourses(2, of: 100_000, in: context, using: &random, waitingFor: container)
+        #expect(try Self.layout(of: directory.file()).checkpoint == nil)
+        #expect(try Self.tailByteCount(of: directory.file()) < 250_000)
+        try Self.saveLargeCourses(1, of: 100_000, in: context, using: &random, waitingFor: container)
+        var (checkpoint, tail) = try Self.layout(of: directory.file())
+        #expect(checkpoint == 203)
+        #expect(tail.isEmpty)
+        #expect(container.lastAutomaticCheckpointFailure == nil)
+
+        // Counted from the checkpoint again: two more large saves, then the third starts the next one.
+        try Self.saveLargeCourses(2, of: 100_000, in: context, using: &random, waitingFor: container)
+        (checkpoint, tail) = try Self.layout(of: directory.file())
+        #expect(checkpoint == 203)
+        #expect(tail == [204, 205])
+        let digest = try container.stateDigest()
+        try container.close()
+
+        // A reopened store measures its tail from the checkpoint it opened (not from the file's start, which would
+        // start a checkpoint at its first save).
+        let reopened = try ModelContainer(
+            path: directory.file(), model: TestModels.school, configuration: configuration)
+        #expect(try reopened.stateDigest() == digest)
+        let reopenedContext = reopened.newBackgroundContext()
+        try Self.saveCourses([1000], in: reopenedContext, waitingFor: reopened)
+        #expect(try Self.layout(of: directory.file()).checkpoint == 203)
+        try Self.saveLargeCourses(1, of: 100_000, in: reopenedContext, using: &random, waitingFor: reopened)
+        (checkpoint, tail) = try Self.layout(of: directory.file())
+        #expect(checkpoint == 207)
+        #expect(tail.isEmpty)
         try reopened.close()
     }
 

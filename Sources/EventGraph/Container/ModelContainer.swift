@@ -28,8 +28,9 @@ public final class ModelContainer: Sendable {
         public var migration: MigrationPolicy = .inferred
         /// Rewrite the log as a checkpoint (a ``ModelContainer/compact()``) after a save once this many
         /// transactions have been committed since the log's last checkpoint, so that opening never replays an
-        /// unbounded tail. `nil` (the default): only explicit compactions. A compaction drops the history before
-        /// the checkpoint (views as of older transactions), so this is a choice, not a default.
+        /// unbounded tail. `nil` (the default): no threshold of transactions (with no
+        /// ``automaticCheckpointTailByteCount`` either, only explicit compactions). A compaction drops the history
+        /// before the checkpoint (views as of older transactions), so this is a choice, not a default.
         ///
         /// The checkpoint runs on a thread of its own: the save that crosses the count returns once it is durable,
         /// like any save, and saves go on while the checkpoint is written (they wait only while the transactions
@@ -39,6 +40,17 @@ public final class ModelContainer: Sendable {
         /// longer tail, and a later save starts the checkpoint again. A failure fails no save: see
         /// ``ModelContainer/lastAutomaticCheckpointFailure``.
         public var automaticCheckpointTransactionCount: Int?
+        /// Rewrite the log as a checkpoint (a ``ModelContainer/compact()``) after a save once the log's bytes after
+        /// its last checkpoint (the whole log, before the first) reach this many, so that opening never replays an
+        /// unbounded tail of a few large saves either, which ``automaticCheckpointTransactionCount`` alone does not
+        /// see. `nil` (the default): no threshold of bytes. The tail is measured as it is in the file (compressed
+        /// frames, external values included); the save that crosses it starts the checkpoint, as the count's does,
+        /// and the two thresholds can be set together (the first reached starts it).
+        ///
+        /// A save that follows a checkpoint whose copied tail (the saves committed while it was written) already
+        /// reaches the threshold starts the next one: a threshold far below the size of the saves committed during
+        /// one checkpoint makes the store rewrite its log after most saves.
+        public var automaticCheckpointTailByteCount: Int?
         /// The most bytes of decoded checkpoint chunks a store keeps in memory: 128 MiB by default.
         ///
         /// A store opened from a checkpoint reads each chunk of it (up to 4,096 objects of one entity) the first time

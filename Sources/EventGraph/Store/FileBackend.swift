@@ -18,16 +18,25 @@ final class FileBackend: LogBackend {
     private let recovery: LockedValue<StoreRecoveryReport?>
     /// What the last replay of the log said about saves across stores.
     private let ledger: LockedValue<CrossStoreLedger>
+    /// Where the log's last checkpoint ends (its end frame; 0 without one): the open's scan, then each rewrite.
+    private let checkpointEnd: LockedValue<UInt64>
 
     var isReadOnly: Bool { writer == nil }
     var recoveryReport: StoreRecoveryReport? { recovery.withLock { $0 } }
     var crossStoreLedger: CrossStoreLedger { ledger.withLock { $0 } }
 
+    var tailByteCount: UInt64 {
+        guard let writer else { return 0 }
+        let end = writer.byteCount
+        return end - min(end, checkpointEnd.withLock { $0 })
+    }
+
     private init(
         path: String, writer: LogWriter?, reader: LogReader, volume: MemoryVolume? = nil,
-        ledger: CrossStoreLedger = CrossStoreLedger()
+        ledger: CrossStoreLedger = CrossStoreLedger(), checkpointEnd: UInt64 = 0
     ) {
         self.ledger = LockedValue(ledger)
+        self.checkpointEnd = LockedValue(checkpointEnd)
         self.path = path
         self.volume = volume
         self.writer = writer
@@ -53,7 +62,9 @@ final class FileBackend: LogBackend {
         return try EventGraphError.converting(path: path) {
             var ledger = CrossStoreLedger()
             var chunkReader: LogReader?
+            var checkpointEnd: UInt64 = 0
             let writer = try LogWriter(path: path, options: options) { record in
+                if case .checkpointEnd(_, let byteOffset) = record { checkpointEnd = byteOffset }
                 let converted = try Self.convert(record) { () throws(LogFormatError) -> LogReader in
                     if let chunkReader { return chunkReader }
                     // Its reads pass through the configuration's fault injector (tests of failing chunk reads).
@@ -66,7 +77,8 @@ final class FileBackend: LogBackend {
             }
             do {
                 return FileBackend(
-                    path: path, writer: writer, reader: try LogReader(path: path), volume: volume, ledger: ledger)
+                    path: path, writer: writer, reader: try LogReader(path: path), volume: volume, ledger: ledger,
+                    checkpointEnd: checkpointEnd)
             } catch {
                 try? writer.close()
                 throw error
@@ -260,6 +272,7 @@ final class FileBackend: LogBackend {
                 current = (newReader, current.generation + 1)
                 install(handles, current.generation)
             }
+            checkpointEnd.withLock { $0 = report.checkpointEndByteOffset }
         }
     }
 

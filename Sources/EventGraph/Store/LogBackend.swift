@@ -65,6 +65,9 @@ protocol LogBackend: Sendable {
     var recoveryReport: StoreRecoveryReport? { get }
     /// What the last replay of the log said about saves across stores (see ``CrossStoreLedger``).
     var crossStoreLedger: CrossStoreLedger { get }
+    /// The log's bytes after its last checkpoint (from the checkpoint's end frame; the whole log when it has none),
+    /// queued transactions included: what an open replays besides the checkpoint. 0 for a read-only log.
+    var tailByteCount: UInt64 { get }
     /// Returns when a queued transaction is written to the file, not necessarily synced (a save across stores
     /// writes every store's part, then syncs them all). A failure here poisons the log.
     func waitUntilWritten(_ transaction: QueuedTransaction) throws(EventGraphError)

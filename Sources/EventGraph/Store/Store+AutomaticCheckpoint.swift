@@ -3,8 +3,9 @@ import LogFormat
 import Synchronization
 
 /// When a store rewrites its log as a checkpoint by itself: after a save, once the transactions committed since
-/// the log's last checkpoint reach ``ModelContainer/Configuration/automaticCheckpointTransactionCount``, so that
-/// no open replays an unbounded tail. The rewrite is a compaction (atomic: a crash or a failure at any step leaves
+/// the log's last checkpoint reach ``ModelContainer/Configuration/automaticCheckpointTransactionCount`` or the log's
+/// bytes after it reach ``ModelContainer/Configuration/automaticCheckpointTailByteCount``, so that no open replays an
+/// unbounded tail, whether of many small saves or of a few large ones. The rewrite is a compaction (atomic: a crash or a failure at any step leaves
 /// the old log or the new one, complete), run on a thread of its own: the save that triggers it returns once it is
 /// durable, and saves go on while it runs (see ``Store/compact(keepingPreviousAt:verifyingByReplay:)``). One runs at
 /// a time; a store that closes starts no other and cancels the one running (``Store/close()``): it stops at its next
@@ -14,6 +15,8 @@ import Synchronization
 final class AutomaticCheckpoint: Sendable {
     /// Transactions after the last checkpoint that trigger the next one; 0: never.
     private let threshold = Atomic<Int>(0)
+    /// The log's bytes after the last checkpoint that trigger the next one; 0: never.
+    private let byteThreshold = Atomic<UInt64>(0)
     /// The last transaction the log's checkpoint holds (0: the log has none).
     private let checkpointTransactionID = Atomic<UInt64>(0)
     /// Whether one runs, whether the store stopped them, and why the last one failed.
@@ -30,10 +33,14 @@ final class AutomaticCheckpoint: Sendable {
         var failure: EventGraphError?
     }
 
-    /// Sets the threshold (`nil` or a count below 1: never).
-    func configure(transactionCount: Int?) {
+    /// Sets the thresholds (`nil` or a count below 1: never by that measure).
+    func configure(transactionCount: Int?, tailByteCount: Int?) {
         threshold.store(max(0, transactionCount ?? 0), ordering: .relaxed)
+        byteThreshold.store(UInt64(max(0, tailByteCount ?? 0)), ordering: .relaxed)
     }
+
+    /// Whether a threshold of log bytes is set (the save then asks the log for its tail's size).
+    var countsTailBytes: Bool { byteThreshold.load(ordering: .relaxed) > 0 }
 
     /// Records that the log's checkpoint now holds the transactions up to `transactionID` (open, compaction).
     func recordCheckpoint(at transactionID: UInt64) {
@@ -55,11 +62,18 @@ final class AutomaticCheckpoint: Sendable {
     /// Whether the store is closing (no checkpoint starts any more).
     var isStopped: Bool { run.withLock { $0.value.isStopped } }
 
-    /// Whether a checkpoint is due after `lastTransactionID`; claims it when it is (the caller must ``finish(_:)``).
-    fileprivate func claimIfDue(after lastTransactionID: UInt64) -> Bool {
+    /// Whether a checkpoint is due after `lastTransactionID`, with `tailByteCount` bytes of log after the last
+    /// checkpoint (`nil`: not asked, ``countsTailBytes`` being false); claims it when it is (the caller must
+    /// ``finish(_:)``).
+    fileprivate func claimIfDue(after lastTransactionID: UInt64, tailByteCount: UInt64?) -> Bool {
         let count = threshold.load(ordering: .relaxed)
         let since = lastTransactionID &- min(lastTransactionID, checkpointTransactionID.load(ordering: .relaxed))
-        guard count > 0, since >= UInt64(count) else { return false }
+        let byteCount = byteThreshold.load(ordering: .relaxed)
+        // The bytes alone would start one again at once after a checkpoint whose tail (the saves copied after it)
+        // is already past the threshold: at least one transaction since the checkpoint is asked for too.
+        let isDueByCount = count > 0 && since >= UInt64(count)
+        let isDueByBytes = byteCount > 0 && since > 0 && (tailByteCount ?? 0) >= byteCount
+        guard isDueByCount || isDueByBytes else { return false }
         return run.withLock { locked in
             guard !locked.value.isRunning, !locked.value.isStopped else { return false }
             locked.value.isRunning = true
@@ -94,7 +108,11 @@ extension Store {
     /// after it installed, with no lock held, and returns at once. A failure fails no save: it is kept for
     /// ``ModelContainer/lastAutomaticCheckpointFailure``, and the log stays as it was (the rewrite is atomic).
     func checkpointIfDue() {
-        guard !isReadOnly, automaticCheckpoint.claimIfDue(after: lastTransactionID) else { return }
+        guard !isReadOnly,
+            automaticCheckpoint.claimIfDue(
+                after: lastTransactionID,
+                tailByteCount: automaticCheckpoint.countsTailBytes ? backend.tailByteCount : nil)
+        else { return }
         // A thread of its own rather than a shared queue's: it runs for seconds on a large store, and the chunks it
         // builds already use every core through `concurrentPerform`.
         let thread = Thread { [self] in
@@ -119,7 +137,9 @@ extension Store {
 extension Store {
     /// Applies a container's configuration of automatic checkpoints; returns the store.
     func configuringAutomaticCheckpoint(_ configuration: ModelContainer.Configuration) -> Store {
-        automaticCheckpoint.configure(transactionCount: configuration.automaticCheckpointTransactionCount)
+        automaticCheckpoint.configure(
+            transactionCount: configuration.automaticCheckpointTransactionCount,
+            tailByteCount: configuration.automaticCheckpointTailByteCount)
         return self
     }
 }

@@ -10,6 +10,8 @@ package struct RewriteReport: Hashable, Sendable {
     package var oldByteCount: UInt64
     /// Size of the new log.
     package var newByteCount: UInt64
+    /// Where the new log's checkpoint ends (right after its end frame): the tail copied after it starts here.
+    package var checkpointEndByteOffset: UInt64
     /// The new file's generation.
     package var generation: UInt64
     /// Transactions after the checkpoint copied from the old file.

@@ -213,7 +213,8 @@ package final class PreparedRewrite {
     /// What the rewrite did.
     func report(oldByteCount: UInt64, previousPath: String?) -> RewriteReport {
         RewriteReport(
-            oldByteCount: oldByteCount, newByteCount: frames.offset, generation: frames.header.generation,
+            oldByteCount: oldByteCount, newByteCount: frames.offset, checkpointEndByteOffset: tailStart.byteOffset,
+            generation: frames.header.generation,
             copiedTransactionCount: copiedTransactionCount, checkpointBlobs: checkpointBlobs, copiedBlobs: copiedBlobs,
             durationNanoseconds: SystemClock.monotonicNanoseconds() - started, previousPath: previousPath)
     }
