@@ -36,6 +36,10 @@ struct Replayer {
     /// The budget of decoded checkpoint chunks the state's lazily loaded chunks share (``DecodedChunkCache``):
     /// `Int.max` (every chunk kept once decoded) unless a store's configuration sets one.
     var decodedChunkByteBudget = Int.max
+    /// Whether the indexes of the state the log's first schema frame starts are left to first need
+    /// (``StoreState/deferIndexes(model:)``): a store's open sets it; otherwise they are kept up to date through
+    /// every transaction (the tests that compare that upkeep with staging's).
+    var defersIndexes = false
 
     init(
         model: ObjectModel?, untilTransaction: UInt64?, policy: ReplayPolicy = .strict, buildsIndexes: Bool = true,
@@ -235,9 +239,11 @@ struct Replayer {
             }
             model = try givenModel.reordered(as: names)
             state = StoreState(model: model!, isIndexed: buildsIndexes)
+            if defersIndexes { state!.deferIndexes(model: model!) }
         } else {
             model = try ObjectModel(schema: schema)
             state = StoreState(model: model!, isIndexed: buildsIndexes)
+            if defersIndexes { state!.deferIndexes(model: model!) }
         }
         recordedSchema = schema
         recordedDefaults = schema.entities.map { entity in

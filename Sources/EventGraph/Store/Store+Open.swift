@@ -32,6 +32,7 @@ extension Store {
     ) throws(EventGraphError) -> Store {
         var replayer = Replayer(model: model, untilTransaction: untilTransaction, policy: .strict, source: source)
         replayer.decodedChunkByteBudget = decodedChunkByteBudget
+        replayer.defersIndexes = true
         let backend = try makeBackend { record throws(EventGraphError) in try replayer.consume(record) }
         let isReadOnly = untilTransaction != nil || backend.isReadOnly
         guard let resolvedModel = replayer.model else {

@@ -65,7 +65,7 @@ extension StoreState {
             for (entityIndex, count) in insertCounts.enumerated() where count > 0 {
                 reserveCapacity(ofEntity: entityIndex, adding: count)
             }
-            if isIndexed, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+            if keepsUniqueEntries(model: model) {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + order.count)
             }
         }

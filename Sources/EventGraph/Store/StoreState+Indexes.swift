@@ -127,6 +127,22 @@ extension StoreState {
         }
     }
 
+    /// Leaves every index of a state replayed from the log's first transaction to its first need, as for the
+    /// entities of a checkpoint adopted unloaded: its uniqueness entries and attribute indexes are built from the
+    /// columns once, when a save, a lookup or a fetch first needs them (``buildPendingUniqueEntries(_:model:)``,
+    /// ``buildPendingAttributeIndexes(_:)``), rather than kept up to date through every replayed transaction.
+    ///
+    /// Keeping them during the replay grew the uniqueness table by doubling, rehashing every tuple each time, and
+    /// read each touched object's old values: the open of a log of 1M posts without a checkpoint spent more than a
+    /// third of its time there (BENCHMARKS.md, "Open of a log without a checkpoint: indexes on first need").
+    mutating func deferIndexes(model: ObjectModel) {
+        guard isIndexed else { return }
+        for entityIndex in model.entities.indices {
+            if !model.entities[entityIndex].uniqueConstraints.isEmpty { pendingUniqueEntities.insert(entityIndex) }
+            if !indexes[entityIndex].isEmpty { pendingAttributeIndexEntities.insert(entityIndex) }
+        }
+    }
+
     /// The entities among `entities`, and among the families their uniqueness constraints span, whose uniqueness
     /// entries are still pending, in increasing order.
     func pendingUniqueEntities(for entities: some Sequence<Int>, model: ObjectModel) -> [Int] {

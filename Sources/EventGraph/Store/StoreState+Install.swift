@@ -28,7 +28,7 @@ extension StoreState {
             for (entityIndex, count) in added.enumerated() where count > 0 {
                 reserveCapacity(ofEntity: entityIndex, adding: count)
             }
-            if isIndexed, !takesTuples, model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
+            if !takesTuples, keepsUniqueEntries(model: model) {
                 uniqueIndex.reserveCapacity(uniqueIndex.count + staged.count)
             }
         }
@@ -59,6 +59,15 @@ extension StoreState {
         }
         indexChanges.apply(to: &indexes)
         if let deferred, deferred.hasChanges { deferredIndexChanges.append(deferred) }
+    }
+
+    /// Whether some entity with uniqueness constraints has its entries in ``uniqueIndex`` (is indexed and not
+    /// pending): otherwise an install adds none, and the index is not grown for it.
+    func keepsUniqueEntries(model: ObjectModel) -> Bool {
+        isIndexed
+            && model.entities.indices.contains { entityIndex in
+                !model.entities[entityIndex].uniqueConstraints.isEmpty && !pendingUniqueEntities.contains(entityIndex)
+            }
     }
 
     /// Updates the uniqueness index and records the attribute index changes of one object whose values go from
@@ -104,10 +113,15 @@ extension StoreState {
 
     /// The properties of one entity whose old values installing a change reads: those of its uniqueness
     /// constraints and of its attribute indexes, when the state keeps them (empty for a tool's state).
+    /// An entity's pending indexes read none: they are built from the columns later, changes included (but the
+    /// changes deferred for the stored attribute indexes of a checkpoint are recorded with their old values).
     func oldValuesNeeded(ofEntity entityIndex: Int, model: ObjectModel) -> [Int] {
         guard isIndexed else { return [] }
-        let constraints = model.entities[entityIndex].uniqueConstraints
-        let attributeIndexes = indexes[entityIndex]
+        let constraints =
+            pendingUniqueEntities.contains(entityIndex) ? [] : model.entities[entityIndex].uniqueConstraints
+        let attributeIndexes =
+            pendingAttributeIndexEntities.contains(entityIndex) && storedAttributeIndexes[entityIndex] == nil
+            ? [] : indexes[entityIndex]
         guard !constraints.isEmpty || !attributeIndexes.isEmpty else { return [] }
         // Sorted and without repeats; a few properties, so no set (this runs once per replayed transaction).
         var properties: [Int] = []
