@@ -35,12 +35,22 @@ struct AutomaticCheckpointTests {
         }
     }
 
-    @Test func theSaveThatReachesTheCountWritesACheckpoint() throws {
-        let directory = TemporaryDirectory()
+    /// A school store in `directory` under a default configuration that `configure` changes.
+    static func container(
+        in directory: TemporaryDirectory, _ configure: (inout ModelContainer.Configuration) -> Void
+    ) throws -> (ModelContainer, ModelContainer.Configuration) {
         var configuration = ModelContainer.Configuration()
-        configuration.automaticCheckpointTransactionCount = 10
+        configure(&configuration)
         let container = try ModelContainer(
             path: directory.file(), model: TestModels.school, configuration: configuration)
+        return (container, configuration)
+    }
+
+    @Test func theSaveThatReachesTheCountWritesACheckpoint() throws {
+        let directory = TemporaryDirectory()
+        let (container, configuration) = try Self.container(in: directory) {
+            $0.automaticCheckpointTransactionCount = 10
+        }
         let context = container.newBackgroundContext()
         try Self.saveCourses(1...9, in: context, waitingFor: container)
         #expect(try Self.layout(of: directory.file()).checkpoint == nil)
@@ -91,10 +101,9 @@ struct AutomaticCheckpointTests {
     /// the last one reach the threshold; many small saves do not; a reopened store measures from its checkpoint.
     @Test func theSaveThatMakesTheTailReachTheByteCountWritesACheckpoint() throws {
         let directory = TemporaryDirectory()
-        var configuration = ModelContainer.Configuration()
-        configuration.automaticCheckpointTailByteCount = 250_000
-        let container = try ModelContainer(
-            path: directory.file(), model: TestModels.school, configuration: configuration)
+        let (container, configuration) = try Self.container(in: directory) {
+            $0.automaticCheckpointTailByteCount = 250_000
+        }
         let context = container.newBackgroundContext()
         var random = SeededGenerator(seed: 14)
         // 200 small saves: a few kilobytes of log, far below the threshold (and far past any count).
