@@ -165,11 +165,9 @@ extension StoreState {
             uniqueIndex.reserveCapacity(uniqueIndex.count + tables[entityIndex].count * constraints.count)
             tables[entityIndex].forEachLiveSlot { chunk, position, _ in
                 for constraint in constraints {
-                    let values = constraint.propertyIndices.map { chunk.attributeValue(at: position, property: $0) }
                     // Nulls are never equal (as in SQL): a tuple with one is not indexed.
-                    guard !values.contains(.null) else { continue }
-                    let tuple = UniqueKey(
-                        entityIndex: constraint.entityIndex, ordinal: constraint.ordinal, values: values)
+                    guard let tuple = UniqueKey(constraint, value: { chunk.attributeValue(at: position, property: $0) })
+                    else { continue }
                     uniqueIndex[tuple] = chunk.keys[position]
                 }
             }

@@ -217,22 +217,35 @@ struct UniqueKey: Hashable, Sendable {
         self.rest = values.count > 1 ? Array(values.dropFirst()) : []
     }
 
-    /// The tuple of a row for a constraint; `nil` when a value is null (nulls are never equal, as in SQL).
-    init?<Values: RandomAccessCollection<PropertyValue>>(_ constraint: UniqueConstraint, values rowValues: Values)
-    where Values.Index == Int {
+    /// The tuple of a constraint whose values `value` reads by property index; `nil` when one is null (nulls are
+    /// never equal, as in SQL). Builds no array for a one-attribute constraint.
+    @inline(__always)
+    init?(_ constraint: UniqueConstraint, value: (_ propertyIndex: Int) -> AttributeValue) {
         let indices = constraint.propertyIndices
-        guard case .attribute(let first) = rowValues[indices[0]], first != .null else { return nil }
+        let first = value(indices[0])
+        guard first != .null else { return nil }
         var rest: [AttributeValue] = []
         if indices.count > 1 {
             rest.reserveCapacity(indices.count - 1)
             for index in indices.dropFirst() {
-                guard case .attribute(let value) = rowValues[index], value != .null else { return nil }
-                rest.append(value)
+                let next = value(index)
+                guard next != .null else { return nil }
+                rest.append(next)
             }
         }
         self.entityIndex = constraint.entityIndex
         self.ordinal = constraint.ordinal
         self.first = first
         self.rest = rest
+    }
+
+    /// The tuple of a row for a constraint; `nil` when a value is null (nulls are never equal, as in SQL).
+    init?<Values: RandomAccessCollection<PropertyValue>>(_ constraint: UniqueConstraint, values rowValues: Values)
+    where Values.Index == Int {
+        // A value that is not an attribute's (a damaged row) makes no tuple, as a null does.
+        self.init(constraint) { index in
+            guard case .attribute(let value) = rowValues[index] else { return .null }
+            return value
+        }
     }
 }
