@@ -151,6 +151,17 @@ struct AttributeIndex: Sendable {
         }
     }
 
+    /// An index of `entries`, given in any order (values that cannot be ordered are left out): sorted where they
+    /// are, without the copy of them that ``rebuild(removing:inserting:)`` makes (building an entity's index from
+    /// its columns: for 1M posts' dates, 32 MB fewer to allocate and fault in).
+    init(propertyIndex: Int, building entries: consuming [Entry]) {
+        self.init(propertyIndex: propertyIndex)
+        var entries = entries
+        entries.removeAll { !Self.isIndexable($0.value) }
+        entries.sort(by: Self.precedes)
+        replaceAll(withSorted: entries)
+    }
+
     /// Replaces the entries by a sorted merge (for large batches and for building from a checkpoint).
     mutating func rebuild(removing removals: [Entry], inserting insertions: [Entry]) {
         var entries: [Entry] = []

@@ -121,9 +121,7 @@ extension StoreState {
                 guard case .attribute(let value)? = value else { return }
                 entries.append(AttributeIndex.Entry(value: value, key: key))
             }
-            var fresh = AttributeIndex(propertyIndex: propertyIndex)
-            fresh.rebuild(removing: [], inserting: entries)
-            indexes[entityIndex][position] = fresh
+            indexes[entityIndex][position] = AttributeIndex(propertyIndex: propertyIndex, building: entries)
         }
     }
 
