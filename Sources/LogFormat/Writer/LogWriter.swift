@@ -120,9 +120,16 @@ public final class LogWriter: Sendable {
     /// Opens (or creates) the log at `path` for writing, recovering from a crash, and calls `replay` with every
     /// committed record in order (so the object layer replays during the one recovery scan).
     ///
-    /// - Throws: as ``init(path:options:)``; errors thrown by `replay` are rethrown unchanged (and the writer is not
-    ///   opened).
-    package init(path: String, options: Options = Options(), replay: (LogRecord) throws -> Void) throws {
+    /// `replayEnded` is called once the scan delivered its last record, before recovery changes the file (a torn
+    /// tail is cut off after it): a caller that holds records back to replay them later (decoded ahead on another
+    /// thread) replays them there, so that a failure of theirs, like one of `replay`, leaves the file as it was.
+    ///
+    /// - Throws: as ``init(path:options:)``; errors thrown by `replay` or `replayEnded` are rethrown unchanged (and
+    ///   the writer is not opened).
+    package init(
+        path: String, options: Options = Options(), replay: (LogRecord) throws -> Void,
+        replayEnded: () throws -> Void = {}
+    ) throws {
         let resolvedPath = try FilePath.resolvingSymbolicLinks(path)
         let (storeLock, created) = try Self.lock(resolvedPath, displayPath: path, options: options)
         let removed = AtomicRewrite.removeLeftovers(of: resolvedPath)
@@ -146,6 +153,7 @@ public final class LogWriter: Sendable {
                 }
             }
             try converter.finish()
+            try caller.run { try replayEnded() }
         } catch {
             try caller.rethrow(error)
         }

@@ -1,4 +1,5 @@
 import CHeap
+import EventGraph
 import Foundation
 import Synchronization
 
@@ -134,5 +135,19 @@ final class HeapPrefaulter: Sendable {
 extension Comparable {
     fileprivate func clamped(to bounds: ClosedRange<Self>) -> Self {
         min(max(self, bounds.lowerBound), bounds.upperBound)
+    }
+}
+
+extension HeapPrefaulter: DecodingCompanion {
+    /// A head start before each decoding on the decoding thread.
+    func willDecode() {
+        populate(leadByteCount: Self.headStartByteCount) { true }
+    }
+
+    /// After a decoding, as far as the transaction's size suggests, for as long as no other transaction waits to be
+    /// decoded (the decoding thread's idle time): the state a transaction adds is of the order of its payload (its
+    /// strings are most of both).
+    func didDecode(payloadByteCount: Int, isIdle: () -> Bool) {
+        populate(leadByteCount: min(payloadByteCount, Int.max / 2) * 2, while: isIdle)
     }
 }

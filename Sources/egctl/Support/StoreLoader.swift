@@ -93,6 +93,12 @@ struct StoreLoader {
             defersDecompression: false)
     }
 
+    /// The smallest payload decoded on the decoding thread: the library's default (64 KiB), or the byte count in the
+    /// environment variable `EGCTL_DECODE_ASIDE_BYTES` (for tests: 0 decodes every transaction aside).
+    private static let smallestPayloadDecodedAside =
+        ProcessInfo.processInfo.environment["EGCTL_DECODE_ASIDE_BYTES"].flatMap { Int($0) }
+        ?? DecodingAhead.defaultSmallestPayloadDecodedAside
+
     /// Whether a load without `each` defers decompression to decoding: yes, unless the environment variable
     /// `EGCTL_DEFER_DECOMPRESSION` is `0` (for tests that compare both ways).
     private static let deferringDecompression =
@@ -166,44 +172,25 @@ struct StoreLoader {
             }
         }
         // Transactions' changesets are decoded on another thread ahead of the one applied (the replay's two halves on
-        // two cores), up to ``DecodingWindow``'s bounds; every record is still processed here, one at a time, in log
-        // order. With only the next transaction decoded ahead, the replaying thread waited for the decoding of each
-        // large transaction that followed a small one (≈ 0.5 s of a 1.4 s replay of the 1M-post demo store).
-        var pending = DecodingWindow()
-        func processOldest() throws {
-            let (record, decoding) = pending.removeOldest()
-            do {
-                try process(record, try decoding.changeset())
-            } catch {
-                // Nothing after a transaction that failed (or stopped the replay) is applied: the ones delivered
-                // after it are dropped, as the scan would not have delivered them with nothing decoded ahead.
-                pending.removeAll()
-                throw error
-            }
-        }
-        func processPending() throws {
-            while !pending.isEmpty { try processOldest() }
-        }
+        // two cores), by the library's `DecodingAhead` as a store's open does; every record is still processed here,
+        // one at a time, in log order. With only the next transaction decoded ahead, the replaying thread waited for
+        // the decoding of each large transaction that followed a small one (≈ 0.5 s of a 1.4 s replay of the
+        // 1M-post demo store).
+        var pending = DecodingAhead(
+            smallestPayloadDecodedAside: smallestPayloadDecodedAside, companion: prefaulter)
         var report: ScanReport?
         do {
             do {
                 report = try reader.scan(
                     defersEntityChunkBodies: true, checksumsDeferredBodies: true,
                     defersTransactionDecompression: defersDecompression
-                ) { record in
-                    guard let transaction = record.transaction else {
-                        try processPending()
-                        return try process(record, nil)
-                    }
-                    pending.append(record, ChangesetDecoding(transaction, prefaulter: prefaulter))
-                    while pending.isFull { try processOldest() }
-                }
+                ) { record in try pending.take(record, process: process) }
             } catch let error where !(error is StopScan) {
                 // The transactions before the failure were delivered: processed first, as they would have been.
-                try processPending()
+                try pending.drain(process)
                 throw error
             }
-            try processPending()
+            try pending.drain(process)
         } catch is StopScan {
             report = nil
         }
@@ -219,131 +206,5 @@ struct StoreLoader {
                 UndecidedPart(
                     changeset: $0.changeset.changeset, transaction: $0.transaction, storeUUID: reader.header.storeUUID)
             })
-    }
-}
-
-/// The transactions delivered by the scan and not applied yet, oldest first, each with its decoding (started when it
-/// was delivered).
-///
-/// Full past ``maxCount`` transactions or ``maxPayloadByteCount`` bytes of their payloads besides the oldest's (each
-/// counted as the larger of its length and the stored bytes its record holds): the decodings ahead of the replay, and
-/// the memory they hold, stay bounded (a payload's size is bounded by the log's limits); the oldest is always taken,
-/// however large. The count is what the 1M-post demo store needs: its large
-/// saves come after runs of small ones, and the decoding must have reached a large one while the small ones before it
-/// are applied (ahead by 2, 16 and 64 transactions, the replaying thread waited 0.44, 0.16–0.18 and 0.03–0.06 s of a
-/// 1–1.4 s replay: BENCHMARKS.md, h84).
-private struct DecodingWindow {
-    static let maxCount = 64
-    static let maxPayloadByteCount = 16 << 20
-
-    private typealias Entry = (record: LogRecord, decoding: ChangesetDecoding, payloadByteCount: Int)
-    /// The entries from ``oldest`` on; the ones before it were taken (`nil`, so that what they hold is freed).
-    private var entries: [Entry?] = []
-    private var oldest = 0
-    /// The payload bytes of the entries after the oldest.
-    private var payloadByteCountAhead = 0
-
-    /// The most transactions that were ever waiting at once (the oldest included).
-    private(set) var maxWaitingCount = 0
-
-    var isEmpty: Bool { oldest == entries.count }
-
-    var isFull: Bool {
-        entries.count - oldest > Self.maxCount
-            || (entries.count - oldest > 1 && payloadByteCountAhead > Self.maxPayloadByteCount)
-    }
-
-    mutating func append(_ record: LogRecord, _ decoding: ChangesetDecoding) {
-        // A frame header's raw length is the file's word, checked only when the frame is decompressed: a waiting
-        // record counts the stored bytes it holds if they are more.
-        let byteCount = record.transaction.map { max($0.payloadByteCount, $0.heldByteCount) } ?? 0
-        if !isEmpty { payloadByteCountAhead += byteCount }
-        entries.append((record, decoding, byteCount))
-        maxWaitingCount = max(maxWaitingCount, entries.count - oldest)
-    }
-
-    /// Drops every waiting transaction (their decodings finish unread).
-    mutating func removeAll() {
-        entries.removeAll()
-        oldest = 0
-        payloadByteCountAhead = 0
-    }
-
-    mutating func removeOldest() -> (record: LogRecord, decoding: ChangesetDecoding) {
-        guard oldest < entries.count, let entry = entries[oldest] else {
-            preconditionFailure("no transaction is waiting to be applied")
-        }
-        entries[oldest] = nil
-        oldest += 1
-        if let next = entries.dropFirst(oldest).first, let next { payloadByteCountAhead -= next.payloadByteCount }
-        if oldest >= Self.maxCount {
-            entries.removeFirst(oldest)
-            oldest = 0
-        }
-        return (entry.record, entry.decoding)
-    }
-}
-
-/// A transaction's changeset being decoded on another thread (a large one) or already decoded (a small one, for
-/// which handing it over would cost more than decoding it): ``changeset()`` waits for it.
-private final class ChangesetDecoding: Sendable {
-    /// The smallest payload decoded on another thread: 64 KiB, or the byte count in the environment variable
-    /// `EGCTL_DECODE_ASIDE_BYTES` (for tests: 0 decodes every transaction aside).
-    private static let smallestPayloadDecodedAside =
-        ProcessInfo.processInfo.environment["EGCTL_DECODE_ASIDE_BYTES"].flatMap { Int($0) } ?? 64 << 10
-
-    /// One thread decodes (a serial queue: in log order, ahead of the replay as far as ``DecodingWindow`` allows,
-    /// and the allocations of one more thread are all it adds to the process's memory).
-    private static let queue = DispatchQueue(label: "egctl.changeset-decoding")
-
-    private let result: Mutex<Result<ReplayChangeset, LogFormatError>?>
-    private let done: DispatchSemaphore?
-
-    /// Large transactions queued for decoding and not started yet.
-    private static let queuedCount = Atomic<Int>(0)
-
-    /// Starts decoding `transaction`. For a large one, `prefaulter` (if any) populates the heap the replaying thread
-    /// fills next: a head start before the decoding, then, after it, as far as the transaction's size suggests for as
-    /// long as no other transaction waits to be decoded (the decoding thread's idle time).
-    init(_ transaction: TransactionRecord, prefaulter: HeapPrefaulter?) {
-        guard transaction.payloadByteCount >= Self.smallestPayloadDecodedAside else {
-            result = Mutex(Self.decode(transaction))
-            done = nil
-            return
-        }
-        result = Mutex(nil)
-        done = DispatchSemaphore(value: 0)
-        // The state a transaction adds is of the order of its payload (its strings are most of both).
-        let lead = min(transaction.payloadByteCount, Int.max / 2) * 2
-        Self.queuedCount.add(1, ordering: .relaxed)
-        Self.queue.async { [self] in
-            Self.queuedCount.subtract(1, ordering: .relaxed)
-            prefaulter?.populate(leadByteCount: HeapPrefaulter.headStartByteCount) { true }
-            let decoded = Self.decode(transaction)
-            result.withLock { $0 = decoded }
-            done!.signal()
-            prefaulter?.populate(leadByteCount: lead) { Self.queuedCount.load(ordering: .relaxed) == 0 }
-        }
-    }
-
-    private static func decode(_ transaction: TransactionRecord) -> Result<ReplayChangeset, LogFormatError> {
-        Result { () throws(LogFormatError) in try ReplayChangeset(transaction) }
-    }
-
-    /// The decoded changeset, or the error that decoding it threw; once (it is moved out, so that its byte buffer
-    /// stays unshared and can be reused once applied).
-    func changeset() throws(LogFormatError) -> ReplayChangeset {
-        done?.wait()
-        return try result.withLock { decoded in
-            defer { decoded = nil }
-            return decoded!
-        }.get()
-    }
-}
-
-extension LogRecord {
-    /// The transaction of a transaction record.
-    fileprivate var transaction: TransactionRecord? {
-        if case .transaction(let transaction) = self { transaction } else { nil }
     }
 }
