@@ -149,13 +149,20 @@ final class FileBackend: LogBackend {
         let reader = current.withLock { $0.reader }
         var ledger = CrossStoreLedger()
         let report = try EventGraphError.converting(path: reader.path) {
-            // The scan stops at the first error `body` throws and rethrows it unchanged.
-            try reader.scan(defersEntityChunkBodies: true) { record in
-                let converted = try Self.convert(record, chunkReader: { reader })
+            func process(_ record: LogRecord, _ changeset: ReplayChangeset?) throws {
+                let converted = try Self.convert(record, changeset: changeset, chunkReader: { reader })
                 ledger.note(record, crossStore: converted?.changesetHeader?.crossStore)
                 guard let converted else { return }
                 try body(converted)
             }
+            // Large transactions are decoded ahead, as at open; those the scan delivered last are replayed once it
+            // returns. The scan stops at the first error `body` throws and rethrows it unchanged.
+            var pending = DecodingAhead()
+            let report = try reader.scan(defersEntityChunkBodies: true) { record in
+                try pending.take(record, process: process)
+            }
+            try pending.drain(process)
+            return report
         }
         self.ledger.withLock { $0 = ledger }
         if isReadOnly {
