@@ -4,8 +4,9 @@ package import LogFormat
 import Synchronization
 
 /// Delivers a scan's records in log order with each large transaction's changeset decoded ahead, on another thread,
-/// while the transactions before it are applied: a replay's two halves on two cores. A store's open (the library's
-/// recovery scan) and egctl's replay both deliver their records through it.
+/// while the transactions before it are applied: a replay's two halves on two cores. A store's open (the writer's
+/// recovery scan), its read-only views and change feed (`FileBackend.replay`) and egctl's replay all deliver their
+/// records through it.
 ///
 /// Every record is still processed by the caller's thread, one at a time, in log order: a transaction waits in the
 /// window (``DecodingWindow``) until the window is full or another kind of record comes, which is processed after
