@@ -7,11 +7,11 @@ import Synchronization
 /// bytes after it reach ``ModelContainer/Configuration/automaticCheckpointTailByteCount``, so that no open replays an
 /// unbounded tail, whether of many small saves or of a few large ones. The rewrite is a compaction (atomic: a crash
 /// or a failure at any step leaves the old log or the new one, complete), run on a thread of its own: the save that
-/// triggers it returns once it is durable, and saves go on while it runs (see ``Store/compact(keepingPreviousAt:verifyingByReplay:)``). One runs at
-/// a time; a store that closes starts no other and cancels the one running (``Store/close()``): it stops at its next
-/// check, removes its temporary file and leaves the log as it was, so that a close never waits out a checkpoint of
-/// a large store. The next open then replays a longer tail (up to about twice the threshold), and its first save
-/// past the threshold starts the checkpoint again.
+/// triggers it returns once it is durable, and saves go on while it runs (see
+/// ``Store/compact(keepingPreviousAt:verifyingByReplay:)``). One runs at a time; a store that closes starts no other
+/// and cancels the one running (``Store/close()``): it stops at its next check, removes its temporary file and leaves
+/// the log as it was, so that a close never waits out a checkpoint of a large store. The next open then replays a
+/// longer tail (up to about twice the threshold), and its first save past the threshold starts the checkpoint again.
 final class AutomaticCheckpoint: Sendable {
     /// Transactions after the last checkpoint that trigger the next one; 0: never.
     private let threshold = Atomic<Int>(0)
