@@ -1,4 +1,5 @@
 import Foundation
+import LogFormat
 import Testing
 
 @testable import EventGraph
@@ -59,6 +60,43 @@ struct ValidationRuleTests {
             error.failures.map { "\($0.propertyName ?? "-"): \($0.message)" } == [
                 "level: is 0, below the minimum 1.0", "code: has length 1, shorter than the minimum 2",
             ])
+    }
+
+    @Test("a length counts characters: a bound is decided without counting only where the bytes prove it")
+    func aLengthCountsCharactersNotBytes() throws {
+        // Each value's UTF-8 bytes and its characters fall on different sides of a bound, so a check that took the
+        // bytes for the length, or skipped counting where the bytes prove nothing, gives another answer.
+        let cases: [(code: String, failure: String?)] = [
+            ("é", "code: has length 1, shorter than the minimum 2"),  // 2 bytes, 1 character
+            ("e\u{301}\u{301}", "code: has length 1, shorter than the minimum 2"),  // 5 bytes, 1 character
+            ("👍🏽👍🏽", nil),  // 16 bytes, 2 characters
+            ("éé", nil),  // 4 bytes, 2 characters
+            ("ééééé", "code: has length 5, longer than the maximum 4"),  // 10 bytes
+            ("a", "code: has length 1, shorter than the minimum 2"),
+            ("abcd", nil),
+            ("", "code: has length 0, shorter than the minimum 2"),
+        ]
+        for (code, expected) in cases {
+            let container = try ModelContainer(inMemoryWith: Self.model)
+            let context = container.newBackgroundContext(name: "writer")
+            let badge = Badge()
+            context.insert(badge)
+            badge.code = code
+            if let expected {
+                let error = try #require(throws: EventGraphError.self, "\(code)") { try context.save() }
+                #expect(error.failures.map { "\($0.propertyName ?? "-"): \($0.message)" } == [expected], "\(code)")
+            } else {
+                #expect(throws: Never.self, "\(code)") { try context.save() }
+            }
+        }
+        // The shortcut itself: sure only where the bytes bound the count.
+        #expect(AttributeValue.string("abc").lengthIsSurelyWithin(minimum: 1, maximum: nil))
+        #expect(AttributeValue.string("abc").lengthIsSurelyWithin(minimum: nil, maximum: 3))
+        #expect(!AttributeValue.string("abc").lengthIsSurelyWithin(minimum: 2, maximum: nil))
+        #expect(!AttributeValue.string("éé").lengthIsSurelyWithin(minimum: nil, maximum: 3))
+        #expect(!AttributeValue.string("").lengthIsSurelyWithin(minimum: 1, maximum: nil))
+        #expect(AttributeValue.string("").lengthIsSurelyWithin(minimum: 0, maximum: 0))
+        #expect(!AttributeValue.binary([1, 2]).lengthIsSurelyWithin(minimum: nil, maximum: nil))
     }
 
     @Test("a rule holds no reference, so the save's copy of it per object retains and releases nothing")

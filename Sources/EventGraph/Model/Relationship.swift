@@ -64,6 +64,12 @@ public struct Relationship<Value: RelationshipValue> {
     }
 
     /// Reads and writes the targets through the enclosing object, keeping the inverse consistent.
+    ///
+    /// Inlinable, as ``Attribute``'s is, so that each model class gets a copy specialized for its object and value
+    /// types: unspecialized, every set of `post.tags` looked up the generic metadata of `Set<Tag>` and its
+    /// conformance at run time and mapped the set to an array through them (a fifth of the setter's time in a bulk
+    /// insert's profile).
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,

@@ -20,9 +20,11 @@ extension Optional: RelationshipValue where Wrapped: ManagedObject {
     public static var isToMany: Bool { false }
     public static var isOrdered: Bool { false }
     public static var empty: Self { nil }
+    @inlinable
     public init(relationshipTargets: [ManagedObject]) {
         self = relationshipTargets.first.map { $0 as! Wrapped }
     }
+    @inlinable
     public var relationshipTargets: [ManagedObject] { map { [$0] } ?? [] }
 }
 
@@ -31,9 +33,11 @@ extension Array: RelationshipValue where Element: ManagedObject {
     public static var isToMany: Bool { true }
     public static var isOrdered: Bool { true }
     public static var empty: Self { [] }
+    @inlinable
     public init(relationshipTargets: [ManagedObject]) {
         self = relationshipTargets.map { $0 as! Element }
     }
+    @inlinable
     public var relationshipTargets: [ManagedObject] { map { $0 } }
 }
 
@@ -42,8 +46,10 @@ extension Set: RelationshipValue where Element: ManagedObject {
     public static var isToMany: Bool { true }
     public static var isOrdered: Bool { false }
     public static var empty: Self { [] }
+    @inlinable
     public init(relationshipTargets: [ManagedObject]) {
         self = Set(relationshipTargets.lazy.map { $0 as! Element })
     }
+    @inlinable
     public var relationshipTargets: [ManagedObject] { map { $0 } }
 }

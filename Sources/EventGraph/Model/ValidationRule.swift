@@ -168,7 +168,10 @@ extension EntityDescription {
                     fail(.maximumValue, "is \(value.displayText), above the maximum \(maximum)")
                 }
             }
-            if rule.minimumLength != nil || rule.maximumLength != nil, let length = value.length {
+            if rule.minimumLength != nil || rule.maximumLength != nil,
+                !value.lengthIsSurelyWithin(minimum: rule.minimumLength, maximum: rule.maximumLength),
+                let length = value.length
+            {
                 if let minimum = rule.minimumLength, length < minimum {
                     fail(.minimumLength, "has length \(length), shorter than the minimum \(minimum)")
                 }

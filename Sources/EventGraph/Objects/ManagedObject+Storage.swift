@@ -299,6 +299,7 @@ extension ManagedObject {
     final func isExternalValueLoaded(at index: Int) -> Bool { extras?.loadedBlobs[index] != nil }
 
     /// The targets of a relationship, as objects of the object's context.
+    @usableFromInline
     final func relationshipTargets(at index: Int) -> [ManagedObject] {
         guard let context = contextStorage else {
             stopIfContextReleased(index)
@@ -309,6 +310,7 @@ extension ManagedObject {
     }
 
     /// Sets the targets of a relationship, keeping the inverse consistent.
+    @usableFromInline
     final func setRelationshipTargets(_ targets: [ManagedObject], at index: Int) {
         if contextStorage == nil {
             stopIfContextReleased(index, changing: true)
