@@ -1,9 +1,40 @@
 import EventGraph
 import Foundation
+import LogFormat
 import Testing
 
 @Suite("Views as of a transaction")
 struct AsOfViewTests {
+    /// A view as of a transaction decodes nothing after it: a later transaction whose payload is no changeset
+    /// (its frames intact) fails a view of the whole log, not one of an earlier transaction. The frames after the
+    /// view's last transaction are still verified: `DamagedViewTests` finds damage after it in the view's report.
+    @Test func aViewDecodesNoTransactionAfterItsOwn() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file()
+        do {
+            let container = try ModelContainer(path: path, model: TestModels.school)
+            let context = container.newBackgroundContext()
+            for code in ["A", "B"] {
+                let course = Course()
+                context.insert(course)
+                course.code = code
+                try context.save()  // transactions 1 and 2
+            }
+            try container.close()
+        }
+        let writer = try LogWriter(path: path)
+        try writer.appendTransaction(id: 3, payload: [UInt8](repeating: 0xFF, count: 64))
+        try writer.close()
+
+        #expect(throws: EventGraphError.self) { try ModelContainer.view(path: path, model: TestModels.school) }
+        for (transaction, codes) in [(1, ["A"]), (2, ["A", "B"])] as [(UInt64, [String])] {
+            let view = try ModelContainer.view(path: path, asOfTransaction: transaction, model: TestModels.school)
+            let courses = try view.newBackgroundContext().fetch(FetchDescriptor<Course>())
+            #expect(courses.map(\.code).sorted() == codes)
+            #expect(view.recoveryReport == nil)
+        }
+    }
+
     @Test func aViewShowsTheStoreAsItWasAfterATransaction() throws {
         let directory = TemporaryDirectory()
         let container = try ModelContainer(path: directory.file(), model: TestModels.school)

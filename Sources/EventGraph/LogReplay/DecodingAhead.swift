@@ -194,3 +194,9 @@ private final class ChangesetDecoding: Sendable {
         }.get()
     }
 }
+
+/// Thrown by a scan's consumer to stop the scan early without it counting as an error (a replay up to a
+/// transaction: `egctl replay --until`, a view *as of* a transaction).
+package struct StopScan: Error {
+    package init() {}
+}

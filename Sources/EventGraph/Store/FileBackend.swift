@@ -145,7 +145,12 @@ final class FileBackend: LogBackend {
     /// Delivers the committed records. A read-only backend stops at damage (the view "up to the damage" that the
     /// damage error advises) and records what it did not read; a writer's log cannot hold damage it did not
     /// refuse at open, so damage found later is an error.
-    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
+    ///
+    /// With `lastTransactionID` (a view *as of* it), the records stop before the first transaction after it: the
+    /// rest of the log is not decoded, only checked by a second scan that verifies its frames for the report.
+    func replay(
+        through lastTransactionID: UInt64?, _ body: (ReplayRecord) throws(EventGraphError) -> Void
+    ) throws(EventGraphError) {
         let reader = current.withLock { $0.reader }
         var ledger = CrossStoreLedger()
         let report = try EventGraphError.converting(path: reader.path) {
@@ -158,11 +163,30 @@ final class FileBackend: LogBackend {
             // Large transactions are decoded ahead, as at open; those the scan delivered last are replayed once it
             // returns. The scan stops at the first error `body` throws and rethrows it unchanged.
             var pending = DecodingAhead()
-            let report = try reader.scan(defersEntityChunkBodies: true) { record in
-                try pending.take(record, process: process)
+            var following: LogRecord?
+            do {
+                let report = try reader.scan(defersEntityChunkBodies: true) { record in
+                    // Transaction IDs only grow along a log: nothing from the first transaction after the view's
+                    // last belongs to the view, and it is not decoded (the decoding starts when it is taken).
+                    if let lastTransactionID, case .transaction(let transaction) = record,
+                        transaction.transactionID > lastTransactionID
+                    {
+                        following = record
+                        throw StopScan()
+                    }
+                    try pending.take(record, process: process)
+                }
+                try pending.drain(process)
+                return report
+            } catch is StopScan {
+                try pending.drain(process)
+                // Noted, undecoded, so that the ledger knows a transaction follows the view's last: that one, when
+                // it is a part of a save across stores, committed (§3.6), as the whole log says.
+                if let following { ledger.note(following, crossStore: nil) }
+                // The frames after the stop are still verified for the report (damage that a view of an older
+                // transaction names too).
+                return try reader.scan(defersEntityChunkBodies: true)
             }
-            try pending.drain(process)
-            return report
         }
         self.ledger.withLock { $0 = ledger }
         if isReadOnly {

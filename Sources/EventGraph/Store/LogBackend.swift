@@ -11,8 +11,11 @@ protocol LogBackend: Sendable {
     var storeUUID: LogUUID { get }
     /// Whether appends are refused.
     var isReadOnly: Bool { get }
-    /// Delivers every committed unit of the log in order.
-    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError)
+    /// Delivers every committed unit of the log in order; with `lastTransactionID`, none after the first
+    /// transaction that follows it (an *as of* view's replay).
+    func replay(
+        through lastTransactionID: UInt64?, _ body: (ReplayRecord) throws(EventGraphError) -> Void
+    ) throws(EventGraphError)
     /// Appends the model.
     func append(schema: SchemaPayload) throws(EventGraphError)
     /// Queues one transaction (its blobs, then its changeset) in the log without waiting for I/O; called with the
@@ -84,6 +87,11 @@ protocol LogBackend: Sendable {
 
 extension LogBackend {
     var recoveryReport: StoreRecoveryReport? { nil }
+
+    /// Delivers every committed unit of the log in order.
+    func replay(_ body: (ReplayRecord) throws(EventGraphError) -> Void) throws(EventGraphError) {
+        try replay(through: nil, body)
+    }
 }
 
 /// A transaction queued in a log, not yet known to be durable.

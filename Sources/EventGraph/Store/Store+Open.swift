@@ -17,7 +17,7 @@ extension Store {
             model: model, untilTransaction: untilTransaction, source: source,
             decodedChunkByteBudget: decodedChunkByteBudget
         ) { consume throws(EventGraphError) in
-            try backend.replay(consume)
+            try backend.replay(through: untilTransaction, consume)
             return backend
         }
     }

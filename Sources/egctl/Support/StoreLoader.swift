@@ -62,9 +62,6 @@ struct StoreLoader {
         }
     }
 
-    /// Stops a scan early without it counting as an error.
-    private struct StopScan: Error {}
-
     /// Replays `path` up to `limit`, calling `each` with every applied changeset.
     ///
     /// A part of a save across stores that is the log's last transaction, with no seal after it, is undecided

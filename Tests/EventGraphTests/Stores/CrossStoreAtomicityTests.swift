@@ -212,6 +212,38 @@ struct CrossStoreAtomicityTests {
         }
     }
 
+    /// A view as of a part of a save across stores that a later transaction follows shows it: the later
+    /// transaction decides it committed. The view's replay reads no transaction after its own, but notes that one
+    /// follows (a variant that did not took the part for the log's undecided last one and left it out).
+    @Test func aViewAsOfAPartThatATransactionFollowsShowsIt() throws {
+        let directory = TemporaryDirectory()
+        let container = try Self.container(in: directory)
+        try Self.enrol("first", in: container)
+        try Self.enrol("second", in: container)
+        try container.close()
+        for file in Self.filesInWriteOrder(container) {
+            // Each save's part in this store: the first save's is the view's last transaction.
+            var parts: [UInt64] = []
+            try LogReader(path: directory.file(file)).scan { record in
+                if case .transaction(let transaction) = record, try transaction.changeset().crossStore != nil {
+                    parts.append(transaction.transactionID)
+                }
+            }
+            try #require(parts.count == 2, "\(file): \(parts)")
+            let reports = Reports()
+            let view = try ModelContainer.view(
+                path: directory.file(file), asOfTransaction: parts[0], model: SeveralStoresModels.campus,
+                recoveryHandler: { report in reports.append(report) })
+            let seen = view.newBackgroundContext()
+            let shown =
+                file == "public.eglog"
+                ? Set(try seen.fetch(FetchDescriptor<Lecture>()).map(\.code))
+                : Set(try seen.fetch(FetchDescriptor<Pupil>()).map(\.name))
+            #expect(shown == ["first"], "\(file)")
+            #expect(reports.all.isEmpty, "\(file): \(reports.all.map(\.kind))")
+        }
+    }
+
     @Test func anUndecidedSaveThatEveryStoreHoldsIsKeptAndConfirmedWhenTheStoresOpenTogether() throws {
         let directory = TemporaryDirectory()
         let container = try Self.container(in: directory)
