@@ -55,6 +55,15 @@ struct CrossStoreAtomicityTests {
         var all: [StoreRecoveryReport] { reports.withLock { $0 } }
     }
 
+    /// What a view of one store's file shows: the lectures' codes of the public store, the pupils' names of the
+    /// private one.
+    static func shown(in view: ModelContainer, of file: String) throws -> Set<String> {
+        let context = view.newBackgroundContext()
+        return file == "public.eglog"
+            ? Set(try context.fetch(FetchDescriptor<Lecture>()).map(\.code))
+            : Set(try context.fetch(FetchDescriptor<Pupil>()).map(\.name))
+    }
+
     /// The changeset of the last transaction in a log.
     static func lastChangeset(_ path: String) throws -> Changeset? {
         var last: Changeset?
@@ -192,12 +201,7 @@ struct CrossStoreAtomicityTests {
         let view = try ModelContainer.view(
             path: directory.file(holder), model: SeveralStoresModels.campus,
             recoveryHandler: { report in reports.append(report) })
-        let seen = view.newBackgroundContext()
-        let shown =
-            holder == "public.eglog"
-            ? Set(try seen.fetch(FetchDescriptor<Lecture>()).map(\.code))
-            : Set(try seen.fetch(FetchDescriptor<Pupil>()).map(\.name))
-        #expect(shown == ["first"], "the view leaves the undecided part out")
+        #expect(try Self.shown(in: view, of: holder) == ["first"], "the view leaves the undecided part out")
         #expect(reports.all.map(\.kind) == [.leftOutUndecidedSave])
 
         let decided = Reports()
@@ -234,12 +238,7 @@ struct CrossStoreAtomicityTests {
             let view = try ModelContainer.view(
                 path: directory.file(file), asOfTransaction: parts[0], model: SeveralStoresModels.campus,
                 recoveryHandler: { report in reports.append(report) })
-            let seen = view.newBackgroundContext()
-            let shown =
-                file == "public.eglog"
-                ? Set(try seen.fetch(FetchDescriptor<Lecture>()).map(\.code))
-                : Set(try seen.fetch(FetchDescriptor<Pupil>()).map(\.name))
-            #expect(shown == ["first"], "\(file)")
+            #expect(try Self.shown(in: view, of: file) == ["first"], "\(file)")
             #expect(reports.all.isEmpty, "\(file): \(reports.all.map(\.kind))")
         }
     }
