@@ -74,7 +74,6 @@ extension AttributeValue {
         }
     }
 
-    /// Characters of a string, bytes of binary data.
     /// Whether the value is a string whose ``length`` is surely within the bounds, told without counting its
     /// characters: a string has no more characters than UTF-8 bytes, and at least one when it is not empty.
     /// Counting walks every grapheme break of the string (`String.count`), and a bulk insert's save checked
@@ -86,6 +85,7 @@ extension AttributeValue {
         return (minimum ?? 0) <= min(byteCount, 1) && byteCount <= (maximum ?? .max)
     }
 
+    /// Characters of a string, bytes of binary data.
     var length: Int? {
         switch self {
         case .string(let v): v.count
