@@ -41,6 +41,16 @@ struct ChunkSlot: Sendable {
         count = chunk.valueCounts[position]
     }
 
+    /// A live slot of `chunk` that reads `columns`, other columns of the chunk one for one (a coordinator's, with
+    /// their references renumbered, see ``replacingColumns(_:)``).
+    init(_ chunk: ColumnChunk, position: Int, readingColumns columns: [Column]) {
+        precondition(chunk.isLive(position), "slot \(position) of a chunk is empty")
+        precondition(columns.count == chunk.columns.count, "a slot's columns are replaced one for one")
+        storage = .columns(columns)
+        self.position = UInt32(position)
+        count = chunk.valueCounts[position]
+    }
+
     private init(columns: [Column], position: UInt32, count: UInt16) {
         storage = .columns(columns)
         self.position = position

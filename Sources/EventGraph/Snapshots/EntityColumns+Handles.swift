@@ -29,6 +29,17 @@ extension ColumnChunk {
         return CommittedRow(entityIndex: entityIndex, key: key ?? keys[position], values: .slot(slot, version: version))
     }
 
+    /// ``committedRow(at:entityIndex:checkpointChunk:key:)`` for a slot that reads `columns`, other columns of this
+    /// chunk version one for one (a coordinator's, with their references renumbered).
+    @inline(__always)
+    func committedRow(at position: Int, entityIndex: Int, key: UInt64, readingColumns columns: [Column])
+        -> CommittedRow
+    {
+        let version = versions[position]
+        let slot = ChunkSlot(self, position: position, readingColumns: columns)
+        return CommittedRow(entityIndex: entityIndex, key: key, values: .slot(slot, version: version))
+    }
+
     /// Starts loading, without waiting, the version and value count of the slot at `position` of the chunk at
     /// `chunk` (what ``committedRow(at:entityIndex:checkpointChunk:key:)`` reads) and what a read of `property` there
     /// reads first (see ``Column/prefetchValue(of:at:)``; nothing for `property` -1 or past the columns). Nothing for

@@ -139,6 +139,24 @@ extension EntityColumns {
         return resident[index].committedRow(at: position, entityIndex: entityIndex, key: key)
     }
 
+    /// ``committedRowAndChunk(inMemoryForKey:)`` with the chunk's columns seen through `view` (given the chunk's
+    /// index and its columns): a coordinator's columns with their references renumbered, which the slot then reads,
+    /// so that no slot of the store's own columns is made and replaced.
+    @inline(__always)
+    func committedRow(
+        inMemoryForKey key: UInt64, viewingColumns view: (_ chunkIndex: Int, _ columns: [Column]) -> [Column]
+    ) -> InMemoryLookup {
+        guard let slot = directoryHit(key) else {
+            return hasUnloadedChunks && key <= unloadedMaxKeyForLookup ? .mayBeOnDisk : .absent
+        }
+        let index = slot / ColumnChunk.slotCapacity
+        precondition(unloaded[index] == nil, "slot \(slot) of entity #\(entityIndex) is in a chunk on disk")
+        let columns = view(index, resident[index].columns)
+        return .found(
+            resident[index].committedRow(
+                at: slot % ColumnChunk.slotCapacity, entityIndex: entityIndex, key: key, readingColumns: columns))
+    }
+
     /// The positions in ``chunksByMinKey`` of the checkpoint chunks whose key ranges may include `key`, in chunk
     /// order when they overlap: with disjoint ranges, the one chunk whose smallest key is the largest not above
     /// `key` (a binary search; the caller still checks its largest key and whether it is unloaded), else all.

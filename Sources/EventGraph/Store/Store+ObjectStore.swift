@@ -131,6 +131,23 @@ extension Store: ObjectStore {
         }
     }
 
+    /// An object's slot when its chunk is in memory, reading the chunk's columns as `view` gives them (a
+    /// coordinator's, with their references renumbered), found and made under the store's lock in one go: `view`
+    /// gets the chunk's index, the store's table of foreign stores as of the chunk and the chunk's columns, and runs
+    /// under the lock, so it must take no lock of a store. ``EntityColumns/InMemoryLookup/mayBeOnDisk`` sends the
+    /// caller to ``committedRowAndChunk(entityIndex:key:)``.
+    @inline(__always)
+    func committedRow(
+        inMemoryForKey key: UInt64, entityIndex: Int,
+        viewingColumns view: (_ chunkIndex: Int, _ foreignStores: [LogUUID], _ columns: [Column]) -> [Column]
+    ) -> EntityColumns.InMemoryLookup {
+        state.withLock { state in
+            state.tables[entityIndex].committedRow(inMemoryForKey: key) { chunkIndex, columns in
+                view(chunkIndex, state.foreignStores, columns)
+            }
+        }
+    }
+
     private func requireOwn(_ storeIndex: UInt32) {
         precondition(storeIndex == Self.ownStoreIndex, "store \(storeUUID) has no store \(storeIndex) beneath it")
     }

@@ -97,6 +97,23 @@ final class RenumberedChunks: Sendable {
         return renumbered
     }
 
+    /// ``columns(_:entityIndex:chunkIndex:numbering:keeping:)`` with the numbering that covers a table of
+    /// `tableCount` stores (made by `make` when the kept one does not): one lock for the numbering and the chunk.
+    /// Called under a store's lock by a lookup (see `Store.committedRow(inMemoryForKey:entityIndex:viewingColumns:)`),
+    /// so `make` must take no store's lock, and this lock is never held while one is taken.
+    func columns(
+        _ source: [Column], entityIndex: Int, chunkIndex: Int, tableCount: Int, numbering make: () -> StoreNumbering
+    ) -> [Column] {
+        if relationshipProperties[entityIndex].isEmpty { return source }
+        return withNumbering(covering: tableCount, make: make) { numbering, state in
+            numbering.isIdentity
+                ? source
+                : renumbered(
+                    source, entityIndex: entityIndex, chunkIndex: chunkIndex, numbering: numbering, keeping: true,
+                    in: &state)
+        }
+    }
+
     /// A chunk version of an entity with its references in the coordinator's numbering.
     func chunk(
         _ chunk: ColumnChunk, entityIndex: Int, chunkIndex: Int, numbering: StoreNumbering, keeping: Bool = true

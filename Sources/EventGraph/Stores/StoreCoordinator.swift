@@ -120,6 +120,21 @@ final class StoreCoordinator: ObjectStore {
                 guard hasRelationships(ofEntity: entityIndex) else {
                     return try store.lookUpCommittedRow(entityIndex: entityIndex, key: identity.key)
                 }
+                // A chunk in memory: the slot is made on the renumbered columns under the store's lock, in one go
+                // (a slot on the store's columns, then replaced, cost a copy and a release of the row per fault).
+                let chunks = renumberedChunks[position]
+                let lookup = store.committedRow(inMemoryForKey: identity.key, entityIndex: entityIndex) {
+                    chunkIndex, foreignStores, columns in
+                    chunks.columns(
+                        columns, entityIndex: entityIndex, chunkIndex: chunkIndex,
+                        tableCount: foreignStores.count + 1
+                    ) { numbering(ofStoreAt: identity.storeIndex, foreignStores: foreignStores) }
+                }
+                switch lookup {
+                case .found(let row): return row
+                case .absent: return nil
+                case .mayBeOnDisk: break
+                }
                 guard
                     let (row, chunkIndex, tableCount) = try store.committedRowAndChunk(
                         entityIndex: entityIndex, key: identity.key)
