@@ -21,6 +21,8 @@ struct ByteCodingTests {
             (300, [0xAC, 0x02]),
             (16_383, [0xFF, 0x7F]),
             (16_384, [0x80, 0x80, 0x01]),
+            (2_097_151, [0xFF, 0xFF, 0x7F]),
+            (2_097_152, [0x80, 0x80, 0x80, 0x01]),
             (UInt64(UInt32.max), [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]),
             (UInt64.max, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]),
         ]
@@ -34,6 +36,10 @@ struct ByteCodingTests {
             ([0xFF, 0xFF, 0xFF], "ends"),
             ([0x80, 0x00], "shortest form"),
             ([0xFF, 0x80, 0x00], "shortest form"),
+            // The same with bytes after them: two- and three-byte varints then take a shorter path.
+            ([0x80, 0x00, 0x05, 0x05], "shortest form"),
+            ([0xFF, 0x80, 0x00, 0x05], "shortest form"),
+            ([0xFF, 0xFF, 0x80, 0x00, 0x05], "shortest form"),
             ([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02], "overflows"),
             ([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x81, 0x00], "longer than 10 bytes"),
             ([UInt8](repeating: 0x80, count: 11) + [0x01], "longer than 10 bytes"),
@@ -50,6 +56,15 @@ struct ByteCodingTests {
                 return value
             }
             #expect(decoded == value)
+        }
+
+        @Test("unsigned varints followed by more bytes are read to their end", arguments: unsignedCases)
+        func unsignedBytesFollowedByMore(value: UInt64, expected: [UInt8]) throws {
+            let (decoded, next) = try read(expected + [0xAA, 0x55]) { (reader) throws(LogFormatError) in
+                (try reader.readVarUInt("value"), try reader.readUInt8("next"))
+            }
+            #expect(decoded == value)
+            #expect(next == 0xAA)
         }
 
         @Test("signed varints are zigzag mapped", arguments: zigzagCases)

@@ -168,6 +168,25 @@ struct ByteReader {
     }
 
     private mutating func readMultiByteVarUInt(_ field: StaticString) throws(LogFormatError) -> UInt64 {
+        // Two or three bytes in their shortest form (keys and lengths below 2^21: most of a replay's multi-byte
+        // varints) when three bytes are at hand, without the loop's checks; anything else goes through the loop,
+        // which also finds what is wrong. `readVarUInt` calls this with a first byte of 0x80 or more.
+        if position &+ 3 <= buffer.count {
+            let low = UInt64(buffer[position] & 0x7F)
+            let second = buffer[position &+ 1]
+            if second < 0x80 {
+                if second != 0 {
+                    position &+= 2
+                    return low | UInt64(second) << 7
+                }
+            } else {
+                let third = buffer[position &+ 2]
+                if third != 0 && third < 0x80 {
+                    position &+= 3
+                    return low | UInt64(second & 0x7F) << 7 | UInt64(third) << 14
+                }
+            }
+        }
         // A varint that may continue into the next segment: make its longest possible form contiguous first.
         if segments != nil, buffer.count &- position < 10, remainingByteCount > buffer.count &- position {
             try gather(min(10, remainingByteCount), for: field)
