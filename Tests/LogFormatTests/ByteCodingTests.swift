@@ -97,6 +97,24 @@ struct ByteCodingTests {
                 try read(writer.bytes) { (reader) throws(LogFormatError) in try reader.readVarUInt32("index") }
             }
         }
+
+        @Test("an index is read below its limit, and one at or above it is rejected where it starts")
+        func indexBelowLimit() throws {
+            let below = try read([0x05, 0xC7, 0x01]) { (reader) throws(LogFormatError) in
+                _ = try reader.readUInt8("prefix")
+                return try reader.readIndex("the index", below: 200)
+            }
+            #expect(below == 199)
+            let error = #expect(throws: LogFormatError.self) {
+                try read([0x05, 0xC8, 0x01]) { (reader) throws(LogFormatError) in
+                    _ = try reader.readUInt8("prefix")
+                    return try reader.readIndex("the index", below: 200)
+                }
+            }
+            #expect(error?.code == .malformedPayload)
+            #expect(error?.byteOffset == 1, "the error points at the start of the index")
+            #expect(error?.message.contains("the index is 200, not less than 200") == true, "\(error?.message ?? "")")
+        }
     }
 
     @Suite("Fixed-width values")

@@ -233,11 +233,19 @@ struct ByteReader {
     }
 
     /// Reads an unsigned varint that must be less than `limit`.
+    @inline(__always)
     mutating func readIndex(_ field: StaticString, below limit: Int) throws(LogFormatError) -> UInt32 {
         let start = offset
         let raw = try readVarUInt(field)
-        guard raw < UInt64(limit) else { throw malformed("\(field) is \(raw), not less than \(limit)", at: start) }
+        guard raw < UInt64(limit) else { throw indexError(field, raw, limit, at: start) }
         return UInt32(truncatingIfNeeded: raw)
+    }
+
+    /// The error of an index not less than its limit (out of line: every property and entity index of a payload is
+    /// read through ``readIndex(_:below:)``, whose fast path is inlined).
+    @inline(never)
+    private func indexError(_ field: StaticString, _ raw: UInt64, _ limit: Int, at start: Int) -> LogFormatError {
+        malformed("\(field) is \(raw), not less than \(limit)", at: start)
     }
 
     // MARK: Lengths and counts
