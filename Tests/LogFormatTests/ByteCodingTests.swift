@@ -202,6 +202,26 @@ struct ByteCodingTests {
             #expect(error?.message.contains("UTF-8") == true)
         }
 
+        @Test("a string's bytes are ASCII, other valid UTF-8 or invalid wherever its one non-ASCII byte sits")
+        func asciiCheckAtEveryPosition() {
+            for count in 0...40 {
+                let ascii = [UInt8](repeating: 0x61, count: count)
+                #expect(ascii.withUnsafeBytes { ByteReader.utf8Encoding(of: $0) } == .ascii, "\(count) bytes")
+                for position in 0..<count {
+                    var invalid = ascii
+                    invalid[position] = 0xFF
+                    #expect(invalid.withUnsafeBytes { ByteReader.utf8Encoding(of: $0) } == nil, "0xFF at \(position)")
+                    guard position + 1 < count else { continue }
+                    var accented = ascii
+                    accented[position] = 0xC3
+                    accented[position + 1] = 0xA9
+                    #expect(
+                        accented.withUnsafeBytes { ByteReader.utf8Encoding(of: $0) } == .nonASCII,
+                        "é at \(position) of \(count)")
+                }
+            }
+        }
+
         @Test("byte arrays round trip", arguments: [0, 1, 127, 128, 70_000])
         func byteArrays(count: Int) throws {
             let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
