@@ -139,21 +139,38 @@ struct ByteArena: Sendable {
         // posts) keeps no offsets until a value is set after it.
         if value.isEmpty && slot >= starts.count { return }
         if slot == starts.count {
-            // The usual case: the slot after the last one.
-            starts.append(0)
-            byteCounts.append(0)
-        } else if slot > starts.count {
-            starts.append(contentsOf: repeatElement(0, count: slot + 1 - starts.count))
-            byteCounts.append(contentsOf: repeatElement(0, count: slot + 1 - byteCounts.count))
+            // The usual case: the slot after the last one, which held nothing. Its offsets are appended as they are,
+            // not as zeros then overwritten (a second uniqueness check of each array per value of a replay).
+            compactIfMostlyGarbage(excluding: slot)
+            requireRoom(for: value.count)
+            starts.append(UInt32(bytes.count))
+            byteCounts.append(UInt32(value.count))
+        } else {
+            if slot > starts.count {
+                starts.append(contentsOf: repeatElement(0, count: slot + 1 - starts.count))
+                byteCounts.append(contentsOf: repeatElement(0, count: slot + 1 - byteCounts.count))
+            }
+            garbageByteCount += Int(byteCounts[slot])
+            compactIfMostlyGarbage(excluding: slot)
+            requireRoom(for: value.count)
+            starts[slot] = UInt32(bytes.count)
+            byteCounts[slot] = UInt32(value.count)
         }
-        garbageByteCount += Int(byteCounts[slot])
-        if garbageByteCount > 4096 && garbageByteCount > bytes.count / 2 { compact(excluding: slot) }
-        precondition(bytes.count + value.count <= Self.maxByteCount, "a chunk's byte arena exceeds 4 GiB")
-        starts[slot] = UInt32(bytes.count)
-        byteCounts[slot] = UInt32(value.count)
         bytes.growPastReservation(adding: value.count, isReserved: &bytesAreReserved)
         bytes.append(contentsOf: value)
         if isASCII && !(valueIsASCII ?? Self.isASCII(value)) { isASCII = false }
+    }
+
+    /// Compacts the buffer (see ``compact(excluding:)``) when more than half of it, and more than 4 KiB, is garbage.
+    @inline(__always)
+    private mutating func compactIfMostlyGarbage(excluding slot: Int) {
+        if garbageByteCount > 4096 && garbageByteCount > bytes.count / 2 { compact(excluding: slot) }
+    }
+
+    /// Stops the process when `byteCount` more bytes would make the buffer's offsets overflow.
+    @inline(__always)
+    private func requireRoom(for byteCount: Int) {
+        precondition(bytes.count + byteCount <= Self.maxByteCount, "a chunk's byte arena exceeds 4 GiB")
     }
 
     /// Forgets the bytes of a slot (its value moved to another storage or the slot was emptied).

@@ -135,8 +135,13 @@ struct Column: Sendable {
     mutating func set(word: UInt64, tag: ValueTag, at slot: Int) {
         let old = self.tag(at: slot)
         if old == tag && words[slot] == word { return }
-        Self.pad(&words, to: slot, with: 0)
-        words[slot] = word
+        if slot == words.count {
+            // A new object's slot, just after the last one: one append, not a filler overwritten.
+            words.append(word)
+        } else {
+            Self.pad(&words, to: slot, with: 0)
+            words[slot] = word
+        }
         setTag(tag, at: slot, old: old)
     }
 
@@ -311,6 +316,9 @@ struct Column: Sendable {
         }
         if slot >= tags.count {
             if tag == .absent { return }
+            // A new object's slot, just after the last one: one append (a filler appended, then overwritten, cost a
+            // second uniqueness check per value of a replay).
+            if slot == tags.count { return tags.append(tag) }
             Self.pad(&tags, to: slot, with: .absent)
         }
         if tags[slot] != tag { tags[slot] = tag }
