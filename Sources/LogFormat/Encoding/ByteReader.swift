@@ -101,7 +101,21 @@ struct ByteReader {
     // MARK: Fixed-width values
 
     /// Reads one byte.
+    @inline(__always)
     mutating func readUInt8(_ field: StaticString) throws(LogFormatError) -> UInt8 {
+        // Inlined for the byte at hand (every value's and operation's tag is one); the end of a segment or of the
+        // payload goes out of line.
+        if position < buffer.count {
+            let value = buffer[position]
+            position &+= 1
+            return value
+        }
+        return try readUInt8AfterSegment(field)
+    }
+
+    /// ``readUInt8(_:)`` past the current segment: the next one's first byte, or the error that the payload ended.
+    @inline(never)
+    private mutating func readUInt8AfterSegment(_ field: StaticString) throws(LogFormatError) -> UInt8 {
         try require(1, for: field)
         let value = buffer[position]
         position &+= 1
