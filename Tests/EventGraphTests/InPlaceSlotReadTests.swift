@@ -80,7 +80,7 @@ struct InPlaceSlotReadTests {
         }
     }
 
-    @Test("an object of a checkpoint chunk reads through the chunk's box, not in place")
+    @Test("an object of a checkpoint chunk reads through its context's cache, or the chunk's box without a context")
     func checkpointSlotsAreNotReadInPlace() throws {
         let directory = TemporaryDirectory()
         let path = directory.file()
@@ -89,16 +89,26 @@ struct InPlaceSlotReadTests {
         _ = try writing.compact()
         try writing.close()
         let container = try ModelContainer(path: path, model: TestModels.samples)
-        let fetched = try container.newBackgroundContext().fetch(FetchDescriptor<Sample>())
+        var context: ObjectContext? = container.newBackgroundContext()
+        let fetched = try #require(context).fetch(FetchDescriptor<Sample>())
         #expect(fetched.count == 100)
-        for sample in fetched {
-            guard case .slot(let slot, _)? = sample.committed else {
-                Issue.record("a fetched object holds a slot")
-                continue
+        for withContext in [true, false] {
+            for sample in fetched {
+                guard case .slot(let slot, _)? = sample.committed, let columns = sample.committedColumns else {
+                    Issue.record("a fetched object holds a slot")
+                    continue
+                }
+                // The slot's box, not its columns: they are read through the context's cache (see
+                // `CheckpointColumnsCache`), or through the box once the context is gone.
+                #expect(slot.readsThroughCheckpointChunk && columns.readsThroughCheckpointChunk && columns.base == nil)
+                let box = try #require(slot.checkpointChunk)
+                #expect(columns.checkpointChunkAddress == UnsafeRawPointer(Unmanaged.passUnretained(box).toOpaque()))
+                #expect((sample.contextStorage != nil) == withContext)
+                #expect(sample.string == "checkpointed \(sample.int64), long enough to live in the arena")
+                try Self.expectReadsAgree(sample)
             }
-            #expect(slot.readsThroughCheckpointChunk && sample.committedColumns == nil)
-            #expect(sample.string == "checkpointed \(sample.int64), long enough to live in the arena")
-            try Self.expectReadsAgree(sample)
+            // The context goes: its objects leave it and read through their slots' boxes.
+            context = nil
         }
         try container.close()
     }

@@ -42,6 +42,7 @@ extension ObjectContext {
         }
         registered.removeAll()
         lookupCache.release()
+        checkpointColumns.release()
         insertedList.removeAll()
         changedList.removeAll()
         deletedList.removeAll()

@@ -80,12 +80,12 @@ extension ManagedObject {
     final func storedAttributeValue(at index: Int) -> AttributeValue? {
         let value: AttributeValue
         if let columns = committedColumns, index < Int(columns.readableCount), !hasPendingValues,
-            !flags.contains(.isProbe)
+            !flags.contains(.isProbe), let base = columns.base ?? checkpointColumns(of: columns, reading: index)
         {
-            // The committed value read in place: the slot's columns are not copied out of the object (see
-            // `HeldSlotColumns`).
+            // The committed value read in place: the slot's columns are not copied out of the object, nor taken
+            // from a checkpoint chunk's box under its lock (see `HeldSlotColumns`).
             if flags.contains(.isFault) { clearFault(reading: index) }
-            guard let held = columns.attributeValueUnlessRelationship(at: index) else { return nil }
+            guard let held = columns.attributeValueUnlessRelationship(at: index, in: base) else { return nil }
             value = held
         } else if !hasPendingValues, let committed, !flags.contains(.isProbe) {
             // The committed value, as `currentValue` reads it (firing a fault that holds its row only clears the
@@ -99,6 +99,31 @@ extension ManagedObject {
         }
         if case .blob(let reference) = value { return externalValue(reference, at: index) }
         return value
+    }
+
+    /// The columns of the checkpoint chunk that `columns` reads through its box, from the context's cache (see
+    /// ``CheckpointColumnsCache``); `nil` for held columns, and without a context (the read goes through the box).
+    ///
+    /// The context is used as guaranteed (it outlives the read: it clears ``contextStorage`` before it goes), and a
+    /// hit only reads its fields: a strong reference to it cost a retain and a release per property read. A miss
+    /// loads it again, out of line.
+    @inline(__always)
+    private final func checkpointColumns(of columns: HeldSlotColumns, reading index: Int) -> UnsafePointer<Column>? {
+        guard let address = columns.checkpointChunkAddress, let context = contextReference else { return nil }
+        let lookup = context._withUnsafeGuaranteedRef { $0.checkpointColumns.lookUp(address, reading: index) }
+        switch lookup {
+        case .hit(let base): return base
+        case .noColumn: return nil
+        case .miss: return takeCheckpointColumns(at: address, reading: index)
+        }
+    }
+
+    /// Makes the context's cache hold the columns of the checkpoint chunk whose box is at `address` (see
+    /// ``checkpointColumns(of:reading:)``).
+    @inline(never)
+    private final func takeCheckpointColumns(at address: UnsafeRawPointer, reading index: Int) -> UnsafePointer<Column>?
+    {
+        contextStorage?.checkpointColumns.take(address, reading: index)
     }
 
     /// Clears the fault flag of an object that holds its committed values, on a read of property `index`; a fault

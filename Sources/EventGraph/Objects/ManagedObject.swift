@@ -77,7 +77,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// an object out of its registry — the context's release (``ObjectContext``'s `deinit`), ``ObjectContext/reset()``,
     /// ``ObjectContext/rollback()``, a save or a merge that deletes the object, a registration that displaces it —
     /// clears it first (``ManagedObject/leaveContext(_:)``), so it never outlives the context.
-    final unowned(unsafe) var contextStorage: ObjectContext?
+    final var contextStorage: ObjectContext? {
+        @inline(__always) get { contextReference?.takeUnretainedValue() }
+        @inline(__always) set { contextReference = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    /// ``contextStorage`` as stored: an unowned reference, as `unowned(unsafe)` would be, that a property read can
+    /// use without a retain and a release of the context (``Unmanaged/_withUnsafeGuaranteedRef(_:)``; a strong
+    /// reference made from an `unowned(unsafe)` one cost both, see `ManagedObject.checkpointColumns(of:reading:)`).
+    final private(set) var contextReference: Unmanaged<ObjectContext>?
     /// How the object left its context, once it did (see ``Detachment``).
     final var detachment: Detachment?
     /// Which object this is in its context: its store and key (the key alone repeats across stores). Set when the

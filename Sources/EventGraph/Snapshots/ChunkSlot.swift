@@ -154,10 +154,14 @@ struct ChunkSlot: Sendable {
 }
 
 extension ChunkSlot {
-    /// The slot's columns in place, when it holds them (see ``HeldSlotColumns``): valid while this slot, or a copy
-    /// of it, is held.
+    /// The slot's columns in place (see ``HeldSlotColumns``), or its checkpoint chunk's box: valid while this slot,
+    /// or a copy of it, is held.
     var heldColumns: HeldSlotColumns? {
-        guard case .columns(let columns) = storage else { return nil }
+        let columns: [Column]
+        switch storage {
+        case .columns(let held): columns = held
+        case .checkpoint(let box): return HeldSlotColumns(checkpointChunk: box, position: position, valueCount: count)
+        }
         // The address outlives the closure on purpose: the array is immutable while a slot holds it (a commit that
         // writes the chunk finds it shared and copies it), and whoever keeps the address keeps the slot.
         guard let base = columns.withUnsafeBufferPointer({ $0.baseAddress }) else { return nil }

@@ -33,6 +33,9 @@ final class LazyColumnChunk: Sendable {
     private let state = LockedValue(State())
     /// Set by every read, cleared by the cache's clock when it passes (a second chance before eviction).
     private let isReferenced = Atomic<Bool>(false)
+    /// How many times ``columns(readingProperty:)`` took the decoded columns (a context's property reads take them
+    /// once per run of reads of the chunk's objects, see ``CheckpointColumnsCache``), for tests.
+    private let columnsTakenCount = Atomic<Int>(0)
 
     private struct State: Sendable {
         /// The decoded chunk while the cache keeps it.
@@ -86,6 +89,9 @@ final class LazyColumnChunk: Sendable {
     /// How many pins hold its decoded form now (``pin()``), for tests.
     var pinCount: Int { state.withLock { $0.pinCount } }
 
+    /// How many times ``columns(readingProperty:)`` took the decoded columns, for tests.
+    var columnsTakenCountForTests: Int { columnsTakenCount.load(ordering: .relaxed) }
+
     /// The chunk's slots for a scan that hands them out to be read through this box later (``ChunkSlot``): the
     /// decoded chunk when it is in memory; otherwise, when the store's budget of decoded chunks has no room for
     /// another one, a listing of its slots read from the file without its values (nothing kept, nothing evicted):
@@ -129,6 +135,7 @@ final class LazyColumnChunk: Sendable {
     /// ``unfulfilledReadMessage(_:property:)`` (Core Data's "could not fulfill a fault"), never returns no column.
     @inline(__always)
     func columns(readingProperty property: Int?) -> [Column] {
+        columnsTakenCount.add(1, ordering: .relaxed)
         switch withDecoded({ $0.chunk.columns }) {
         case .success(let columns): return columns
         case .failure(let error): fatalError(unfulfilledReadMessage(error, property: property))

@@ -1,0 +1,130 @@
+import Foundation
+import LogFormat
+import Testing
+
+@testable import EventGraph
+
+/// A context's property reads of objects whose slots read a checkpoint chunk through its box go through the context's
+/// one-entry cache of the last chunk's columns (``CheckpointColumnsCache``): the box's lock is taken once per run of
+/// reads of one chunk's objects, not once per read, and the values read are the chunk's own whatever the order.
+@Suite("A context's cache of the last checkpoint chunk's columns")
+struct CheckpointColumnsCacheTests {
+    /// The compacted 10,000-student store (three student chunks) in `directory`, every student's name by key as the
+    /// store's rows read them (not through a context: what the cache is checked against), and a container with a
+    /// budget of `byteBudget` bytes of decoded chunks.
+    static func openStore(
+        in directory: TemporaryDirectory, byteBudget: Int
+    ) throws -> (expected: [UInt64: String], container: ModelContainer) {
+        try CheckpointChunkLayoutTests.compactedStore(at: directory.file(), studentCount: 10_000)
+        var expected: [UInt64: String] = [:]
+        do {
+            let unbounded = try DecodedChunkCacheTests.open(directory.file(), byteBudget: Int.max)
+            defer { try? unbounded.close() }
+            for key in try LazyCheckpointLoadingTests.studentKeys(of: directory.file()) {
+                let row = try #require(
+                    unbounded.store.committedRow(entityIndex: DecodedChunkCacheTests.studentEntity, key: key))
+                guard case .attribute(.string(let name)) = row.values.value(at: DecodedChunkCacheTests.nameProperty)
+                else { throw CancellationError() }
+                expected[key] = name
+            }
+        }
+        #expect(expected.count > 8_000 && Set(expected.values).count == expected.count)
+        return (expected, try DecodedChunkCacheTests.open(directory.file(), byteBudget: byteBudget))
+    }
+
+    /// The box of the checkpoint chunk that `object`'s slot reads through, if it reads one.
+    static func box(of object: ManagedObject) -> LazyColumnChunk? {
+        guard case .slot(let slot, _) = object.committed else { return nil }
+        return slot.checkpointChunk
+    }
+
+    @Test func readingEveryObjectOfAFetchTakesEachChunksColumnsOnce() throws {
+        let directory = TemporaryDirectory()
+        let (expected, container) = try Self.openStore(in: directory, byteBudget: Int.max)
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        let students = try context.fetch(FetchDescriptor<Student>())
+        let boxes = DecodedChunkCacheTests.studentBoxes(of: container)
+        #expect(boxes.count == 3)
+        let takenBefore = boxes.map(\.columnsTakenCountForTests)
+        var names: [UInt64: String] = [:]
+        for student in students {
+            #expect(Self.box(of: student) != nil)
+            names[student.objectID.key] = student.name
+            _ = student.year
+        }
+        #expect(names == expected)
+        // Two properties of 10,000 objects read: each chunk's columns taken from its box once (through the box, once
+        // per read: 20,000 in all).
+        #expect(zip(boxes, takenBefore).map { $0.columnsTakenCountForTests - $1 } == [1, 1, 1])
+        #expect(context.checkpointColumns.holdsColumns)
+    }
+
+    @Test func readsThatAlternateBetweenChunksReadEachChunksOwnValues() throws {
+        let directory = TemporaryDirectory()
+        let (expected, container) = try Self.openStore(in: directory, byteBudget: Int.max)
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        let students = try context.fetch(FetchDescriptor<Student>())
+        let boxes = DecodedChunkCacheTests.studentBoxes(of: container)
+        let byChunk = boxes.map { box in students.filter { Self.box(of: $0) === box } }
+        #expect(byChunk.map(\.count).allSatisfy { $0 > 1_000 })
+        #expect(byChunk.map(\.count).reduce(0, +) == students.count)
+        let takenBefore = boxes.map(\.columnsTakenCountForTests)
+        // One object of each chunk in turn: every read changes the chunk, so every read takes its chunk's columns.
+        var reads = 0
+        for index in 0..<1_000 {
+            for chunk in byChunk.indices {
+                let student = byChunk[chunk][index]
+                #expect(student.name == expected[student.objectID.key])
+                reads += 1
+            }
+        }
+        #expect(zip(boxes, takenBefore).map { $0.columnsTakenCountForTests - $1 } == [1_000, 1_000, 1_000])
+        // Two reads of one object after the other: the second finds the chunk's columns.
+        let last = try #require(byChunk.last?.last)
+        _ = last.name
+        let taken = try #require(boxes.last).columnsTakenCountForTests
+        #expect(last.year == Int16(truncatingIfNeeded: (Int(last.name.dropFirst(8)) ?? -1) % 5))
+        #expect(try #require(boxes.last).columnsTakenCountForTests == taken)
+        #expect(reads == 3_000)
+    }
+
+    @Test func theEntryKeepsItsChunkAcrossAnEvictionAndAResetDropsIt() throws {
+        let directory = TemporaryDirectory()
+        // A budget of one byte keeps only the chunk decoded last.
+        let (expected, container) = try Self.openStore(in: directory, byteBudget: 1)
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        let students = try context.fetch(FetchDescriptor<Student>())
+        let boxes = DecodedChunkCacheTests.studentBoxes(of: container)
+        let first = boxes[0]
+        let ofFirst = students.filter { Self.box(of: $0) === first }
+        let ofSecond = students.filter { Self.box(of: $0) === boxes[1] }
+        #expect(ofFirst[0].name == expected[ofFirst[0].objectID.key])
+        #expect(first.isDecoded)
+        let decodes = first.decodeCount
+
+        // Another reader decodes the second chunk: the budget evicts the first, which the context's entry still holds.
+        let row = try #require(
+            container.store.committedRow(
+                entityIndex: DecodedChunkCacheTests.studentEntity, key: ofSecond[0].objectID.key))
+        #expect(
+            row.values.value(at: DecodedChunkCacheTests.nameProperty)
+                == .attribute(.string(expected[ofSecond[0].objectID.key] ?? "")))
+        #expect(!first.isDecoded)
+        for student in ofFirst.dropFirst() { #expect(student.name == expected[student.objectID.key]) }
+        #expect(first.decodeCount == decodes)
+        #expect(!first.isDecoded)
+
+        // A reset drops the entry (and its columns).
+        #expect(context.checkpointColumns.holdsColumns)
+        context.reset()
+        #expect(!context.checkpointColumns.holdsColumns)
+        // Another context reads the first chunk again: decoded again, the same values.
+        let again = container.newBackgroundContext()
+        let refetched = try again.fetch(FetchDescriptor<Student>()).filter { Self.box(of: $0) === first }
+        for student in refetched { #expect(student.name == expected[student.objectID.key]) }
+        #expect(first.decodeCount == decodes + 1)
+    }
+}
