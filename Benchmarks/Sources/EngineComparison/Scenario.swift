@@ -24,6 +24,9 @@ struct Scenario: Sendable {
             key: "fetch-all", title: "fetch all, read every attribute", unit: "posts/s", isHigherBetter: true,
             goalRatio: 10),
         Scenario(
+            key: "fetch-all-compacted", title: "fetch all after compaction, read every attribute", unit: "posts/s",
+            isHigherBetter: true, goalRatio: 10),
+        Scenario(
             key: "fetch-by-id", title: "random fetch by ID", unit: "fetches/s", isHigherBetter: true, goalRatio: 10),
         Scenario(
             key: "predicate-indexed-eq", title: "date == value (indexed)", unit: "queries/s", isHigherBetter: true,
