@@ -54,8 +54,8 @@ struct CheckpointColumnsCacheTests {
             _ = student.year
         }
         #expect(names == expected)
-        // Two properties of 10,000 objects read: each chunk's columns taken from its box once (through the box, once
-        // per read: 20,000 in all).
+        // Two properties of every student read (8,571 of the 10,000 are left): each chunk's columns taken from its box
+        // once (through the box, once per read: 17,142 in all).
         #expect(zip(boxes, takenBefore).map { $0.columnsTakenCountForTests - $1 } == [1, 1, 1])
         #expect(context.checkpointColumns.holdsColumns)
     }
