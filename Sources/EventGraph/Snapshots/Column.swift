@@ -86,6 +86,19 @@ struct Column: Sendable {
         }
     }
 
+    /// Makes room, in a new column about to be decoded from a checkpoint chunk, for `slotCount` slots filled as
+    /// `shape` says a chunk of `shapeSlotCount` slots was (see ``DecodedChunkShape``): tags for every slot, words when
+    /// it held fixed-width values, its arena's bytes and slots scaled to `slotCount`, its bytes a sixty-fourth more
+    /// (see ``ReservedGrowth``).
+    mutating func reserveCapacity(slotCount: Int, like shape: DecodedChunkShape.ColumnShape, of shapeSlotCount: Int) {
+        tags.reserveCapacity(slotCount)
+        if shape.usesWords { words.reserveCapacity(slotCount) }
+        guard shape.arenaSlotCount > 0, shapeSlotCount > 0 else { return }
+        let byteCount = shape.arenaByteCount * slotCount / shapeSlotCount
+        let arenaSlotCount = min(slotCount, (shape.arenaSlotCount * slotCount + shapeSlotCount - 1) / shapeSlotCount)
+        arena.reserveCapacity(byteCount: ReservedGrowth.reservation(for: byteCount), slotCount: arenaSlotCount)
+    }
+
     /// Drops the growth slack of every storage (see ``ByteArena/shrinkToFit()``): for a column just decoded from a
     /// checkpoint chunk, which no commit has written yet.
     mutating func shrinkToFit() {

@@ -89,6 +89,22 @@ struct ColumnChunk: Sendable {
         }
     }
 
+    /// Makes room, in a new chunk about to be decoded from a checkpoint, for `slotCount` slots (at most
+    /// ``slotCapacity``) filled as `shape` says (see ``DecodedChunkShape``): its per-slot arrays for `slotCount`
+    /// exactly, its columns as ``Column/reserveCapacity(slotCount:like:of:)`` does.
+    mutating func reserveCapacity(slotCount: Int, shape: DecodedChunkShape.Shape) {
+        precondition(keys.isEmpty && columns.isEmpty, "only a new chunk is reserved from a shape")
+        let slotCount = min(max(slotCount, 0), Self.slotCapacity)
+        keys.reserveCapacity(slotCount)
+        versions.reserveCapacity(slotCount)
+        valueCounts.reserveCapacity(slotCount)
+        columns = shape.columns.map { columnShape in
+            var column = Column()
+            column.reserveCapacity(slotCount: slotCount, like: columnShape, of: shape.slotCount)
+            return column
+        }
+    }
+
     /// Drops the growth slack of the per-slot arrays and of every column (a chunk just decoded from a checkpoint:
     /// its arrays grew by appending, and the last chunk of an entity reserved room for ``slotCapacity`` slots).
     mutating func shrinkToFit() {
@@ -132,7 +148,8 @@ struct ColumnChunk: Sendable {
         precondition(!isFull, "a chunk holds at most \(Self.slotCapacity) objects")
         precondition(valueCount <= Int(UInt16.max), "a row has at most 65,535 properties")
         let slot = keys.count
-        if slot == 0 {
+        if slot == 0, keys.capacity == 0 {
+            // Not reserved from a shape (see ``reserveCapacity(slotCount:shape:)``).
             keys.reserveCapacity(Self.slotCapacity)
             versions.reserveCapacity(Self.slotCapacity)
             valueCounts.reserveCapacity(Self.slotCapacity)

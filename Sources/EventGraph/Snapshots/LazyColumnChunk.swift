@@ -204,6 +204,9 @@ final class LazyColumnChunk: Sendable {
     /// The cache its decoded form is counted in, for tests.
     var cacheForTests: DecodedChunkCache { decoder.source.cache }
 
+    /// The shape its entity's decodes reserve from (``DecodedChunkShape``), for tests.
+    var shapeForTests: DecodedChunkShape { decoder.shape }
+
     /// Drops the decoded form (the cache's clock chose it); the next touch reads the chunk again. A pinned chunk
     /// keeps it until its last pin is dropped (``unpin()``); the cache has stopped counting it either way.
     func evict() {
