@@ -32,6 +32,25 @@ struct CheckpointColumnsCacheTests {
         return (expected, try DecodedChunkCacheTests.open(directory.file(), byteBudget: byteBudget))
     }
 
+    /// The store of ``openStore(in:byteBudget:)``, a context of it, every student fetched in that context, and the
+    /// boxes of the students' chunks.
+    struct Fetched {
+        let expected: [UInt64: String]
+        let container: ModelContainer
+        let context: ObjectContext
+        let students: [Student]
+        let boxes: [LazyColumnChunk]
+    }
+
+    static func fetchEveryStudent(in directory: TemporaryDirectory, byteBudget: Int) throws -> Fetched {
+        let (expected, container) = try openStore(in: directory, byteBudget: byteBudget)
+        let context = container.newBackgroundContext()
+        let students = try context.fetch(FetchDescriptor<Student>())
+        let boxes = DecodedChunkCacheTests.studentBoxes(of: container)
+        #expect(boxes.count == 3)
+        return Fetched(expected: expected, container: container, context: context, students: students, boxes: boxes)
+    }
+
     /// The box of the checkpoint chunk that `object`'s slot reads through, if it reads one.
     static func box(of object: ManagedObject) -> LazyColumnChunk? {
         guard case .slot(let slot, _) = object.committed else { return nil }
@@ -40,12 +59,9 @@ struct CheckpointColumnsCacheTests {
 
     @Test func readingEveryObjectOfAFetchTakesEachChunksColumnsOnce() throws {
         let directory = TemporaryDirectory()
-        let (expected, container) = try Self.openStore(in: directory, byteBudget: Int.max)
-        defer { try? container.close() }
-        let context = container.newBackgroundContext()
-        let students = try context.fetch(FetchDescriptor<Student>())
-        let boxes = DecodedChunkCacheTests.studentBoxes(of: container)
-        #expect(boxes.count == 3)
+        let fetched = try Self.fetchEveryStudent(in: directory, byteBudget: Int.max)
+        defer { try? fetched.container.close() }
+        let (expected, context, students, boxes) = (fetched.expected, fetched.context, fetched.students, fetched.boxes)
         let takenBefore = boxes.map(\.columnsTakenCountForTests)
         var names: [UInt64: String] = [:]
         for student in students {
@@ -62,11 +78,9 @@ struct CheckpointColumnsCacheTests {
 
     @Test func readsThatAlternateBetweenChunksReadEachChunksOwnValues() throws {
         let directory = TemporaryDirectory()
-        let (expected, container) = try Self.openStore(in: directory, byteBudget: Int.max)
-        defer { try? container.close() }
-        let context = container.newBackgroundContext()
-        let students = try context.fetch(FetchDescriptor<Student>())
-        let boxes = DecodedChunkCacheTests.studentBoxes(of: container)
+        let fetched = try Self.fetchEveryStudent(in: directory, byteBudget: Int.max)
+        defer { try? fetched.container.close() }
+        let (expected, students, boxes) = (fetched.expected, fetched.students, fetched.boxes)
         let byChunk = boxes.map { box in students.filter { Self.box(of: $0) === box } }
         #expect(byChunk.map(\.count).allSatisfy { $0 > 1_000 })
         #expect(byChunk.map(\.count).reduce(0, +) == students.count)
@@ -93,11 +107,10 @@ struct CheckpointColumnsCacheTests {
     @Test func theEntryKeepsItsChunkAcrossAnEvictionAndAResetDropsIt() throws {
         let directory = TemporaryDirectory()
         // A budget of one byte keeps only the chunk decoded last.
-        let (expected, container) = try Self.openStore(in: directory, byteBudget: 1)
+        let fetched = try Self.fetchEveryStudent(in: directory, byteBudget: 1)
+        let (expected, container, context) = (fetched.expected, fetched.container, fetched.context)
         defer { try? container.close() }
-        let context = container.newBackgroundContext()
-        let students = try context.fetch(FetchDescriptor<Student>())
-        let boxes = DecodedChunkCacheTests.studentBoxes(of: container)
+        let (students, boxes) = (fetched.students, fetched.boxes)
         let first = boxes[0]
         let ofFirst = students.filter { Self.box(of: $0) === first }
         let ofSecond = students.filter { Self.box(of: $0) === boxes[1] }
