@@ -37,6 +37,13 @@ extension ManagedObject {
     final func currentValue(at index: Int) -> PropertyValue? {
         if let value = pendingValue(at: index) { return value }
         if flags.contains(.isFault) { fireFault(readingIndex: index) }
+        // A slot's columns are read in place, and a checkpoint chunk's through the context's cache, not under its
+        // box's lock (a relationship's read comes here; see `HeldSlotColumns`).
+        if let columns = committedColumns, index < Int(columns.readableCount),
+            let base = columns.base ?? checkpointColumns(of: columns, reading: index)
+        {
+            return columns.value(at: index, in: base)
+        }
         return committed?.value(at: index)
     }
 

@@ -67,6 +67,14 @@ struct HeldSlotColumns {
         return Column.attributeValueUnlessRelationship(of: base + property, at: position)
     }
 
+    /// The value of a property below ``readableCount``, as ``ChunkSlot/value(at:)`` reads it (an absent value is
+    /// `.null`), read from `base` (see ``attributeValueUnlessRelationship(at:in:)``).
+    @inline(__always)
+    func value(at property: Int, in base: UnsafePointer<Column>) -> PropertyValue {
+        precondition(property < Int(readableCount), "property \(property) is not read in place")
+        return (base + property).pointee.value(at: position) ?? .attribute(.null)
+    }
+
     /// Starts loading what a read of `property` reads first, without waiting (see
     /// ``Column/prefetchValue(of:at:)``); nothing for a property not read in place or a checkpoint chunk's slot.
     @inline(__always)
