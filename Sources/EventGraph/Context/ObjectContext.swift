@@ -51,7 +51,7 @@ public final class ObjectContext {
     /// (`-1` for none): a lookup of that entity starts loading that property's value for the slot it finds (see
     /// ``object(with:)``). Unchecked, as ``lookupCache``.
     @exclusivity(unchecked) private(set) var lookupReadProperty = (entityIndex: -1, property: 0)
-    /// The decoded columns of the checkpoint chunk the context's objects read last (see
+    /// The decoded columns of the checkpoint chunks the context's objects read last (see
     /// ``CheckpointColumnsCache``). Unchecked, as ``lookupCache``: every property read of such an object reaches it.
     @exclusivity(unchecked) var checkpointColumns = CheckpointColumnsCache()
 

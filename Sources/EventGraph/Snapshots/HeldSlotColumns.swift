@@ -9,7 +9,7 @@ import LogFormat
 ///
 /// For a slot that reads a checkpoint chunk through its box (``LazyColumnChunk``, whose decoded form may be evicted
 /// and decoded again elsewhere): the box's address, which the slot keeps alive. Its columns are then read through the
-/// context's ``CheckpointColumnsCache`` (``ObjectContext/checkpointColumns``), which holds the last box's decoded
+/// context's ``CheckpointColumnsCache`` (``ObjectContext/checkpointColumns``), which holds the last boxes' decoded
 /// columns: through the box, every property read took its lock, 40 % of the property reads of a fetch of every post
 /// of a compacted store.
 struct HeldSlotColumns {
