@@ -201,4 +201,49 @@ struct ConsistentInsertionTests {
         #expect(!InverseRepair.isConsistentInsertion([.update(object, [])], model: Self.model))
         #expect(!InverseRepair.isConsistentInsertion([.insert(object, []), .insert(object, [])], model: Self.model))
     }
+
+    /// The votes are grouped by edge without being sorted (a counting sort by the second key, then each key's votes
+    /// sorted): whatever the spread of keys, each edge's votes end adjacent, side 0's first, and no vote is lost or
+    /// repeated. Dense keys take the counting sort, with keys of few votes and of more than 32 (an object listing
+    /// many objects inserted before it); keys spread wider than the counters allow take the sort.
+    @Test(arguments: [UInt64(40), 5_000, (UInt64(1) << 47) - 1])
+    func votesAreGroupedByEdge(keySpread: UInt64) {
+        let seed = TestSeed.make()
+        var random = SeededGenerator(seed: seed)
+        for round in 0..<50 {
+            var votes: [InverseRepair.SideVote] = []
+            let edgeCount = Int.random(in: 1...400, using: &random)
+            for _ in 0..<edgeCount {
+                // A few keys take many edges (a long list); the others are spread over the range.
+                let first = UInt64.random(in: 1...min(keySpread, 8), using: &random)
+                let second = UInt64.random(in: 1...keySpread, using: &random)
+                let (firstProperty, secondProperty) = (Int.random(in: 0..<4, using: &random), 4)
+                let sides = [
+                    (first, firstProperty, second, secondProperty), (second, secondProperty, first, firstProperty),
+                ]
+                // Each edge voted by one side, the other or both, some twice.
+                for (voter, voterProperty, target, targetProperty) in sides where Bool.random(using: &random) {
+                    for _ in 0..<Int.random(in: 1...2, using: &random) {
+                        votes.append(
+                            InverseRepair.SideVote(voter: (voter, voterProperty), target: (target, targetProperty)))
+                    }
+                }
+            }
+            votes.shuffle(using: &random)
+            var grouped = votes
+            InverseRepair.InsertionVotes.groupByEdge(&grouped)
+            #expect(grouped.sorted() == votes.sorted(), "round \(round): votes lost or repeated")
+            var seen = Set<[UInt64]>()
+            var previous: InverseRepair.SideVote?
+            for vote in grouped {
+                let edge = [vote.edge.0, vote.edge.1]
+                if let previous, [previous.edge.0, previous.edge.1] == edge {
+                    #expect(previous.side <= vote.side, "round \(round): side 1's vote before side 0's")
+                } else {
+                    #expect(seen.insert(edge).inserted, "round \(round): an edge's votes are not adjacent")
+                }
+                previous = vote
+            }
+        }
+    }
 }

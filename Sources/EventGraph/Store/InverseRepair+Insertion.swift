@@ -8,7 +8,7 @@ extension InverseRepair {
     /// edge's first slot (`aKey << 16 | aProperty`), `low` its second slot and the side that voted (`bKey << 17 |
     /// bProperty << 1 | side`; side 0 when slot `a`'s object voted, 1 when slot `b`'s did). Slot `a` is the smaller
     /// of the two (key, property) pairs, so the word order is the pair order.
-    private struct SideVote: Comparable {
+    struct SideVote: Comparable {
         var high: UInt64
         var low: UInt64
 
@@ -99,7 +99,7 @@ extension InverseRepair {
         /// Whether every recorded edge has both sides' votes.
         mutating func areConsistent() -> Bool {
             guard !votes.isEmpty else { return true }
-            votes.sort()
+            Self.groupByEdge(&votes)
             // Each edge's votes are adjacent, side 0's first: it needs both.
             return votes.withUnsafeBufferPointer { votes in
                 var start = 0
@@ -111,6 +111,69 @@ extension InverseRepair {
                     start = end
                 }
                 return true
+            }
+        }
+
+        /// Orders votes so that each edge's votes are adjacent, side 0's first (what sorting them does, which the
+        /// check needs, without the order between edges).
+        ///
+        /// A counting sort by the edge's second key (slot `b`'s, the larger), then a sort of each key's votes: the
+        /// votes of a bulk insert sort in a third of the time (sorting them all was 4 % of its CPU). A second key is
+        /// the larger object of its edges, so its votes are few (a post's author and tags) unless an object lists
+        /// many objects inserted before it. Keys spread wider than 4 counters per vote are sorted as before.
+        static func groupByEdge(_ votes: inout [SideVote]) {
+            let count = votes.count
+            guard count > 1 else { return }
+            var (smallest, largest) = (UInt64.max, UInt64.min)
+            for vote in votes {
+                let key = vote.low >> 17
+                smallest = min(smallest, key)
+                largest = max(largest, key)
+            }
+            // Both at most `maxKey` (2^47 - 1): no overflow. `count` is at most `Int32.max` for the counters.
+            let span = largest - smallest
+            guard count < Int(Int32.max), span < UInt64(count) * 4 + 64 else {
+                votes.sort()
+                return
+            }
+            let bucketCount = Int(span) + 1
+            // starts[b] is where bucket b begins; starts[bucketCount] is the end.
+            var starts = [Int32](repeating: 0, count: bucketCount + 1)
+            starts.withUnsafeMutableBufferPointer { starts in
+                for vote in votes { starts[Int((vote.low >> 17) - smallest) + 1] += 1 }
+                for bucket in 0..<bucketCount { starts[bucket + 1] += starts[bucket] }
+            }
+            let grouped = [SideVote](unsafeUninitializedCapacity: count) { buffer, initialized in
+                var next = starts
+                next.withUnsafeMutableBufferPointer { next in
+                    for vote in votes {
+                        let bucket = Int((vote.low >> 17) - smallest)
+                        (buffer.baseAddress! + Int(next[bucket])).initialize(to: vote)
+                        next[bucket] += 1
+                    }
+                }
+                initialized = count
+            }
+            votes = grouped
+            votes.withUnsafeMutableBufferPointer { votes in
+                for bucket in 0..<bucketCount {
+                    let (start, end) = (Int(starts[bucket]), Int(starts[bucket + 1]))
+                    guard end - start > 1 else { continue }
+                    guard end - start <= 32 else {
+                        votes[start..<end].sort()
+                        continue
+                    }
+                    // Insertion sort: a post's few votes.
+                    for position in (start + 1)..<end {
+                        let vote = votes[position]
+                        var place = position
+                        while place > start && vote < votes[place - 1] {
+                            votes[place] = votes[place - 1]
+                            place -= 1
+                        }
+                        votes[place] = vote
+                    }
+                }
             }
         }
     }
