@@ -138,8 +138,8 @@ extension Store {
             for constraint in entity.uniqueConstraints {
                 guard let tuple = UniqueKey(constraint, values: row.values) else { continue }
                 var clash: UInt64?
-                if let other = claimed[tuple], other != key { clash = other }
-                claimed[tuple] = key
+                // One lookup: the tuple's earlier claimant, if any, replaced by this object.
+                if let other = claimed.updateValue(key, forKey: tuple), other != key { clash = other }
                 if clash == nil, let holder = try queue.holder(of: tuple, in: state), holder != key {
                     if let entry = staged[holder] {
                         if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple {
