@@ -164,6 +164,12 @@ struct ColumnChunk: Sendable {
         return slot
     }
 
+    /// Calls `body` with the columns' buffer, to write values of live slots column by column (see
+    /// ``appendInserted(_:)``); the columns are neither added nor removed meanwhile.
+    mutating func withColumnBuffer<R>(_ body: (UnsafeMutableBufferPointer<Column>) -> R) -> R {
+        columns.withUnsafeMutableBufferPointer { body($0) }
+    }
+
     /// Writes a byte value of a live slot in place from its bytes (see ``Column/set(bytes:tag:at:isASCII:)``).
     mutating func set(bytes: UnsafeRawBufferPointer, tag: ValueTag, property: Int, at slot: Int, isASCII: Bool? = nil) {
         precondition(property < Int(valueCounts[slot]), "slot \(slot) has no property #\(property)")

@@ -235,6 +235,22 @@ struct EntityColumns: Sendable {
         directory.set(index * ColumnChunk.slotCapacity + position, for: key)
     }
 
+    /// Appends new objects, whose keys no live object has (``slot(forKey:)`` found none for each), in order, chunk
+    /// by chunk: each chunk's share is written column by column on every core (see
+    /// ``ColumnChunk/appendInserted(_:)``).
+    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>) {
+        var start = 0
+        while start < rows.count {
+            let index = chunkIndexForNewObject()
+            let end = min(rows.count, start + ColumnChunk.slotCapacity - resident[index].slotCount)
+            let first = resident[index].appendInserted(UnsafeBufferPointer(rebasing: rows[start..<end]))
+            for offset in 0..<(end - start) {
+                directory.set(index * ColumnChunk.slotCapacity + first + offset, for: rows[start + offset].key)
+            }
+            start = end
+        }
+    }
+
     /// Adds an object whose key no live object has (``slot(forKey:)`` found none) with `valueCount` properties:
     /// `write` writes every one of its values into the slot made for it (a replayed insert, writing the decoded
     /// values straight into the columns, without a row of ``PropertyValue``s).

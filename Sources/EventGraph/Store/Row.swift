@@ -176,7 +176,7 @@ struct InsertedValues: Sendable {
     /// The position of the last change of a property. A few changes per object (a post's eight): a scan, from the
     /// last, as later changes overwrite earlier ones.
     @inline(__always)
-    private static func lastChange(of property: Int, in changes: UnsafeBufferPointer<PropertyChange>) -> Int? {
+    static func lastChange(of property: Int, in changes: UnsafeBufferPointer<PropertyChange>) -> Int? {
         var position = changes.endIndex
         while position > changes.startIndex {
             position -= 1

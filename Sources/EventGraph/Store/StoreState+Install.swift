@@ -34,12 +34,19 @@ extension StoreState {
         }
         // Per entity, the properties whose old values an install reads (see `oldValuesNeeded(ofEntity:model:)`).
         var neededProperties: [[Int]?] = Array(repeating: nil, count: tables.count)
+        // A large save of new objects: per entity, its new rows, appended after this pass column by column on every
+        // core (see `ColumnChunk.appendInserted`) instead of row by row on one.
+        var insertedRows: [[InsertedRow]]? =
+            takesTuples && staged.count >= Self.columnWiseInstallMinimum
+            ? Array(repeating: [], count: tables.count) : nil
         // `staged` is alive and unchanged for the pass: its elements are read in place by the prefetches.
         let elements = SavePrefetch.elements(of: staged.changes)
         for (position, change) in staged.changes.enumerated() {
             // Asked for a few rows ahead: each new row, its values, their strings' bytes and to-many lists, which
-            // the columns copy and a bulk save finds cold (see `SavePrefetch`).
-            SavePrefetch.prefetchAhead(in: elements, from: position, lists: true, strings: true)
+            // the columns copy and a bulk save finds cold (see `SavePrefetch`). Rows appended later are not read
+            // here beyond the values the indexes take.
+            let readsValues = insertedRows == nil
+            SavePrefetch.prefetchAhead(in: elements, from: position, lists: readsValues, strings: readsValues)
             let (key, entityIndex, newRow) = (change.key, change.entityIndex, change.row)
             if neededProperties[entityIndex] == nil {
                 neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
@@ -52,14 +59,27 @@ extension StoreState {
                 entityIndex: entityIndex, key: key, old: oldRow, new: newRow, model: model, changes: &indexChanges,
                 deferred: &deferred, uniqueIndexDone: takesTuples)
             if let newRow {
-                put(newRow)
+                if insertedRows != nil, case .inserted(let values) = newRow.values.storage,
+                    tables[entityIndex].slot(forKey: key) == nil
+                {
+                    insertedRows![entityIndex].append(InsertedRow(key: key, version: newRow.version, values: values))
+                } else {
+                    put(newRow)
+                }
             } else {
                 removeRow(entityIndex: entityIndex, key: key)
             }
         }
+        for entityIndex in insertedRows?.indices ?? 0..<0 where !insertedRows![entityIndex].isEmpty {
+            insertedRows![entityIndex].withUnsafeBufferPointer { appendInserted($0, entityIndex: entityIndex) }
+        }
         indexChanges.apply(to: &indexes)
         if let deferred, deferred.hasChanges { deferredIndexChanges.append(deferred) }
     }
+
+    /// The smallest save of new objects whose rows an install appends column by column (see
+    /// ``ColumnChunk/appendInserted(_:)``): below it, the rows are written one by one on one core.
+    static let columnWiseInstallMinimum = 1024
 
     /// Whether some entity with uniqueness constraints has its entries in ``uniqueIndex`` (is indexed and not
     /// pending): otherwise an install adds none, and the index is not grown for it.

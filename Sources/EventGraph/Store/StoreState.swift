@@ -120,6 +120,11 @@ struct StoreState: Sendable {
     /// Inserts or replaces a row.
     mutating func put(_ row: Row) { tables[row.entityIndex].put(row) }
 
+    /// Appends new objects of one entity, whose keys no live object has (see ``EntityColumns/appendInserted(_:)``).
+    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>, entityIndex: Int) {
+        tables[entityIndex].appendInserted(rows)
+    }
+
     /// Removes the row of `key` from one entity.
     mutating func removeRow(entityIndex: Int, key: UInt64) { tables[entityIndex].remove(key: key) }
 

@@ -1,0 +1,91 @@
+import Dispatch
+import LogFormat
+
+/// A new object of a save of new objects, as the install appends it: its key, version and values as its insert
+/// gives them.
+struct InsertedRow {
+    var key: UInt64
+    var version: UInt64
+    var values: InsertedValues
+}
+
+extension ColumnChunk {
+    /// How many rows a pass of ``appendInserted(_:)`` writes column by column: their changes (a post's ≈ 300 bytes)
+    /// stay in a core's cache while each of the columns reads them.
+    static let insertedBatchSize = 512
+
+    /// Appends new objects after the used slots and writes their values column by column, the columns shared among
+    /// the cores; returns the first object's slot. A large save's rows were written row by row on one core (two
+    /// thirds of installing a bulk insert); each column still gets its slots in order, so the columns hold what
+    /// ``append(key:version:values:)`` would write for each row in turn.
+    ///
+    /// - Precondition: the rows fit in the chunk, and every row has as many values as the first (an entity's
+    ///   inserts: its defaults' count).
+    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>) -> Int {
+        let first = slotCount
+        guard let valueCount = rows.first?.values.defaults.count else { return first }
+        precondition(rows.count <= Self.slotCapacity - first, "a chunk holds at most \(Self.slotCapacity) objects")
+        for row in rows {
+            precondition(row.values.defaults.count == valueCount, "rows of one entity have as many values")
+            _ = appendSlot(key: row.key, version: row.version, valueCount: valueCount)
+        }
+        // The columns whose values are largest first (a post's body): the cores take them in this order, so the
+        // longest one starts first and the others fill in beside it.
+        let order = Self.columnsByLargestFirst(of: rows[rows.startIndex].values)
+        var start = 0
+        withColumnBuffer { columns in
+            while start < rows.count {
+                let batch = UnsafeBufferPointer(rebasing: rows[start..<min(rows.count, start + Self.insertedBatchSize)])
+                let writes = ColumnWrites(columns: columns, rows: batch, firstSlot: first + start, order: order)
+                DispatchQueue.concurrentPerform(iterations: order.count) { writes.write(task: $0) }
+                start += batch.count
+            }
+        }
+        return first
+    }
+
+    /// One batch of ``appendInserted(_:)``'s column writes, shared by the iterations that write its columns.
+    ///
+    /// `@unchecked Sendable`: each iteration writes one column, which no other iteration touches (each column's
+    /// storages are arrays of its own, and the buffer of columns is neither resized nor moved while they run), and
+    /// the rows are only read; the caller waits for every iteration before it uses the columns again.
+    private struct ColumnWrites: @unchecked Sendable {
+        let columns: UnsafeMutableBufferPointer<Column>
+        let rows: UnsafeBufferPointer<InsertedRow>
+        let firstSlot: Int
+        let order: [Int]
+
+        func write(task: Int) {
+            let property = order[task]
+            for offset in rows.indices {
+                rows[offset].values.withValue(of: property) { columns[property].set($0, at: firstSlot + offset) }
+            }
+        }
+    }
+
+    /// The properties in decreasing order of the bytes of `values`' value (ties in property order).
+    private static func columnsByLargestFirst(of values: InsertedValues) -> [Int] {
+        let sizes = (0..<values.defaults.count).map { property in
+            values.withValue(of: property) { value -> Int in
+                switch value {
+                case .attribute(let attribute): attribute.withBytesEncoding { _, bytes in bytes.count } ?? 8
+                case .toOne: 8
+                case .toMany(let targets): targets.count * 16
+                }
+            }
+        }
+        return sizes.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
+    }
+}
+
+extension InsertedValues {
+    /// Calls `body` with one property's value, read in place from the changes' or the defaults' buffer (the
+    /// subscript copies it out and retains it).
+    @inline(__always)
+    func withValue<R>(of property: Int, _ body: (PropertyValue) -> R) -> R {
+        changes.withUnsafeBufferPointer { changes in
+            if let position = Self.lastChange(of: property, in: changes) { return body(changes[position].value) }
+            return defaults.withUnsafeBufferPointer { body($0[property]) }
+        }
+    }
+}
