@@ -36,7 +36,10 @@ extension ColumnChunk {
         withColumnBuffer { columns in
             while start < rows.count {
                 let batch = UnsafeBufferPointer(rebasing: rows[start..<min(rows.count, start + Self.insertedBatchSize)])
-                let writes = ColumnWrites(columns: columns, rows: batch, firstSlot: first + start, order: order)
+                let writes = ColumnWrites(
+                    columns: columns, changes: batch.map { SavePrefetch.elements(of: $0.values.changes) },
+                    defaults: batch.map { SavePrefetch.elements(of: $0.values.defaults) }, firstSlot: first + start,
+                    order: order)
                 DispatchQueue.concurrentPerform(iterations: order.count) { writes.write(task: $0) }
                 start += batch.count
             }
@@ -46,20 +49,60 @@ extension ColumnChunk {
 
     /// One batch of ``appendInserted(_:)``'s column writes, shared by the iterations that write its columns.
     ///
+    /// The rows' changes and defaults are read in place, through their buffers, which the rows keep alive and
+    /// unchanged while the iterations run: reading a row's ``InsertedValues`` retained and released its arrays, and
+    /// the defaults, one array for every row of an entity, had both cores write its reference count in turn (half of
+    /// the writes' time went to it, and the install was slower than one core's).
+    ///
     /// `@unchecked Sendable`: each iteration writes one column, which no other iteration touches (each column's
     /// storages are arrays of its own, and the buffer of columns is neither resized nor moved while they run), and
     /// the rows are only read; the caller waits for every iteration before it uses the columns again.
     private struct ColumnWrites: @unchecked Sendable {
         let columns: UnsafeMutableBufferPointer<Column>
-        let rows: UnsafeBufferPointer<InsertedRow>
+        let changes: [UnsafeBufferPointer<PropertyChange>]
+        let defaults: [UnsafeBufferPointer<PropertyValue>]
         let firstSlot: Int
         let order: [Int]
 
         func write(task: Int) {
             let property = order[task]
-            for offset in rows.indices {
-                rows[offset].values.withValue(of: property) { columns[property].set($0, at: firstSlot + offset) }
+            changes.withUnsafeBufferPointer { changes in
+                defaults.withUnsafeBufferPointer { defaults in
+                    for offset in changes.indices {
+                        ColumnChunk.prefetchAhead(of: property, from: offset, changes: changes)
+                        let slot = firstSlot + offset
+                        if let position = InsertedValues.lastChange(of: property, in: changes[offset]) {
+                            columns[property].set(changes[offset][position].value, at: slot)
+                        } else {
+                            columns[property].set(defaults[offset][property], at: slot)
+                        }
+                    }
+                }
             }
+        }
+    }
+
+    /// How far ahead a column's pass asks for a row's changes, and for what its value points to: a column's write of
+    /// one row is a tenth of a row's (``SavePrefetch``'s distances are in rows written whole), so the distances are
+    /// longer for the loads to arrive in time.
+    static let columnValuesDistance = 48
+    static let columnStorageDistance = 24
+
+    /// Starts loading, for a column's pass, the changes of the row ``columnValuesDistance`` ahead and what
+    /// the property's value of the one ``columnStorageDistance`` ahead points to (its string's bytes, its
+    /// list): the pass reads them cold, each row's on one core only.
+    @inline(__always)
+    private static func prefetchAhead(
+        of property: Int, from offset: Int, changes: UnsafeBufferPointer<UnsafeBufferPointer<PropertyChange>>
+    ) {
+        let values = offset &+ Self.columnValuesDistance
+        if values < changes.count { SavePrefetch.prefetchValues(at: changes[values].baseAddress) }
+        let storage = offset &+ Self.columnStorageDistance
+        guard storage < changes.count else { return }
+        if let position = InsertedValues.lastChange(of: property, in: changes[storage]) {
+            // Read in place through the buffer: a copy of the value would retain it, waiting for the very line.
+            SavePrefetch.prefetchStorage(
+                of: UnsafeBufferPointer(rebasing: changes[storage][position...position]), lists: true, strings: true)
         }
     }
 
