@@ -45,9 +45,10 @@ struct ColumnWiseInstallTests {
                     propertyIndex: UInt32.random(in: 0..<UInt32(propertyCount), using: &random),
                     value: randomValue(using: &random))
             }
+            let (key, version) = (firstKey + UInt64(number), UInt64(1 + number % 3))
             return InsertedRow(
-                key: firstKey + UInt64(number), version: UInt64(1 + number % 3),
-                values: InsertedValues(changes: changes, defaults: defaults))
+                key: key, version: version, values: InsertedValues(changes: changes, defaults: defaults),
+                row: Row(entityIndex: 0, key: key, version: version, changes: changes, defaults: defaults))
         }
     }
 
@@ -84,9 +85,10 @@ struct ColumnWiseInstallTests {
         #expect(byColumns.columns.count == byRows.columns.count)
     }
 
-    /// A save of 9,000 new objects of two related entities (more than two chunks of courses, after objects already
-    /// saved) installed with its unique tuples, column by column, leaves the state as installing its rows one by one
-    /// does: the same digest, the same rows under every key, the same uniqueness index.
+    /// Saves of new objects of two related entities (more than two chunks of courses, after objects already saved)
+    /// and of an entity with an attribute index, installed with their unique tuples, column by column, leave the
+    /// state as installing their rows one by one does: the same digest, the same rows under every key, the same
+    /// uniqueness and attribute indexes.
     @Test func aLargeSaveOfNewObjectsInstallsAsItsRowsWould() throws {
         let model = TestModels.school
         let (course, lesson) = (ConsistentInsertionTests.entity("Course"), ConsistentInsertionTests.entity("Lesson"))
@@ -138,11 +140,23 @@ struct ColumnWiseInstallTests {
             return claimed
         }
 
+        // Students have an attribute index (their name, repeated): its changes are recorded beside the columns.
+        let student = ConsistentInsertionTests.entity("Student")
+        let name = try #require(model.entities[student].properties.firstIndex { $0.name == "name" })
+        let students: [ChangeOperation] = (0..<3_000).map { number in
+            .insert(
+                ObjectReference(entityIndex: UInt32(student), key: UInt64(500_000 + number)),
+                [PropertyChange(propertyIndex: UInt32(name), value: .attribute(.string("student \(number % 700)")))])
+        }
+
         var byRows = StoreState(model: model)
         var byColumns = StoreState(model: model)
-        // 100 courses first, in a small save (row by row in both), then 6,000 courses and 3,000 lessons in one.
-        for (courses, lessonsPerCourse) in [(0..<100, 0), (100..<6_100, 0), (6_100..<7_600, 2)] {
-            let operations = insertion(courses: courses, lessonsPerCourse: lessonsPerCourse)
+        // 100 courses first, in a small save (row by row in both), then 6,000 courses, then 1,500 more and 3,000
+        // lessons, then 3,000 students.
+        let saves = [(0..<100, 0), (100..<6_100, 0), (6_100..<7_600, 2), (0..<0, 0)]
+        for (courses, lessonsPerCourse) in saves {
+            let operations =
+                courses.isEmpty ? students : insertion(courses: courses, lessonsPerCourse: lessonsPerCourse)
             let staged = try #require(
                 byRows.stageInsertion(operations, model: model, version: 1, overlay: queue, checksInverses: true))
             #expect(staged.count < 1_000 || staged.count >= StoreState.columnWiseInstallMinimum)
@@ -151,6 +165,11 @@ struct ColumnWiseInstallTests {
         }
         #expect(byColumns.digest(model: model) == byRows.digest(model: model))
         #expect(byColumns.uniqueIndex == byRows.uniqueIndex)
+        #expect(byRows.indexes[student].first?.count == 3_000)
+        for (columnsIndex, rowsIndex) in zip(byColumns.indexes[student], byRows.indexes[student]) {
+            #expect(columnsIndex.entries.map(\.key) == rowsIndex.entries.map(\.key))
+            #expect(columnsIndex.entries.map(\.value) == rowsIndex.entries.map(\.value))
+        }
         let courseKeys: [UInt64] = (0..<7_600).map { UInt64(10 + $0) }
         let lessonKeys: [UInt64] = (0..<3_000).map { UInt64(100_000 + 6_100 * 2 + $0) }
         for (entity, keys) in [(course, courseKeys), (lesson, lessonKeys)] {

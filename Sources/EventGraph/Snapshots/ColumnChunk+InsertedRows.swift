@@ -2,15 +2,21 @@ import Dispatch
 import LogFormat
 
 /// A new object of a save of new objects, as the install appends it: its key, version and values as its insert
-/// gives them.
+/// gives them, and its row (which the attribute indexes' recording reads).
 struct InsertedRow {
     var key: UInt64
     var version: UInt64
     var values: InsertedValues
+    var row: Row
 }
 
+/// Work that ``ColumnChunk/appendInserted(_:alongside:)`` runs beside the column writes of each batch of rows, with
+/// the batch: one task among the columns' (the install records the rows' attribute index changes in it). The
+/// batches run one after another, so it is never called twice at once.
+typealias InsertedRowsTask = @Sendable (UnsafeBufferPointer<InsertedRow>) -> Void
+
 extension ColumnChunk {
-    /// How many rows a pass of ``appendInserted(_:)`` writes column by column: their changes (a post's ≈ 300 bytes)
+    /// How many rows a pass of ``appendInserted(_:alongside:)`` writes column by column: their changes (a post's ≈ 300 bytes)
     /// stay in a core's cache while each of the columns reads them.
     static let insertedBatchSize = 512
 
@@ -19,9 +25,12 @@ extension ColumnChunk {
     /// thirds of installing a bulk insert); each column still gets its slots in order, so the columns hold what
     /// ``append(key:version:values:)`` would write for each row in turn.
     ///
+    /// `alongside`, when given, runs with each batch of rows as one more task beside its columns' writes, on
+    /// whichever core is free.
+    ///
     /// - Precondition: the rows fit in the chunk, and every row has as many values as the first (an entity's
     ///   inserts: its defaults' count).
-    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>) -> Int {
+    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>, alongside: InsertedRowsTask? = nil) -> Int {
         let first = slotCount
         guard let valueCount = rows.first?.values.defaults.count else { return first }
         precondition(rows.count <= Self.slotCapacity - first, "a chunk holds at most \(Self.slotCapacity) objects")
@@ -39,15 +48,15 @@ extension ColumnChunk {
                 let writes = ColumnWrites(
                     columns: columns, changes: batch.map { SavePrefetch.elements(of: $0.values.changes) },
                     defaults: batch.map { SavePrefetch.elements(of: $0.values.defaults) }, firstSlot: first + start,
-                    order: order)
-                DispatchQueue.concurrentPerform(iterations: order.count) { writes.write(task: $0) }
+                    order: order, rows: batch, alongside: alongside)
+                DispatchQueue.concurrentPerform(iterations: writes.taskCount) { writes.run(task: $0) }
                 start += batch.count
             }
         }
         return first
     }
 
-    /// One batch of ``appendInserted(_:)``'s column writes, shared by the iterations that write its columns.
+    /// One batch of ``appendInserted(_:alongside:)``'s column writes, shared by the iterations that write its columns.
     ///
     /// The rows' changes and defaults are read in place, through their buffers, which the rows keep alive and
     /// unchanged while the iterations run: reading a row's ``InsertedValues`` retained and released its arrays, and
@@ -56,16 +65,26 @@ extension ColumnChunk {
     ///
     /// `@unchecked Sendable`: each iteration writes one column, which no other iteration touches (each column's
     /// storages are arrays of its own, and the buffer of columns is neither resized nor moved while they run), and
-    /// the rows are only read; the caller waits for every iteration before it uses the columns again.
+    /// the rows are only read (the task beside them reads them too); the caller waits for every iteration before it
+    /// uses the columns again.
     private struct ColumnWrites: @unchecked Sendable {
         let columns: UnsafeMutableBufferPointer<Column>
         let changes: [UnsafeBufferPointer<PropertyChange>]
         let defaults: [UnsafeBufferPointer<PropertyValue>]
         let firstSlot: Int
         let order: [Int]
+        let rows: UnsafeBufferPointer<InsertedRow>
+        let alongside: InsertedRowsTask?
 
-        func write(task: Int) {
-            let property = order[task]
+        /// The columns' writes, and the work beside them first when there is some (as large as a long column's).
+        var taskCount: Int { order.count + (alongside == nil ? 0 : 1) }
+
+        func run(task: Int) {
+            guard let alongside else { return write(column: order[task]) }
+            if task == 0 { alongside(rows) } else { write(column: order[task - 1]) }
+        }
+
+        func write(column property: Int) {
             changes.withUnsafeBufferPointer { changes in
                 defaults.withUnsafeBufferPointer { defaults in
                     for offset in changes.indices {

@@ -165,7 +165,7 @@ struct ColumnChunk: Sendable {
     }
 
     /// Calls `body` with the columns' buffer, to write values of live slots column by column (see
-    /// ``appendInserted(_:)``); the columns are neither added nor removed meanwhile.
+    /// ``appendInserted(_:alongside:)``); the columns are neither added nor removed meanwhile.
     mutating func withColumnBuffer<R>(_ body: (UnsafeMutableBufferPointer<Column>) -> R) -> R {
         columns.withUnsafeMutableBufferPointer { body($0) }
     }

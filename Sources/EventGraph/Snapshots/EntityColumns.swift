@@ -237,13 +237,14 @@ struct EntityColumns: Sendable {
 
     /// Appends new objects, whose keys no live object has (``slot(forKey:)`` found none for each), in order, chunk
     /// by chunk: each chunk's share is written column by column on every core (see
-    /// ``ColumnChunk/appendInserted(_:)``).
-    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>) {
+    /// ``ColumnChunk/appendInserted(_:alongside:)``, which runs `alongside` with each batch).
+    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>, alongside: InsertedRowsTask? = nil) {
         var start = 0
         while start < rows.count {
             let index = chunkIndexForNewObject()
             let end = min(rows.count, start + ColumnChunk.slotCapacity - resident[index].slotCount)
-            let first = resident[index].appendInserted(UnsafeBufferPointer(rebasing: rows[start..<end]))
+            let first = resident[index].appendInserted(
+                UnsafeBufferPointer(rebasing: rows[start..<end]), alongside: alongside)
             for offset in 0..<(end - start) {
                 directory.set(index * ColumnChunk.slotCapacity + first + offset, for: rows[start + offset].key)
             }

@@ -53,32 +53,60 @@ extension StoreState {
             }
             // Only the values the uniqueness and attribute indexes read are decoded from the row being replaced (a
             // post's body and a tag's list of every post are not), and none when the entity has neither.
+            if insertedRows != nil, let newRow, case .inserted(let values) = newRow.values.storage,
+                tables[entityIndex].slot(forKey: key) == nil
+            {
+                // Its index changes are recorded beside the column writes (below); it holds no unique tuple here
+                // (the uniqueness index took the save's already).
+                insertedRows![entityIndex].append(
+                    InsertedRow(key: key, version: newRow.version, values: values, row: newRow))
+                continue
+            }
             let needed = neededProperties[entityIndex]!
             let oldRow = needed.isEmpty || takesTuples ? nil : tables[entityIndex].row(forKey: key, decoding: needed)
             updateIndexes(
                 entityIndex: entityIndex, key: key, old: oldRow, new: newRow, model: model, changes: &indexChanges,
                 deferred: &deferred, uniqueIndexDone: takesTuples)
             if let newRow {
-                if insertedRows != nil, case .inserted(let values) = newRow.values.storage,
-                    tables[entityIndex].slot(forKey: key) == nil
-                {
-                    insertedRows![entityIndex].append(InsertedRow(key: key, version: newRow.version, values: values))
-                } else {
-                    put(newRow)
-                }
+                put(newRow)
             } else {
                 removeRow(entityIndex: entityIndex, key: key)
             }
         }
         for entityIndex in insertedRows?.indices ?? 0..<0 where !insertedRows![entityIndex].isEmpty {
-            insertedRows![entityIndex].withUnsafeBufferPointer { appendInserted($0, entityIndex: entityIndex) }
+            let recording = attributeIndexRecording(of: entityIndex)
+            withUnsafeMutablePointer(to: &indexChanges) { changes in
+                withUnsafeMutablePointer(to: &deferred) { deferred in
+                    let target = IndexChangesTarget(changes: changes, deferred: deferred)
+                    insertedRows![entityIndex].withUnsafeBufferPointer { rows in
+                        appendInserted(rows, entityIndex: entityIndex) { batch in
+                            for inserted in batch { target.record(inserted, with: recording) }
+                        }
+                    }
+                }
+            }
         }
         indexChanges.apply(to: &indexes)
         if let deferred, deferred.hasChanges { deferredIndexChanges.append(deferred) }
     }
 
+    /// Where the column-wise install records its new rows' attribute index changes: the install's own tables of
+    /// changes, written by the task beside each batch's column writes.
+    ///
+    /// `@unchecked Sendable`: the batches run one after another, so one task at a time writes them, and the install
+    /// reads them only after every batch is done (`DispatchQueue.concurrentPerform` returns after its iterations).
+    private struct IndexChangesTarget: @unchecked Sendable {
+        let changes: UnsafeMutablePointer<IndexChanges>
+        let deferred: UnsafeMutablePointer<IndexChanges?>
+
+        func record(_ inserted: InsertedRow, with recording: AttributeIndexRecording) {
+            recording.record(
+                key: inserted.key, old: nil, new: inserted.row, changes: &changes.pointee, deferred: &deferred.pointee)
+        }
+    }
+
     /// The smallest save of new objects whose rows an install appends column by column (see
-    /// ``ColumnChunk/appendInserted(_:)``): below it, the rows are written one by one on one core.
+    /// ``ColumnChunk/appendInserted(_:alongside:)``): below it, the rows are written one by one on one core.
     static let columnWiseInstallMinimum = 1024
 
     /// Whether some entity with uniqueness constraints has its entries in ``uniqueIndex`` (is indexed and not
@@ -122,13 +150,16 @@ extension StoreState {
             if let oldTuple, uniqueIndex[oldTuple] == key { uniqueIndex[oldTuple] = nil }
             if let newTuple { uniqueIndex[newTuple] = key }
         }
-        if !pendingAttributeIndexEntities.contains(entityIndex) {
-            indexChanges.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
-        } else if storedAttributeIndexes[entityIndex] != nil {
-            // Built later from the checkpoint's stored entries: the change is replayed on top then.
-            if deferred == nil { deferred = IndexChanges(indexes) }
-            deferred!.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
-        }
+        attributeIndexRecording(of: entityIndex).record(
+            key: key, old: oldRow, new: newRow, changes: &indexChanges, deferred: &deferred)
+    }
+
+    /// How one entity's changes are recorded for its attribute indexes (see ``AttributeIndexRecording``).
+    func attributeIndexRecording(of entityIndex: Int) -> AttributeIndexRecording {
+        AttributeIndexRecording(
+            entityIndex: entityIndex, indexes: indexes,
+            isPending: pendingAttributeIndexEntities.contains(entityIndex),
+            hasStoredIndexes: storedAttributeIndexes[entityIndex] != nil)
     }
 
     /// The properties of one entity whose old values installing a change reads: those of its uniqueness
@@ -150,5 +181,30 @@ extension StoreState {
         for index in attributeIndexes { add(index.propertyIndex) }
         properties.sort()
         return properties
+    }
+}
+
+/// Records an entity's changes for its attribute indexes, from what it reads of a state (a value, so that the
+/// column-wise install records its new rows' changes on another core while the state's tables are written).
+struct AttributeIndexRecording: Sendable {
+    let entityIndex: Int
+    let indexes: [[AttributeIndex]]
+    /// The entity's attribute indexes are built later (from the columns, changes included).
+    let isPending: Bool
+    /// The checkpoint stores the entity's attribute indexes: a pending entity's changes are replayed on top of them
+    /// once they are built.
+    let hasStoredIndexes: Bool
+
+    /// Records one object's change from `old` to `new` (`nil`: absent).
+    func record(
+        key: UInt64, old oldRow: Row?, new newRow: Row?, changes: inout IndexChanges, deferred: inout IndexChanges?
+    ) {
+        if !isPending {
+            changes.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+        } else if hasStoredIndexes {
+            // Built later from the checkpoint's stored entries: the change is replayed on top then.
+            if deferred == nil { deferred = IndexChanges(indexes) }
+            deferred!.record(entityIndex: entityIndex, key: key, old: oldRow, new: newRow, indexes: indexes)
+        }
     }
 }

@@ -120,9 +120,12 @@ struct StoreState: Sendable {
     /// Inserts or replaces a row.
     mutating func put(_ row: Row) { tables[row.entityIndex].put(row) }
 
-    /// Appends new objects of one entity, whose keys no live object has (see ``EntityColumns/appendInserted(_:)``).
-    mutating func appendInserted(_ rows: UnsafeBufferPointer<InsertedRow>, entityIndex: Int) {
-        tables[entityIndex].appendInserted(rows)
+    /// Appends new objects of one entity, whose keys no live object has, running `alongside` with each batch (see
+    /// ``EntityColumns/appendInserted(_:alongside:)``).
+    mutating func appendInserted(
+        _ rows: UnsafeBufferPointer<InsertedRow>, entityIndex: Int, alongside: InsertedRowsTask? = nil
+    ) {
+        tables[entityIndex].appendInserted(rows, alongside: alongside)
     }
 
     /// Removes the row of `key` from one entity.
