@@ -127,27 +127,13 @@ extension ColumnChunk {
 
     /// The properties in decreasing order of the bytes of `values`' value (ties in property order).
     private static func columnsByLargestFirst(of values: InsertedValues) -> [Int] {
-        let sizes = (0..<values.defaults.count).map { property in
-            values.withValue(of: property) { value -> Int in
-                switch value {
-                case .attribute(let attribute): attribute.withBytesEncoding { _, bytes in bytes.count } ?? 8
-                case .toOne: 8
-                case .toMany(let targets): targets.count * 16
-                }
+        let sizes = (0..<values.defaults.count).map { property -> Int in
+            switch values[property] {
+            case .attribute(let attribute): attribute.withBytesEncoding { _, bytes in bytes.count } ?? 8
+            case .toOne: 8
+            case .toMany(let targets): targets.count * 16
             }
         }
         return sizes.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
-    }
-}
-
-extension InsertedValues {
-    /// Calls `body` with one property's value, read in place from the changes' or the defaults' buffer (the
-    /// subscript copies it out and retains it).
-    @inline(__always)
-    func withValue<R>(of property: Int, _ body: (PropertyValue) -> R) -> R {
-        changes.withUnsafeBufferPointer { changes in
-            if let position = Self.lastChange(of: property, in: changes) { return body(changes[position].value) }
-            return defaults.withUnsafeBufferPointer { body($0[property]) }
-        }
     }
 }

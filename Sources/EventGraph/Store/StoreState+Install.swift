@@ -73,12 +73,12 @@ extension StoreState {
                 removeRow(entityIndex: entityIndex, key: key)
             }
         }
-        for entityIndex in insertedRows?.indices ?? 0..<0 where !insertedRows![entityIndex].isEmpty {
+        for (entityIndex, rows) in (insertedRows ?? []).enumerated() where !rows.isEmpty {
             let recording = attributeIndexRecording(of: entityIndex)
             withUnsafeMutablePointer(to: &indexChanges) { changes in
                 withUnsafeMutablePointer(to: &deferred) { deferred in
                     let target = IndexChangesTarget(changes: changes, deferred: deferred)
-                    insertedRows![entityIndex].withUnsafeBufferPointer { rows in
+                    rows.withUnsafeBufferPointer { rows in
                         appendInserted(rows, entityIndex: entityIndex) { batch in
                             for inserted in batch { target.record(inserted, with: recording) }
                         }
