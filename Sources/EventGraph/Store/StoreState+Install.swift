@@ -43,16 +43,14 @@ extension StoreState {
         let elements = SavePrefetch.elements(of: staged.changes)
         for (position, change) in staged.changes.enumerated() {
             // Asked for a few rows ahead: each new row, its values, their strings' bytes and to-many lists, which
-            // the columns copy and a bulk save finds cold (see `SavePrefetch`). Rows appended later are not read
-            // here beyond the values the indexes take.
+            // the columns copy and a bulk save finds cold (see `SavePrefetch`). The values of rows appended later are
+            // not read in this pass: the column writes and the index task read them.
             let readsValues = insertedRows == nil
             SavePrefetch.prefetchAhead(in: elements, from: position, lists: readsValues, strings: readsValues)
             let (key, entityIndex, newRow) = (change.key, change.entityIndex, change.row)
             if neededProperties[entityIndex] == nil {
                 neededProperties[entityIndex] = oldValuesNeeded(ofEntity: entityIndex, model: model)
             }
-            // Only the values the uniqueness and attribute indexes read are decoded from the row being replaced (a
-            // post's body and a tag's list of every post are not), and none when the entity has neither.
             if insertedRows != nil, let newRow, case .inserted(let values) = newRow.values.storage,
                 tables[entityIndex].slot(forKey: key) == nil
             {
@@ -62,6 +60,8 @@ extension StoreState {
                     InsertedRow(key: key, version: newRow.version, values: values, row: newRow))
                 continue
             }
+            // Only the values the uniqueness and attribute indexes read are decoded from the row being replaced (a
+            // post's body and a tag's list of every post are not), and none when the entity has neither.
             let needed = neededProperties[entityIndex]!
             let oldRow = needed.isEmpty || takesTuples ? nil : tables[entityIndex].row(forKey: key, decoding: needed)
             updateIndexes(
