@@ -47,8 +47,8 @@ struct ColumnWiseInstallTests {
             }
             let (key, version) = (firstKey + UInt64(number), UInt64(1 + number % 3))
             return InsertedRow(
-                key: key, version: version, values: InsertedValues(changes: changes, defaults: defaults),
-                row: Row(entityIndex: 0, key: key, version: version, changes: changes, defaults: defaults))
+                row: Row(entityIndex: 0, key: key, version: version, changes: changes, defaults: defaults),
+                values: InsertedValues(changes: changes, defaults: defaults))
         }
     }
 

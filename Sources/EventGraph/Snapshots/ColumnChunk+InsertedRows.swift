@@ -1,13 +1,14 @@
 import Dispatch
 import LogFormat
 
-/// A new object of a save of new objects, as the install appends it: its key, version and values as its insert
-/// gives them, and its row (which the attribute indexes' recording reads).
+/// A new object of a save of new objects, as the install appends it: its row, and the row's values as its insert
+/// gives them (taken out of the row's storage once, not at each column's read).
 struct InsertedRow {
-    var key: UInt64
-    var version: UInt64
-    var values: InsertedValues
     var row: Row
+    var values: InsertedValues
+
+    var key: UInt64 { row.key }
+    var version: UInt64 { row.version }
 }
 
 /// Work that ``ColumnChunk/appendInserted(_:alongside:)`` runs beside the column writes of each batch of rows, with
@@ -16,8 +17,8 @@ struct InsertedRow {
 typealias InsertedRowsTask = @Sendable (UnsafeBufferPointer<InsertedRow>) -> Void
 
 extension ColumnChunk {
-    /// How many rows a pass of ``appendInserted(_:alongside:)`` writes column by column: their changes (a post's ≈ 300 bytes)
-    /// stay in a core's cache while each of the columns reads them.
+    /// How many rows a pass of ``appendInserted(_:alongside:)`` writes column by column: their changes (a post's
+    /// ≈ 300 bytes) stay in a core's cache while each of the columns reads them.
     static let insertedBatchSize = 512
 
     /// Appends new objects after the used slots and writes their values column by column, the columns shared among

@@ -56,8 +56,7 @@ extension StoreState {
             {
                 // Its index changes are recorded beside the column writes (below); it holds no unique tuple here
                 // (the uniqueness index took the save's already).
-                insertedRows![entityIndex].append(
-                    InsertedRow(key: key, version: newRow.version, values: values, row: newRow))
+                insertedRows![entityIndex].append(InsertedRow(row: newRow, values: values))
                 continue
             }
             // Only the values the uniqueness and attribute indexes read are decoded from the row being replaced (a
