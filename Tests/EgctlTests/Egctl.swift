@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import LogFormat
 import Testing
 
 /// Runs the built `egctl` binary.
@@ -72,7 +72,7 @@ enum Egctl {
     /// Fires at most once, and never after it is disarmed (so a finished child's pid, possibly reused, is never
     /// killed).
     private final class KillSwitch: Sendable {
-        private let state = Mutex<(armed: Bool, fired: Bool)>((true, false))
+        private let state = LockedValue<(armed: Bool, fired: Bool)>((true, false))
 
         func fire(_ action: () -> Void) {
             state.withLock { state in

@@ -2,7 +2,6 @@ import Dispatch
 import EventGraphExamples
 import Foundation
 import LogFormat
-import Synchronization
 import Testing
 
 @testable import EventGraph
@@ -143,7 +142,7 @@ struct CompactionBesideSavesTests {
         let container = try Self.open(path, faults: faults)
         try AutomaticCheckpointTests.saveCourses(1...10, in: container.newBackgroundContext())
         // The state when the image is taken: every save acknowledged by then.
-        let imageDigest = Mutex<StateDigest?>(nil)
+        let imageDigest = LockedValue<StateDigest?>(nil)
         faults.onRewriteStage { reached throws(LogFormatError) in
             // Between the phases no lock is held: saves commit there, on the compaction's own thread too.
             if reached == .checkpointWritten {
@@ -226,8 +225,8 @@ struct CompactionBesideSavesTests {
         let besides = DispatchSemaphore(value: 0)
         // The savers keep their last saves until the first checkpoint is held, so that they are made beside it.
         let held = DispatchSemaphore(value: 0)
-        let heldOnce = Mutex(false)
-        let savedBeside = Mutex(0)
+        let heldOnce = LockedValue(false)
+        let savedBeside = LockedValue(0)
         faults.onRewriteStage { reached throws(LogFormatError) in
             guard reached == .checkpointWritten,
                 heldOnce.withLock({ held in
@@ -240,7 +239,7 @@ struct CompactionBesideSavesTests {
             let deadline = DispatchTime.now() + 600
             for _ in 0..<8 where besides.wait(timeout: deadline) == .success { savedBeside.withLock { $0 += 1 } }
         }
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         onThreads(threadCount) { thread in
             let context = container.newBackgroundContext()
             for index in 0..<savesPerThread {
@@ -312,7 +311,7 @@ struct CompactionBesideSavesTests {
         let faults = FaultInjector()
         let container = try Self.open(path, faults: faults, checkpointEvery: 5)
         let gate = RewriteGate(at: stage, faults: faults)
-        let reachedAfterGate = Mutex<[FaultInjector.RewriteStage]>([])
+        let reachedAfterGate = LockedValue<[FaultInjector.RewriteStage]>([])
         let stages = FaultInjector.RewriteStage.allCases
         try AutomaticCheckpointTests.saveCourses(1...5, in: container.newBackgroundContext())
         // The fifth save returned while its checkpoint runs on its own thread, held at `stage`.
@@ -326,7 +325,7 @@ struct CompactionBesideSavesTests {
             #expect(saves.error == nil)
         }
         let digest = try container.stateDigest()
-        let events = Mutex<[String]>([])
+        let events = LockedValue<[String]>([])
         container.observeAutomaticCheckpoints { event in events.withLock { $0.append("\(event)") } }
         faults.onRewriteStage { reached throws(LogFormatError) in
             if stages.firstIndex(of: reached)! > stages.firstIndex(of: stage)! {
@@ -370,13 +369,13 @@ struct CompactionBesideSavesTests {
         let container = try Self.open(path, faults: faults)
         try AutomaticCheckpointTests.saveCourses(1...5, in: container.newBackgroundContext())
         let gate = RewriteGate(at: .checkpointWritten, faults: faults)
-        let outcome = Mutex<EventGraphError?>(nil)
+        let outcome = LockedValue<EventGraphError?>(nil)
         let compaction = Background {
             do throws(EventGraphError) { _ = try container.compact() } catch { outcome.withLock { $0 = error } }
         }
         #expect(gate.waitUntilReached())
         let digest = try container.stateDigest()
-        let copyRounds = Mutex(0)
+        let copyRounds = LockedValue(0)
         faults.onRewriteStage { reached throws(LogFormatError) in
             if reached != .checkpointWritten { copyRounds.withLock { $0 += 1 } }
         }
@@ -400,7 +399,7 @@ struct CompactionBesideSavesTests {
 final class RewriteGate: Sendable {
     private let reached = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
-    private let hasHeld = Mutex(false)
+    private let hasHeld = LockedValue(false)
 
     init(at stage: FaultInjector.RewriteStage, faults: FaultInjector) {
         faults.onRewriteStage { [self] current throws(LogFormatError) in
@@ -423,8 +422,8 @@ final class RewriteGate: Sendable {
 /// Runs a throwing body on a thread of its own; the test waits for it with a bound.
 final class Background: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private let failure = Mutex<String?>(nil)
-    private let hasFinished = Mutex(false)
+    private let failure = LockedValue<String?>(nil)
+    private let hasFinished = LockedValue(false)
 
     init(_ body: @escaping @Sendable () throws -> Void) {
         let thread = Thread { [self] in

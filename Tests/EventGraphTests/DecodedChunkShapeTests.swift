@@ -87,4 +87,29 @@ struct DecodedChunkShapeTests {
         reserved.set(.attribute(.string("value")), property: 0, at: slot)
         #expect("\(reserved.row(at: slot, entityIndex: 0).values[0])" == "\(PropertyValue.attribute(.string("value")))")
     }
+    /// The boxes of an entity's chunks share one shape and decode on any thread: threads learning and reading it at
+    /// once must be ordered by its lock. Run under the thread sanitizer (`scripts/tsan`), which reported the contended
+    /// `Synchronization.Mutex` this shape first held as a race (its hand-over happens in the kernel, out of sight).
+    @Test func learnedAndReadFromManyThreadsAtOnce() throws {
+        var chunk = ColumnChunk()
+        for key in 1...UInt64(DecodedChunkShape.minimumSlotCount) {
+            let slot = chunk.appendSlot(key: key, version: 1, valueCount: 1)
+            chunk.set(.attribute(.int64(Int64(key))), property: 0, at: slot)
+        }
+        let shape = DecodedChunkShape()
+        let learned = chunk
+        let iterations = 50_000
+        let seen = LockedValue([Int]())
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            var sum = 0
+            for _ in 0..<iterations {
+                shape.learn(from: learned)
+                if let current = shape.shape { sum += current.slotCount }
+            }
+            seen.withLock { $0.append(sum) }
+        }
+        #expect(seen.withLock { $0 } == Array(repeating: iterations * DecodedChunkShape.minimumSlotCount, count: 4))
+        let final = try #require(shape.shape)
+        #expect(final.slotCount == DecodedChunkShape.minimumSlotCount && final.columns.count == 1)
+    }
 }

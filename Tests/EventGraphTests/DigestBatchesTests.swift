@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 import Testing
 
 @testable import EventGraph
@@ -109,7 +108,7 @@ struct DigestBatchesTests {
         let (state, model) = try DigestFromColumnsTests.school(courses: 9_000)
         let course = try #require(model.entities.firstIndex { $0.name == "Course" })
         let words = EntityDigestWords(state: state, entityIndex: course, model: model)
-        let count = Mutex(0)
+        let count = LockedValue(0)
         let batches = try #require(DigestBatches(words, parameters: Self.parameters()))
         var hasher = DigestHasher()
         batches.combine(into: &hasher) {

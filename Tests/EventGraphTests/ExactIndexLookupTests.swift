@@ -94,7 +94,7 @@ struct ExactIndexLookupTests {
     @Test("indexed fetches read the version their lookup found while a writer moves values")
     func lookupsAndVersionsAgreeUnderCommits() throws {
         let container = try container(readings: 2_000)
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         let done = Atomic<Bool>(false)
         onThreads(3) { thread in
             if thread == 0 {

@@ -1,7 +1,7 @@
 import EventGraph
 import EventGraphExamples
 import Foundation
-import Synchronization
+import LogFormat
 import Testing
 
 /// Compaction moves every externally stored value to a new file; an object that read its row before must still
@@ -76,7 +76,7 @@ struct ExternalValueCompactionTests {
         try setup.save()
         let rounds = 40
         let images = (0...rounds).map { Image.filled(width: 48, height: 48, level: UInt8($0)) }
-        let wrong = Mutex<[String]>([])
+        let wrong = LockedValue<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 2) { worker in
             let context = container.newBackgroundContext(name: "worker \(worker)")
             do {

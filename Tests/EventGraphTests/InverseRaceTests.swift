@@ -1,5 +1,6 @@
 import EventGraph
 import Foundation
+import LogFormat
 import Synchronization
 import TestSupport
 import Testing
@@ -53,7 +54,7 @@ struct InverseRaceTests {
         let directory = TemporaryDirectory()
         let configuration = ModelContainer.Configuration(durability: .none)
         let container = try ModelContainer(path: directory.file(), model: Self.model, configuration: configuration)
-        let unexpected = Mutex<[String]>([])
+        let unexpected = LockedValue<[String]>([])
         var saves = 0
         for round in 0..<Self.roundCount {
             let barrier = ThreadBarrier(count: Self.threadCount)

@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 import TestSupport
 import Testing
 
@@ -125,7 +124,7 @@ struct PredicateTemplateCacheTests {
         ).mapValues { $0.map(\.1).sorted() }
         let cache = PredicateTemplateCache()
         let entity = try #require(TestModels.samples.entity(named: "Sample"))
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         onThreads(4) { thread in
             let reader = container.newBackgroundContext()
             for round in 0..<50 {

@@ -1,4 +1,5 @@
 import Foundation
+import LogFormat
 import Synchronization
 import Testing
 
@@ -19,7 +20,7 @@ struct ReadPathConcurrencyTests {
         try setup.save()
         ids = try setup.fetch(FetchDescriptor<Lesson>()).map(\.objectID)
         let stableIDs = ids
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         let done = Atomic<Bool>(false)
         onThreads(4) { thread in
             if thread == 0 {
@@ -69,8 +70,8 @@ struct ReadPathConcurrencyTests {
         first.title = "saved 0"
         try setup.save()
         // The ID of the last lesson whose save returned, published after the save (a reader that reads it must find it).
-        let published = Mutex<(count: Int, id: ObjectID)>((1, first.objectID))
-        let failures = Mutex<[String]>([])
+        let published = LockedValue<(count: Int, id: ObjectID)>((1, first.objectID))
+        let failures = LockedValue<[String]>([])
         let done = Atomic<Bool>(false)
         onThreads(3) { thread in
             if thread == 0 {

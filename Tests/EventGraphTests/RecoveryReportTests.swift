@@ -1,12 +1,11 @@
 import EventGraph
 import Foundation
 import LogFormat
-import Synchronization
 import Testing
 
 /// Collects what a container's recovery handler is given.
 final class ReportLog: Sendable {
-    let reports = Mutex<[StoreRecoveryReport]>([])
+    let reports = LockedValue<[StoreRecoveryReport]>([])
     var handler: @Sendable (StoreRecoveryReport) -> Void { { report in self.reports.withLock { $0.append(report) } } }
 }
 
@@ -165,7 +164,7 @@ struct RecoveryReportTests {
         first.code = "C0"
         try context.save()
         let saving = DispatchGroup()
-        let failure = Mutex<String?>(nil)
+        let failure = LockedValue<String?>(nil)
         DispatchQueue.global().async(group: saving) {
             let context = container.newBackgroundContext()
             for number in 1...300 {

@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 import Testing
 
 @testable import EventGraph
@@ -26,7 +25,7 @@ struct ReplayEngineTests {
         let log = try CraftedSchoolLog(path: directory.file()) { log in
             ids.map { log.insertCourse(transactionID: $0, code: "C\($0)") }
         }
-        let reports = Mutex<[StoreRecoveryReport]>([])
+        let reports = LockedValue<[StoreRecoveryReport]>([])
         let container = try ModelContainer(
             path: log.path, model: log.model,
             configuration: .init(recoveryHandler: { report in reports.withLock { $0.append(report) } }))

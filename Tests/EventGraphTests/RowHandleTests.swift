@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 import TestSupport
 import Testing
 
@@ -244,7 +243,7 @@ struct ObjectHandleTests {
         let directory = TemporaryDirectory()
         let container = try ModelContainer(path: directory.file(), model: TestModels.samples)
         try insertSamples(2_000, into: container) { sample, index in sample.string = "v\(index)" }
-        let failures = Mutex(0)
+        let failures = LockedValue(0)
         onThreads(4) { thread in
             if thread == 0 {
                 // The writer keeps `string == "v\(int64)"` true in every commit.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LogFormat
 
 #if canImport(Glibc)
     import Glibc
@@ -90,17 +90,10 @@ enum KillPhase: String, CaseIterable, Sendable {
     case checkpoint = "automatic checkpoint"
 }
 
-/// A value behind a mutex, in a class so that a thread's closure can share it.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
-}
-
 /// A running `KillNine save` process and the events it has printed so far.
 final class SaverProcess {
     private let process: Process
-    private let events = Locked(SaverEvents())
+    private let events = LockedValue(SaverEvents())
     /// Signalled after every line (and at the end of output), so that waiting for an event is a condition.
     private let arrived = DispatchSemaphore(value: 0)
     private let errors: Pipe

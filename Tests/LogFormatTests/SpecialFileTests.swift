@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import LogFormat
@@ -103,7 +102,7 @@ enum FIFOWatchdog {
         error: (any Error)?, blocked: Bool
     ) {
         final class Box: Sendable {
-            let error = Mutex<(any Error)?>(nil)
+            let error = LockedValue<(any Error)?>(nil)
         }
         let box = Box()
         let done = DispatchSemaphore(value: 0)

@@ -1,5 +1,4 @@
 package import LogFormat
-import Synchronization
 
 /// A transaction's changeset as replay reads it: decoded by LogFormat's ``ChangesetVisitor`` into flat arrays — the
 /// operations, their values by column kind (a string's or a binary's bytes in one byte buffer, a fixed-width value as
@@ -109,7 +108,7 @@ package struct ReplayChangeset: ChangesetVisitor, Sendable {
 
     /// The byte buffer of a changeset already applied, kept for the next fragmented one (at most one, of at most
     /// ``largestSpareByteCount`` bytes: memory a process keeps after replaying large transactions).
-    private static let spareBuffer = Mutex<[UInt8]>([])
+    private static let spareBuffer = LockedValue<[UInt8]>([])
     private static let largestSpareByteCount = 16 << 20
 
     /// Offers this changeset's byte buffer to the next fragmented payload decoded (call once it has been applied).

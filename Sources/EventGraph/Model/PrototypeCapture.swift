@@ -31,7 +31,7 @@ enum PrototypeCapture {
 
     /// The declarations recorded while one prototype was made, numbered from 1 in the order they were recorded.
     final class Session: Sendable {
-        private let recorded = Mutex<[Declaration]>([])
+        private let recorded = LockedValue<[Declaration]>([])
 
         /// Records a declaration; returns its number (never 0).
         func record(_ declaration: Declaration) -> UInt16 {

@@ -1,4 +1,4 @@
-import Synchronization
+import LogFormat
 
 /// How the last chunk of an entity decoded from the checkpoint filled its storages, per slot: what the next decode of
 /// a chunk of that entity reserves before it appends its values (``ColumnChunk/reserveCapacity(slotCount:shape:)``).
@@ -31,7 +31,9 @@ final class DecodedChunkShape: Sendable {
         var columns: [ColumnShape]
     }
 
-    private let last = Mutex<Shape?>(nil)
+    /// A ``LockedValue``, not a `Synchronization.Mutex`: the thread sanitizer cannot see a contended `Mutex` hand its
+    /// lock over (see ``PthreadMutex``), and reported this shape's writes as races.
+    private let last = LockedValue<Shape?>(nil)
 
     /// The shape learned last, if any.
     var shape: Shape? { last.withLock { $0 } }

@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 
 /// The saves across stores that a store's log records since its checkpoint, as a compaction must know them
 /// (`Docs/FileFormat.md` §3.6): a compaction drops those records, after which the store can no longer tell another
@@ -25,7 +24,7 @@ final class CrossStoreParts: Sendable {
         var isSeeded = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Takes what the replay at open found (the first time only), for the store `storeUUID`; later saves noted
     /// already are newer.

@@ -1,7 +1,7 @@
 import CHeap
 import EventGraph
 import Foundation
-import Synchronization
+import LogFormat
 
 #if canImport(Glibc)
     import Glibc
@@ -56,7 +56,7 @@ final class HeapPrefaulter: Sendable {
         var byteCount = 0
         var failure: Int32?
     }
-    private let populated = Mutex(Populated())
+    private let populated = LockedValue(Populated())
 
     private init() {}
 

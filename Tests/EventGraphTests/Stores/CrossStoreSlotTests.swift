@@ -208,7 +208,7 @@ struct CrossStoreSlotTests {
         let container = try SeveralStoresModels.container(in: directory)
         defer { try? container.close() }
         try enrol(pupilCount: 30, lectureCount: 60, in: container)
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         let done = Atomic<Bool>(false)
         onThreads(3) { thread in
             if thread == 0 {

@@ -1,7 +1,6 @@
 import EventGraph
 import Foundation
 import LogFormat
-import Synchronization
 import Testing
 
 /// Named, persistent counters (seed 003's IDGenerator): each value is handed out once, ever — across reopening,
@@ -87,7 +86,7 @@ struct SequenceGeneratorTests {
         defer { try? container.close() }
         let threadCount = 8
         let perThread = 25
-        let values = Mutex<[Int64]>([])
+        let values = LockedValue<[Int64]>([])
         let barrier = ThreadBarrier(count: threadCount)
         onThreads(threadCount) { thread in
             let context = container.newBackgroundContext(name: "thread \(thread)")

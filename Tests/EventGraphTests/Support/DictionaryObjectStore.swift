@@ -1,6 +1,5 @@
 import Foundation
 import LogFormat
-import Synchronization
 
 @testable import EventGraph
 
@@ -24,7 +23,7 @@ final class DictionaryObjectStore: ObjectStore {
     private let placement: [String: UInt32]
     /// Configurations whose store this object store says is not mounted.
     private let unmountedConfigurations: Set<String>
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     init(
         model: ObjectModel, storeCount: Int, placement: [String: UInt32] = [:],
@@ -34,7 +33,7 @@ final class DictionaryObjectStore: ObjectStore {
         self.storeUUIDs = (0..<storeCount).map { _ in UUID() }
         self.placement = placement
         self.unmountedConfigurations = unmountedConfigurations
-        self.state = Mutex(State(nextKeys: Array(repeating: 1, count: storeCount)))
+        self.state = LockedValue(State(nextKeys: Array(repeating: 1, count: storeCount)))
     }
 
     /// Every request committed so far, in order.
