@@ -69,6 +69,53 @@ struct DeferredInverseAppendTests {
         try container.close()
     }
 
+    /// Many targets, each with appends interleaved with the others' (a bulk insert's spread): every target's list
+    /// holds its own posts, in order, however the table of (target, relationship) pairs grew while they were counted.
+    @Test func appendsToManyTargetsReachEachTargetInOrder() throws {
+        let directory = TemporaryDirectory()
+        let container = try BlogLibrary.open(path: directory.file())
+        let context = container.newBackgroundContext()
+        let authors = (0..<97).map { index in
+            let author = Author()
+            context.insert(author)
+            author.name = "A\(index)"
+            return author
+        }
+        let tags = (0..<61).map { index in
+            let tag = EventGraphExamples.Tag()
+            context.insert(tag)
+            tag.name = "t\(index)"
+            return tag
+        }
+        let posts = (0..<3_000).map { index in
+            let post = Post()
+            context.insert(post)
+            post.identity = Int64(index + 1)
+            post.authoredBy = authors[(index * 7) % authors.count]
+            post.tags = [tags[index % tags.count], tags[(index * 5 + 3) % tags.count]]
+            return post
+        }
+        #expect(context.deferredInverseAppends.count == 3_000 + 2 * 3_000 - duplicateTagCount(3_000, 61))
+        // Reading one target applies them all.
+        _ = list(of: authors[0])
+        #expect(context.deferredInverseAppends.isEmpty)
+        for (number, author) in authors.enumerated() {
+            let expected = posts.indices.filter { ($0 * 7) % authors.count == number }.map { context.reference(to: posts[$0]) }
+            #expect(list(of: author) == expected, "author \(number)")
+        }
+        for (number, tag) in tags.enumerated() {
+            let expected = posts.indices.filter { $0 % tags.count == number || ($0 * 5 + 3) % tags.count == number }
+                .map { context.reference(to: posts[$0]) }
+            #expect(list(of: tag) == expected, "tag \(number)")
+        }
+        try container.close()
+    }
+
+    /// The posts of `count` whose two tags (see above) are one tag, which the set holds once.
+    private func duplicateTagCount(_ count: Int, _ tagCount: Int) -> Int {
+        (0..<count).filter { $0 % tagCount == ($0 * 5 + 3) % tagCount }.count
+    }
+
     @Test func aReadOfAnyValueOfATargetAppliesThem() throws {
         let directory = TemporaryDirectory()
         let container = try BlogLibrary.open(path: directory.file())

@@ -169,17 +169,18 @@ extension ObjectContext {
         var appends = deferredInverseAppends
         deferredInverseAppends = DeferredInverseAppends()
         // The (target, relationship) pairs in order of first appearance, each append's pair and each pair's count.
-        var groupOfPair: [DeferredInverseAppend.Pair: Int32] = [:]
+        var groupOfPair = ProbingTable<DeferredInverseAppend.PairGroup>()
         var pairs: [DeferredInverseAppend] = []
         var counts: [Int] = []
         appends.forEachInPlace { append in
-            let pair = DeferredInverseAppend.Pair(target: append.target.toOpaque(), index: append.index)
+            let pair = DeferredInverseAppend.Pair(
+                target: UInt(bitPattern: append.target.toOpaque()), index: append.index)
             let group: Int32
             if let found = groupOfPair[pair] {
-                group = found
+                group = found.group
             } else {
                 group = Int32(truncatingIfNeeded: pairs.count)
-                groupOfPair[pair] = group
+                groupOfPair.update(DeferredInverseAppend.PairGroup(key: pair, group: group))
                 pairs.append(append)
                 counts.append(0)
             }
@@ -247,9 +248,28 @@ struct DeferredInverseAppend {
     var group: Int32 = 0
 
     /// A target's relationship, the unit the appends are applied in.
-    struct Pair: Hashable {
-        let target: UnsafeMutableRawPointer
+    struct Pair: Equatable {
+        /// The target's address (never 0: that marks an empty place of ``PairGroup``'s table).
+        let target: UInt
         let index: Int32
+    }
+
+    /// A pair and the number of its group, in a ``ProbingTable``: an append looks its pair up once, and a bulk
+    /// insert makes hundreds of thousands. The keys are addresses of live objects, not values a file or a user
+    /// chooses, so a fixed multiplicative hash needs none of `Hasher`'s seeding and SipHash rounds (they were half
+    /// of ``ObjectContext/applyDeferredInverseAppends()`` in a bulk insert's profile); the table's own seeding
+    /// still bounds a pile-up.
+    struct PairGroup: ProbingTableEntry {
+        let key: Pair
+        let group: Int32
+
+        static var empty: PairGroup { PairGroup(key: Pair(target: 0, index: 0), group: 0) }
+        var isEmpty: Bool { key.target == 0 }
+
+        @inline(__always)
+        static func hash(_ key: Pair) -> UInt64 {
+            (UInt64(key.target) ^ (UInt64(UInt32(bitPattern: key.index)) << 48)) &* 0x9E37_79B9_7F4A_7C15
+        }
     }
 }
 

@@ -72,7 +72,9 @@ extension ObjectContext {
 // the object and refused at save, with the store named, rather than written to no log.
 extension ObjectContext {
     func isInUnmountedStore(_ object: ManagedObject) -> Bool {
-        unmountedStore(of: reference(to: object)) != nil
+        // Asked for every target a relationship setter attaches: a container whose stores are all mounted answers
+        // before the object's reference is made.
+        parentStore.hasUnmountedStores && unmountedStore(of: reference(to: object)) != nil
     }
 
     /// Notes that inverse maintenance would change `target`'s relationship at `index` when `target` is in an
