@@ -100,7 +100,8 @@ struct DeferredInverseAppendTests {
         _ = list(of: authors[0])
         #expect(context.deferredInverseAppends.isEmpty)
         for (number, author) in authors.enumerated() {
-            let expected = posts.indices.filter { ($0 * 7) % authors.count == number }.map { context.reference(to: posts[$0]) }
+            let expected = posts.indices.filter { ($0 * 7) % authors.count == number }
+                .map { context.reference(to: posts[$0]) }
             #expect(list(of: author) == expected, "author \(number)")
         }
         for (number, tag) in tags.enumerated() {
