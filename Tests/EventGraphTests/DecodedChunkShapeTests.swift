@@ -87,6 +87,7 @@ struct DecodedChunkShapeTests {
         reserved.set(.attribute(.string("value")), property: 0, at: slot)
         #expect("\(reserved.row(at: slot, entityIndex: 0).values[0])" == "\(PropertyValue.attribute(.string("value")))")
     }
+
     /// The boxes of an entity's chunks share one shape and decode on any thread: threads learning and reading it at
     /// once must be ordered by its lock. Run under the thread sanitizer (`scripts/tsan`), which reported the contended
     /// `Synchronization.Mutex` this shape first held as a race (its hand-over happens in the kernel, out of sight).
