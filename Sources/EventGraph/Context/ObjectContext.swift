@@ -17,15 +17,37 @@ public final class ObjectContext {
     /// What a save does when objects it changes were changed in the store meanwhile.
     public var mergePolicy: MergePolicy = .error
 
+    // The registry and the lists below are touched for every object a context inserts, changes or fetches. Each has
+    // long accesses somewhere (a pass that calls out), so the compiler checks every access to it at run time; release
+    // builds make no such check on them, debug builds (the test suite's) still do. See `ManagedObject.storedPending`.
+
     /// One object per identity (uniquing); the identity includes the store, since keys repeat across stores.
+    #if !DEBUG
+        @exclusivity(unchecked)
+    #endif
     var registered = ObjectRegistry()
+    #if !DEBUG
+        @exclusivity(unchecked)
+    #endif
     var insertedList: [ManagedObject] = []
+    #if !DEBUG
+        @exclusivity(unchecked)
+    #endif
     var changedList: [ManagedObject] = []
+    #if !DEBUG
+        @exclusivity(unchecked)
+    #endif
     var deletedList: [ManagedObject] = []
     /// Appends to new objects' to-many inverses held back until something reads or writes those objects' unsaved
     /// values (see ``deferInverseAppend(_:to:at:)``).
+    #if !DEBUG
+        @exclusivity(unchecked)
+    #endif
     var deferredInverseAppends = DeferredInverseAppends()
     /// Objects that a save's validation changed after their insert operation was built (see `save()`).
+    #if !DEBUG
+        @exclusivity(unchecked)
+    #endif
     var changedAfterStaging: [ManagedObject] = []
     /// Inserted objects created by ``fetchOrInsert(_:unique:equals:configure:)``: key → constraint ordinal.
     var upsertKeys: [ObjectIdentity: Int] = [:]
