@@ -140,6 +140,76 @@ struct InsertionStagingTests {
         #expect(general.uniqueIndex.count == 45)
     }
 
+    /// A staged insertion takes its rows' unique tuples while it reads their values, in the order the uniqueness check
+    /// goes through the rows; the check then finds the same clashes and claims the same tuples from them as from the
+    /// rows (which it read again, cold in a bulk save's cache, before).
+    @Test func aStagedInsertionsTuplesAreThoseItsRowsMake() throws {
+        let seed = TestSeed.make()
+        var random = SeededGenerator(seed: seed)
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(path: directory.file(), model: Self.model)
+        defer { try? container.close() }
+        let course = ConsistentInsertionTests.entity("Course")
+        let code = try #require(Self.model.entities[course].properties.firstIndex { $0.name == "code" })
+        let state = StoreState(model: Self.model)
+        var clashingRounds = 0
+        for round in 0..<60 {
+            // Codes from a small set (clashes within the save), some left to their default (every new course then
+            // has the empty code), and objects of an entity without a constraint between them.
+            var key: UInt64 = 10
+            let operations = (0..<Int.random(in: 1...12, using: &random)).map { _ in
+                key += 1
+                guard Bool.random(using: &random) else {
+                    let note = ConsistentInsertionTests.entity("Note")
+                    return ChangeOperation.insert(ObjectReference(entityIndex: UInt32(note), key: key), [])
+                }
+                let changes =
+                    Int.random(in: 0..<4, using: &random) == 0
+                    ? []
+                    : [
+                        PropertyChange(
+                            propertyIndex: UInt32(code),
+                            value: .attribute(.string("C\(Int.random(in: 0..<6, using: &random))")))
+                    ]
+                return ChangeOperation.insert(ObjectReference(entityIndex: UInt32(course), key: key), changes)
+            }
+            let staged = try #require(Self.stageInOnePass(operations, in: state), "round \(round), seed \(seed)")
+            let taken = try #require(staged.newTuples, "round \(round)")
+            var fromRows: [StagedChanges.NewTuple] = []
+            for (position, change) in staged.changes.enumerated() {
+                let constraints = Self.model.entities[change.entityIndex].uniqueConstraints
+                for (ordinal, constraint) in constraints.enumerated() {
+                    if let row = change.row, let tuple = UniqueKey(constraint, values: row.values) {
+                        fromRows.append(.init(tuple: tuple, position: position, constraint: ordinal))
+                    }
+                }
+            }
+            #expect(taken.map(\.tuple) == fromRows.map(\.tuple), "round \(round), seed \(seed)")
+            #expect(taken.map(\.position) == fromRows.map(\.position), "round \(round)")
+            #expect(taken.map(\.constraint) == fromRows.map(\.constraint), "round \(round)")
+
+            var rowsOnly = staged
+            rowsOnly.newTuples = nil
+            var claimed: [UniqueKey: UInt64] = [:]
+            var claimedFromRows: [UniqueKey: UInt64] = [:]
+            let failures = try container.store.uniquenessFailures(staged, in: state, Self.queue, claimed: &claimed)
+            let failuresFromRows = try container.store.uniquenessFailures(
+                rowsOnly, in: state, Self.queue, claimed: &claimedFromRows)
+            #expect(claimed == claimedFromRows, "round \(round)")
+            #expect(failures.map(\.message) == failuresFromRows.map(\.message), "round \(round)")
+            #expect(failures.map(\.objectID) == failuresFromRows.map(\.objectID), "round \(round)")
+            if !failures.isEmpty { clashingRounds += 1 }
+        }
+        #expect(clashingRounds > 10, "seed \(seed)")
+        // A row staged after the tuples were taken would be missing from them: they are dropped.
+        var staged = try #require(
+            Self.stageInOnePass(
+                [.insert(ObjectReference(entityIndex: UInt32(course), key: 1), [])], in: state))
+        #expect(staged.newTuples?.count == 1)
+        staged.put(key: 2, entityIndex: course, row: nil)
+        #expect(staged.newTuples == nil)
+    }
+
     /// A new object's row answers every read as the array staging builds would: the last change of a property, else
     /// its default, also through the attribute accessors and once installed in the columns.
     @Test func aNewObjectsRowReadsItsChangesOverTheDefaults() {

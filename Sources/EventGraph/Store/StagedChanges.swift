@@ -12,9 +12,22 @@ struct StagedChanges {
         var row: Row?
     }
 
+    /// One unique tuple of a new row, taken while the row was staged (see ``newTuples``).
+    struct NewTuple {
+        var tuple: UniqueKey
+        /// The row's position in ``changes``.
+        var position: Int
+        /// The constraint's position in the row's entity's ``EntityDescription/uniqueConstraints``.
+        var constraint: Int
+    }
+
     /// The changes in first-touch order.
     private(set) var changes: [Change] = []
     private var positions = ProbingTable<StagedPosition>()
+    /// The unique tuples of the new rows, in the order of ``changes`` and of each entity's constraints, when the
+    /// staging took them (``StoreState/stageInsertion(_:model:version:overlay:checksInverses:)`` does, while it reads
+    /// each row's values); `nil` otherwise, and the uniqueness check reads them from the rows.
+    var newTuples: [NewTuple]?
 
     /// The number of touched objects.
     var count: Int { changes.count }
@@ -33,8 +46,10 @@ struct StagedChanges {
         return (change.entityIndex, change.row)
     }
 
-    /// Sets the final row of an object; an object touched before keeps its place in the order.
+    /// Sets the final row of an object; an object touched before keeps its place in the order. Forgets
+    /// ``newTuples``, which would miss the row's.
     mutating func put(key: UInt64, entityIndex: Int, row: Row?) {
+        newTuples = nil
         if let position = positions[key] {
             changes[position.position] = Change(key: key, entityIndex: entityIndex, row: row)
             return

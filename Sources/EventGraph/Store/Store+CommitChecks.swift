@@ -126,6 +126,44 @@ extension Store {
         if model.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) {
             claimed.reserveCapacity(staged.count)
         }
+        /// Claims one tuple of the row at `position` for its object; records a failure when another object holds it.
+        func claim(_ tuple: UniqueKey, position: Int, constraint: UniqueConstraint) throws(EventGraphError) {
+            // The key alone: the row is read only for a failure's message.
+            let key = staged.changes[position].key
+            var clash: UInt64?
+            // One lookup: the tuple's earlier claimant, if any, replaced by this object.
+            if let other = claimed.updateValue(key, forKey: tuple), other != key { clash = other }
+            if clash == nil, let holder = try queue.holder(of: tuple, in: state), holder != key {
+                if let entry = staged[holder] {
+                    if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple {
+                        clash = holder
+                    }
+                } else {
+                    clash = holder
+                }
+            }
+            guard let clash else { return }
+            let change = staged.changes[position]
+            guard let row = change.row else { return }
+            let entity = model.entities[change.entityIndex]
+            let values = tuple.values.map { "\($0)" }.joined(separator: ", ")
+            failures.append(
+                EventGraphError.Failure(
+                    entityName: entity.name, objectID: objectID(for: row.reference),
+                    propertyName: constraint.propertyNames.joined(separator: "+"),
+                    message:
+                        "\(constraint.propertyNames.joined(separator: ", ")) = \(values) is already used by \(objectID(for: ObjectReference(entityIndex: UInt32(change.entityIndex), key: clash)).uriString)"
+                ))
+        }
+        // Taken by the staging, in the order below: no row is read again.
+        if let newTuples = staged.newTuples {
+            for new in newTuples {
+                let constraint = model.entities[staged.changes[new.position].entityIndex].uniqueConstraints[
+                    new.constraint]
+                try claim(new.tuple, position: new.position, constraint: constraint)
+            }
+            return failures
+        }
         // `staged` is alive and unchanged for the pass: its elements are read in place by the prefetches.
         let elements = SavePrefetch.elements(of: staged.changes)
         for (position, change) in staged.changes.enumerated() {
@@ -133,31 +171,9 @@ extension Store {
             // save (see `SavePrefetch`).
             SavePrefetch.prefetchAhead(in: elements, from: position, lists: false, strings: false)
             guard let row = change.row else { continue }
-            let (key, entityIndex) = (change.key, change.entityIndex)
-            let entity = model.entities[entityIndex]
-            for constraint in entity.uniqueConstraints {
+            for constraint in model.entities[change.entityIndex].uniqueConstraints {
                 guard let tuple = UniqueKey(constraint, values: row.values) else { continue }
-                var clash: UInt64?
-                // One lookup: the tuple's earlier claimant, if any, replaced by this object.
-                if let other = claimed.updateValue(key, forKey: tuple), other != key { clash = other }
-                if clash == nil, let holder = try queue.holder(of: tuple, in: state), holder != key {
-                    if let entry = staged[holder] {
-                        if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple {
-                            clash = holder
-                        }
-                    } else {
-                        clash = holder
-                    }
-                }
-                guard let clash else { continue }
-                let values = tuple.values.map { "\($0)" }.joined(separator: ", ")
-                failures.append(
-                    EventGraphError.Failure(
-                        entityName: entity.name, objectID: objectID(for: row.reference),
-                        propertyName: constraint.propertyNames.joined(separator: "+"),
-                        message:
-                            "\(constraint.propertyNames.joined(separator: ", ")) = \(values) is already used by \(objectID(for: ObjectReference(entityIndex: UInt32(entityIndex), key: clash)).uriString)"
-                    ))
+                try claim(tuple, position: position, constraint: constraint)
             }
         }
         return failures
