@@ -127,15 +127,20 @@ extension Store {
             claimed.reserveCapacity(staged.count)
         }
         /// Claims one tuple of the row at `position` for its object; records a failure when another object holds it.
-        func claim(_ tuple: UniqueKey, position: Int, constraint: UniqueConstraint) throws(EventGraphError) {
-            // The key alone: the row is read only for a failure's message.
+        /// `ordinal` is the constraint's position in the row's entity's constraints.
+        func claim(_ tuple: UniqueKey, position: Int, ordinal: Int) throws(EventGraphError) {
+            // The key alone: the row, its entity and the constraint are read only for a holder in the save or a
+            // failure (each read retained and released shared objects, per tuple).
             let key = staged.changes[position].key
+            func constraint() -> UniqueConstraint {
+                model.entities[staged.changes[position].entityIndex].uniqueConstraints[ordinal]
+            }
             var clash: UInt64?
             // One lookup: the tuple's earlier claimant, if any, replaced by this object.
             if let other = claimed.updateValue(key, forKey: tuple), other != key { clash = other }
             if clash == nil, let holder = try queue.holder(of: tuple, in: state), holder != key {
                 if let entry = staged[holder] {
-                    if let holderRow = entry.row, UniqueKey(constraint, values: holderRow.values) == tuple {
+                    if let holderRow = entry.row, UniqueKey(constraint(), values: holderRow.values) == tuple {
                         clash = holder
                     }
                 } else {
@@ -146,6 +151,7 @@ extension Store {
             let change = staged.changes[position]
             guard let row = change.row else { return }
             let entity = model.entities[change.entityIndex]
+            let constraint = constraint()
             let values = tuple.values.map { "\($0)" }.joined(separator: ", ")
             failures.append(
                 EventGraphError.Failure(
@@ -157,11 +163,7 @@ extension Store {
         }
         // Taken by the staging, in the order below: no row is read again.
         if let newTuples = staged.newTuples {
-            for new in newTuples {
-                let constraint = model.entities[staged.changes[new.position].entityIndex].uniqueConstraints[
-                    new.constraint]
-                try claim(new.tuple, position: new.position, constraint: constraint)
-            }
+            for new in newTuples { try claim(new.tuple, position: new.position, ordinal: new.constraint) }
             return failures
         }
         // `staged` is alive and unchanged for the pass: its elements are read in place by the prefetches.
@@ -171,9 +173,9 @@ extension Store {
             // save (see `SavePrefetch`).
             SavePrefetch.prefetchAhead(in: elements, from: position, lists: false, strings: false)
             guard let row = change.row else { continue }
-            for constraint in model.entities[change.entityIndex].uniqueConstraints {
+            for (ordinal, constraint) in model.entities[change.entityIndex].uniqueConstraints.enumerated() {
                 guard let tuple = UniqueKey(constraint, values: row.values) else { continue }
-                try claim(tuple, position: position, constraint: constraint)
+                try claim(tuple, position: position, ordinal: ordinal)
             }
         }
         return failures

@@ -50,7 +50,8 @@ extension StoreState {
             if checksInverses {
                 guard votes.record(reference, changes, model: model) else { return nil }
             }
-            let defaults = model.entities[entityIndex].defaultValues
+            let entity = model.entities[entityIndex]
+            let defaults = entity.defaultValues
             // By position: each value is checked where it is, and neither copied nor retained (the row reads it
             // from the changes, see ``InsertedValues``).
             for position in changes.indices {
@@ -65,7 +66,7 @@ extension StoreState {
                 entityIndex: entityIndex, key: reference.key, version: version, changes: changes, defaults: defaults)
             // Appended (the key was not staged, checked above): its position is the last.
             staged.put(key: reference.key, entityIndex: entityIndex, row: row)
-            for (ordinal, constraint) in model.entities[entityIndex].uniqueConstraints.enumerated() {
+            for (ordinal, constraint) in entity.uniqueConstraints.enumerated() {
                 guard let tuple = UniqueKey(constraint, values: row.values) else { continue }
                 newTuples.append(.init(tuple: tuple, position: staged.count - 1, constraint: ordinal))
             }
