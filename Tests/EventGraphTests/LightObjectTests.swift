@@ -1,5 +1,6 @@
 import Foundation
 import LogFormat
+import Synchronization
 import TestSupport
 import Testing
 
@@ -71,6 +72,49 @@ struct LightObjectTests {
         let third = try #require(derived.attribute(named: "third"))
         #expect(third.isUnique && third.defaultValue == .int64(3))
         #expect(try #require(derived.attribute(named: "fourth")).defaultValue == .string("fourth"))
+    }
+
+    /// How many times ``Counted``'s initial values and options were evaluated.
+    static let evaluations = Atomic<Int>(0)
+
+    static func counted<Value>(_ value: Value) -> Value {
+        evaluations.add(1, ordering: .relaxed)
+        return value
+    }
+
+    final class Counted: ManagedObject {
+        @Attribute var number: Int64 = LightObjectTests.counted(7)
+        @Attribute(LightObjectTests.counted(.indexed)) var name: String = LightObjectTests.counted("n")
+        @Attribute(.length(1...), LightObjectTests.counted(.unique), .indexed) var code: String = "c"
+        @Attribute(LightObjectTests.counted(.indexed)) var note: String?
+        @Attribute(.indexed, LightObjectTests.counted(.unique)) var tag: String?
+    }
+
+    /// The model evaluates each initial value and option once, when it builds the prototype; an object made
+    /// afterwards evaluates none (before, each object ran every expression: a default like `URL(string: "…")!`
+    /// parsed its text, and each option was built and destroyed, for every object a fetch made).
+    @Test("an object evaluates neither its attributes' initial values nor their options")
+    func objectsDoNotEvaluateTheDeclarations() throws {
+        let model = try ObjectModel(types: [Counted.self])
+        let entity = try #require(model.entity(for: Counted.self))
+        #expect(try #require(entity.attribute(named: "number")).defaultValue == .int64(7))
+        let name = try #require(entity.attribute(named: "name"))
+        #expect(name.isIndexed && name.defaultValue == .string("n"))
+        let code = try #require(entity.attribute(named: "code"))
+        #expect(code.isUnique && code.isIndexed && code.minimumLength == 1)
+        #expect(try #require(entity.attribute(named: "note")).isIndexed)
+        let tag = try #require(entity.attribute(named: "tag"))
+        #expect(tag.isUnique && tag.isIndexed)
+
+        let objectCount = 1_000
+        let before = Self.evaluations.load(ordering: .relaxed)
+        let objects = (0..<objectCount).map { _ in Counted() }
+        let evaluated = Self.evaluations.load(ordering: .relaxed) - before
+        // Six expressions per object before. Not zero for certain: while another test builds a model (they run in
+        // parallel), every wrapper initialized on any thread evaluates its declaration and finds no capture of its
+        // own — for a moment, not for a thousand objects.
+        #expect(evaluated < objectCount, "\(evaluated) evaluations for \(objectCount) objects")
+        #expect(objects.allSatisfy { $0.number == 7 && $0.name == "n" && $0.code == "c" && $0.note == nil })
     }
 
     @Test("new, inserted and fetched objects read the defaults (transient ones included)")

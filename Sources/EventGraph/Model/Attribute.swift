@@ -6,7 +6,8 @@ import LogFormat
 /// the wrapper. The initial value is the attribute's default, which the model records once for the entity (the
 /// wrapper keeps neither it nor the options, so an object costs nothing per attribute). A default computed anew for
 /// each object (`Date()`, `UUID()`) is computed for an object when it is inserted, or when it is read before that,
-/// and kept from then on.
+/// and kept from then on. Making an object evaluates neither the initial values nor the options (they are
+/// autoclosures, which the model calls when it builds the entity): a fetch pays nothing for them per object.
 ///
 /// ```swift
 /// final class Post: ManagedObject {
@@ -22,26 +23,36 @@ public struct Attribute<Value: PersistentValue> {
     /// that ``ObjectModel`` builds, the number of this declaration in the prototype's record.
     @usableFromInline let declarationTag: UInt16
 
+    // The initial value and the options are taken as autoclosures, evaluated only while a prototype is being built
+    // (``PrototypeCapture/isActive``): an object that a fetch makes ran each option's expression and destroyed its
+    // value, and a default such as `URL(string: "…")!` parsed its text, for every attribute of every object (`Post`'s
+    // three options were a quarter of its initializer, which a fetch of every post runs for each). Two or more
+    // options take the first two apart, so that the common cases build no array per object.
+
     /// Declares an attribute whose default is the initial value.
     @inlinable
-    public init(wrappedValue: Value) {
+    public init(wrappedValue: @autoclosure () -> Value) {
         declarationTag =
-            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: wrappedValue, options: []) : 0
+            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: wrappedValue(), options: []) : 0
     }
 
     /// Declares an attribute with one option whose default is the initial value.
     @inlinable
-    public init(wrappedValue: Value, _ option: AttributeOption) {
+    public init(wrappedValue: @autoclosure () -> Value, _ option: @autoclosure () -> AttributeOption) {
         declarationTag =
             PrototypeCapture.isActive
-            ? PrototypeCapture.attributeTag(defaultValue: wrappedValue, options: [option]) : 0
+            ? PrototypeCapture.attributeTag(defaultValue: wrappedValue(), options: [option()]) : 0
     }
 
-    /// Declares an attribute whose default is the initial value.
+    /// Declares an attribute with several options whose default is the initial value.
     @inlinable
-    public init(wrappedValue: Value, _ options: AttributeOption...) {
+    public init(
+        wrappedValue: @autoclosure () -> Value, _ first: @autoclosure () -> AttributeOption,
+        _ second: @autoclosure () -> AttributeOption, _ more: AttributeOption...
+    ) {
         declarationTag =
-            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: wrappedValue, options: options) : 0
+            PrototypeCapture.isActive
+            ? PrototypeCapture.attributeTag(defaultValue: wrappedValue(), options: [first(), second()] + more) : 0
     }
 
     /// Declares an optional attribute whose default is `nil`.
@@ -53,16 +64,21 @@ public struct Attribute<Value: PersistentValue> {
 
     /// Declares an optional attribute with one option whose default is `nil`.
     @inlinable
-    public init(_ option: AttributeOption) where Value: ExpressibleByNilLiteral {
+    public init(_ option: @autoclosure () -> AttributeOption) where Value: ExpressibleByNilLiteral {
         declarationTag =
-            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: [option]) : 0
+            PrototypeCapture.isActive
+            ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: [option()]) : 0
     }
 
-    /// Declares an optional attribute whose default is `nil`.
+    /// Declares an optional attribute with several options whose default is `nil`.
     @inlinable
-    public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
+    public init(
+        _ first: @autoclosure () -> AttributeOption, _ second: @autoclosure () -> AttributeOption,
+        _ more: AttributeOption...
+    ) where Value: ExpressibleByNilLiteral {
         declarationTag =
-            PrototypeCapture.isActive ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: options) : 0
+            PrototypeCapture.isActive
+            ? PrototypeCapture.attributeTag(defaultValue: nil as Value, options: [first(), second()] + more) : 0
     }
 
     @available(*, unavailable, message: "@Attribute is only available on ManagedObject subclasses")
