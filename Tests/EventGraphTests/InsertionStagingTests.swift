@@ -180,13 +180,13 @@ struct InsertionStagingTests {
                 let constraints = Self.model.entities[change.entityIndex].uniqueConstraints
                 for (ordinal, constraint) in constraints.enumerated() {
                     if let row = change.row, let tuple = UniqueKey(constraint, values: row.values) {
-                        fromRows.append(.init(tuple: tuple, position: position, constraint: ordinal))
+                        fromRows.append(.init(tuple: tuple, position: position, ordinal: ordinal))
                     }
                 }
             }
             #expect(taken.map(\.tuple) == fromRows.map(\.tuple), "round \(round), seed \(seed)")
             #expect(taken.map(\.position) == fromRows.map(\.position), "round \(round)")
-            #expect(taken.map(\.constraint) == fromRows.map(\.constraint), "round \(round)")
+            #expect(taken.map(\.ordinal) == fromRows.map(\.ordinal), "round \(round)")
 
             var rowsOnly = staged
             rowsOnly.newTuples = nil

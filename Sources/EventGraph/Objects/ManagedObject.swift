@@ -161,7 +161,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Release builds make no run-time exclusivity check on it. The array has long accesses (an edit in place that
     /// calls out, ``modifyPendingToMany(at:_:)``), so the compiler checks every access to it at run time: each setter,
     /// each read of a new object's value and each validation rule paid a `swift_beginAccess` and a
-    /// `swift_endAccess` (with the context's lists, below, 5.4 % of a bulk insert's main thread). The object is
+    /// `swift_endAccess` (with the context's registry and lists, 5.4 % of a bulk insert's main thread). The object is
     /// confined to its context's thread, so the checks guard only against the library's own reentrant accesses,
     /// which the test suite's debug builds still check (`DEBUG` keeps them on).
     #if !DEBUG

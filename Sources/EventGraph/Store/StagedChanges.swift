@@ -18,7 +18,7 @@ struct StagedChanges {
         /// The row's position in ``changes``.
         var position: Int
         /// The constraint's position in the row's entity's ``EntityDescription/uniqueConstraints``.
-        var constraint: Int
+        var ordinal: Int
     }
 
     /// The changes in first-touch order.

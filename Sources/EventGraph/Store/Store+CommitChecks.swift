@@ -132,7 +132,7 @@ extension Store {
             // The key alone: the row, its entity and the constraint are read only for a holder in the save or a
             // failure (each read retained and released shared objects, per tuple).
             let key = staged.changes[position].key
-            func constraint() -> UniqueConstraint {
+            func declaredConstraint() -> UniqueConstraint {
                 model.entities[staged.changes[position].entityIndex].uniqueConstraints[ordinal]
             }
             var clash: UInt64?
@@ -140,7 +140,7 @@ extension Store {
             if let other = claimed.updateValue(key, forKey: tuple), other != key { clash = other }
             if clash == nil, let holder = try queue.holder(of: tuple, in: state), holder != key {
                 if let entry = staged[holder] {
-                    if let holderRow = entry.row, UniqueKey(constraint(), values: holderRow.values) == tuple {
+                    if let holderRow = entry.row, UniqueKey(declaredConstraint(), values: holderRow.values) == tuple {
                         clash = holder
                     }
                 } else {
@@ -151,7 +151,7 @@ extension Store {
             let change = staged.changes[position]
             guard let row = change.row else { return }
             let entity = model.entities[change.entityIndex]
-            let constraint = constraint()
+            let constraint = declaredConstraint()
             let values = tuple.values.map { "\($0)" }.joined(separator: ", ")
             failures.append(
                 EventGraphError.Failure(
@@ -163,7 +163,7 @@ extension Store {
         }
         // Taken by the staging, in the order below: no row is read again.
         if let newTuples = staged.newTuples {
-            for new in newTuples { try claim(new.tuple, position: new.position, ordinal: new.constraint) }
+            for new in newTuples { try claim(new.tuple, position: new.position, ordinal: new.ordinal) }
             return failures
         }
         // `staged` is alive and unchanged for the pass: its elements are read in place by the prefetches.

@@ -68,7 +68,7 @@ extension StoreState {
             staged.put(key: reference.key, entityIndex: entityIndex, row: row)
             for (ordinal, constraint) in entity.uniqueConstraints.enumerated() {
                 guard let tuple = UniqueKey(constraint, values: row.values) else { continue }
-                newTuples.append(.init(tuple: tuple, position: staged.count - 1, constraint: ordinal))
+                newTuples.append(.init(tuple: tuple, position: staged.count - 1, ordinal: ordinal))
             }
         }
         guard !checksInverses || votes.areConsistent() else { return nil }
