@@ -45,6 +45,18 @@ struct CheckpointChunkLayoutTests {
         return found
     }
 
+    /// The checkpoint-end frame records the digest with its definition's number first (2), so that a reader can tell
+    /// it from the 16 bytes of the first definition that older files hold (`Docs/FileFormat-Payloads.md` §5.7.3).
+    @Test func theCheckpointEndRecordsTheDigestAfterItsDefinition() throws {
+        let directory = TemporaryDirectory()
+        let (digest, _) = try Self.compactedStore(at: directory.file(), studentCount: 50)
+        var recorded: [[UInt8]] = []
+        try LogReader(path: directory.file()).scan { record in
+            if case .checkpointEnd(let end, _) = record { recorded.append(end.stateDigest) }
+        }
+        #expect(recorded == [[2] + digest.bytes])
+    }
+
     @Test(
         "a compacted store reopens from its entity chunks with the same state",
         arguments: [1, 4_096, 10_000])

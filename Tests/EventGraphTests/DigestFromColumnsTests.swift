@@ -5,52 +5,73 @@ import Testing
 @testable import EventGraph
 
 /// The state digest hashes attribute values straight from the columns (fixed-width words, binaries and ASCII text
-/// from the arena); it must stay the digest of the decoded rows, value for value, or every checkpoint written before
-/// would stop verifying.
+/// from the arena), a batch of objects side by side; it must stay the digest of the decoded rows, value for value,
+/// object by object, or two stores with the same state could have different digests.
 @Suite("State digest read from the columns")
 struct DigestFromColumnsTests {
-    /// The digest as it was computed from rows (each object's values decoded into a row, then hashed).
+    /// The digest computed from rows, by the definition (``StateDigest``, `EntityDigestWords`): each object's values
+    /// decoded into a row, its words hashed by a chain of its own — its entity's reference word, its properties'
+    /// names in name order, its key, then per property a kind byte and the value (a reference as its reference word
+    /// and key; an unordered list as its count and the sum of its targets' mixed references) — and the chains added
+    /// up by ``DigestSum``. Entities and rows are visited in reverse: the order must not matter.
     static func rowDigest(of state: StoreState, model: ObjectModel) -> StateDigest {
-        var hasher = DigestHasher()
-        hasher.combine(integer: UInt64(state.objectCount))
-        for entityIndex in StoreState.digestOrder(of: model) {
-            let names = model.entities.map(\.name)
-            func combine(_ reference: ObjectReference) {
-                let store = state.storeUUID(of: reference) ?? .zero
-                hasher.combine(integer: store.high)
-                hasher.combine(integer: store.low)
-                hasher.combine(string: names[Int(reference.entityIndex)])
-                hasher.combine(integer: reference.key)
-            }
+        var sum = DigestSum()
+        let names = model.entities.map(\.name)
+        func referenceWord(_ store: LogUUID, _ entityName: String) -> UInt64 {
+            var hasher = DigestHasher()
+            hasher.combine(integer: store.high)
+            hasher.combine(integer: store.low)
+            hasher.combine(string: entityName)
+            return UInt64(truncatingIfNeeded: DigestSum.mix(hasher.state))
+        }
+        func word(_ reference: ObjectReference) -> UInt64 {
+            referenceWord(state.storeUUID(of: reference) ?? .zero, names[Int(reference.entityIndex)])
+        }
+        for entityIndex in model.entities.indices.reversed() {
             let entity = model.entities[entityIndex]
             let plan = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
                 .sorted { entity.properties[$0].name < entity.properties[$1].name }
             var rows: [Row] = []
             state.forEachRow(ofEntity: entityIndex) { rows.append($0) }
-            for row in rows.sorted(by: { $0.key < $1.key }) {
-                combine(row.reference)
+            for row in rows.reversed() {
+                var hasher = DigestHasher()
+                hasher.combine(integer: referenceWord(.zero, entity.name))
+                for index in plan { hasher.combine(string: entity.properties[index].name) }
+                hasher.combine(integer: row.key)
                 for index in plan {
-                    hasher.combine(string: entity.properties[index].name)
                     switch row.values[index] {
                     case .attribute(let attribute):
                         hasher.combine(byte: 0xA0)
                         hasher.combine(attribute)
                     case .toOne(let target):
                         hasher.combine(byte: 0xA1)
-                        if let target { combine(target) } else { hasher.combine(byte: 0) }
+                        if let target {
+                            hasher.combine(integer: word(target))
+                            hasher.combine(integer: target.key)
+                        } else {
+                            hasher.combine(byte: 0)
+                        }
                     case .toMany(let targets):
                         hasher.combine(byte: 0xA2)
                         hasher.combine(integer: UInt64(targets.count))
-                        let ordered = entity.properties[index].relationship?.isOrdered ?? false
-                        let sorted = targets.sorted {
-                            (names[Int($0.entityIndex)], $0.key) < (names[Int($1.entityIndex)], $1.key)
+                        if entity.properties[index].relationship?.isOrdered ?? false {
+                            for target in targets {
+                                hasher.combine(integer: word(target))
+                                hasher.combine(integer: target.key)
+                            }
+                        } else {
+                            let total = targets.reduce(UInt128(0)) {
+                                $0 &+ DigestSum.mix(UInt128(word($1)) << 64 | UInt128($1.key))
+                            }
+                            hasher.combine(integer: UInt64(truncatingIfNeeded: total))
+                            hasher.combine(integer: UInt64(truncatingIfNeeded: total >> 64))
                         }
-                        for target in ordered ? targets : sorted { combine(target) }
                     }
                 }
+                sum.add(object: hasher)
             }
         }
-        return StateDigest(value: hasher.state)
+        return sum.digest
     }
 
     @Test func everyKindOfAttributeHashesAsItsDecodedValue() throws {
@@ -83,6 +104,27 @@ struct DigestFromColumnsTests {
         try context.save()
         let state = container.store.state.withLock { $0 }
         #expect(try container.stateDigest() == Self.rowDigest(of: state, model: TestModels.samples))
+        try container.close()
+    }
+
+    /// Byte values of every length from 0 to 44 bytes (every tail length, several whole words), text (ASCII or not,
+    /// so some are decoded first) and binaries, in objects hashed side by side in a batch, each hash as its row's.
+    @Test func byteValuesOfEveryLengthHashAsTheirRows() throws {
+        let directory = TemporaryDirectory()
+        let container = try ModelContainer(path: directory.file(), model: TestModels.samples)
+        let context = container.newBackgroundContext()
+        for index in 0..<301 {
+            let sample = Sample()
+            context.insert(sample)
+            let length = index * 7 % 45
+            let text = String((0..<length).map { Character(UnicodeScalar(UInt8(97 + ($0 + index) % 26))) })
+            sample.string = index % 17 == 0 ? text + "é" : text
+            sample.data = Data((0..<(index * 11 % 45)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+            sample.optionalString = index % 5 == 0 ? nil : String(text.reversed())
+        }
+        try context.save()
+        let state = container.store.state.withLock { $0 }
+        #expect(state.digest(model: TestModels.samples) == Self.rowDigest(of: state, model: TestModels.samples))
         try container.close()
     }
 
@@ -151,6 +193,73 @@ struct DigestFromColumnsTests {
         var empty = DigestHasher()
         empty.combine(string: "")
         #expect(empty.state == 0xD228_CB69_101A_8CAF_7891_2B70_4E4A_147F)
+    }
+
+    /// The digest is the sum of every object's chain, each mixed, then the sum and the object count hashed after the
+    /// definition's number (2) and mixed: written out here so that a change of the definition fails a test. The sum
+    /// is the same in any order and in parts joined.
+    @Test func theDigestIsTheMixedSumOfTheMixedObjects() {
+        func mix(_ value: UInt128) -> UInt128 {
+            var x = value
+            x ^= x >> 64
+            x &*= 0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835
+            x ^= x >> 67
+            x &*= 0xC2B2_AE3D_27D4_EB4F_1656_67B1_9E37_79F9
+            return x ^ (x >> 64)
+        }
+        let objects = (0..<5).map { index -> DigestHasher in
+            var hasher = DigestHasher()
+            hasher.combine(integer: UInt64(index) * 0x9E37_79B9)
+            hasher.combine(string: "object \(index)")
+            return hasher
+        }
+        var total: UInt128 = 0
+        for object in objects { total &+= mix(object.state) }
+        var final = DigestHasher()
+        for word in [2, 5, UInt64(truncatingIfNeeded: total), UInt64(truncatingIfNeeded: total >> 64)] {
+            final.combine(integer: word)
+        }
+        var sum = DigestSum()
+        for object in objects { sum.add(object: object) }
+        #expect(sum.objectCount == 5)
+        #expect(sum.digest.value == mix(final.state))
+        var first = DigestSum()
+        var second = DigestSum()
+        for object in objects.reversed().prefix(2) { first.add(object: object) }
+        for object in objects.reversed().dropFirst(2) { second.add(object: object) }
+        first.add(second)
+        #expect(first == sum)
+        // Without objects: no sum, no count.
+        #expect(DigestSum().digest.description == "de940fd4e0d48fa5d98e4a65b32f3239")
+    }
+
+    /// A sum of object hashes must still tell apart states whose objects swap values, or whose to-many targets move
+    /// from one object to another: each value is hashed inside its object's chain, after the object's key.
+    @Test func statesWhoseObjectsSwapValuesDiffer() throws {
+        func digest(codes: [String], courseOfLesson: Int) throws -> StateDigest {
+            let directory = TemporaryDirectory()
+            let container = try ModelContainer(path: directory.file(), model: TestModels.school)
+            let context = container.newBackgroundContext()
+            var courses: [Course] = []
+            for code in codes {
+                let course = Course()
+                context.insert(course)
+                course.code = code
+                courses.append(course)
+            }
+            let lesson = Lesson()
+            context.insert(lesson)
+            lesson.title = "L"
+            lesson.course = courses[courseOfLesson]
+            try context.save()
+            defer { try? container.close() }
+            return try container.stateDigest()
+        }
+        let base = try digest(codes: ["A", "B"], courseOfLesson: 0)
+        #expect(try digest(codes: ["A", "B"], courseOfLesson: 0) == base)
+        #expect(try digest(codes: ["B", "A"], courseOfLesson: 0) != base)
+        #expect(try digest(codes: ["A", "B"], courseOfLesson: 1) != base)
+        #expect(try digest(codes: ["A", "C"], courseOfLesson: 0) != base)
     }
 
     /// A fixed-width value is hashed from its tag and bit pattern as its decoded value always was (its type's byte,

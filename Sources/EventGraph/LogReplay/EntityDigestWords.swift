@@ -1,221 +1,221 @@
 import LogFormat
 
-/// The digest's words for the live objects of one entity (``StoreState/combineDigest(ofEntity:model:into:helperThread:stoppingWhen:)``),
-/// made for any run of them in key order into any ``DigestWordSink``: the hasher itself, or a word list a helper
-/// thread makes ahead of it (``DigestBatches``). Its one definition of an object's words serves both, so the words
-/// hashed are the same whichever thread made them.
+/// The digest's words for the live objects of one entity (``StoreState/addDigest(ofEntity:model:to:)``): each
+/// object's words hashed by a chain of its own and added to a ``DigestSum``, a chunk at a time.
+///
+/// An object's words are: its entity's reference word (``referenceWord(store:entityName:)`` of this store, zero, and
+/// its entity's name), the name of each persistent property in name order, its key, then for each of those
+/// properties a kind byte and its value:
+/// - an attribute (0xA0): its value as `DigestHasher.combine(_:)` hashes it (a property the object's row does not
+///   have counts as null);
+/// - a to-one relationship (0xA1): 0 when empty, else the target's reference (its reference word and key);
+/// - an ordered to-many relationship (0xA2): the target count, then each target's reference in order;
+/// - an unordered one (0xA2): the target count, then the sum, modulo 2^128, of `DigestSum.mix` of each target's
+///   reference (its reference word in the high 64 bits, its key in the low), low word first: the same for the same
+///   set in any order, with no sort, and each target's term computed apart from the others'.
+///
+/// All the words before the key are the same for every object of the entity, so the chain of an object starts from
+/// ``seed``, the chain of those words.
+///
+/// A chunk is hashed property by property over a batch of its objects, each with its own chain: the columns are read
+/// one after another, each from start to end (the prefetcher follows one column, where an object at a time read
+/// a slot of every column), and the chains of a batch are independent, so the processor hashes several at once (one
+/// chain is a multiply per word, each waiting for the one before).
 ///
 /// It holds what the words are made from, read-only once made: the entity's table (a version of the state, never
-/// modified: chunks still on disk are loaded through their own lock), the key order of its live objects, the property
-/// plan and the words of every name hashed per object or per reference.
+/// modified: chunks still on disk are loaded through their own lock), the property plan and the reference words.
+/// Any number of threads hash its chunks at once.
 final class EntityDigestWords: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is a `let` set in `init`, and `nameWordBuffer`, the one that is not
+    // @unchecked Sendable: every stored property is a `let` set in `init`, and `referenceWords`, the one that is not
     // Sendable, is only read after `init` and freed in `deinit`, when no thread can read it any more.
     private let table: EntityColumns
-    private let entityIndex: Int
     private let names: [String]
-    /// The table of foreign stores, read once: the helpers below do not capture the whole state (a copy of it per
-    /// call showed up in profiles).
-    private let foreignStores: [LogUUID]
-    /// The live objects' (key, slot) pairs in key order: each object is read from its chunk when it is hashed, never
-    /// all of an entity's rows at once (they would be a second copy of the state's largest entity).
-    private let order: [(key: UInt64, slot: Int)]
-    /// The persistent properties in name order, with their orderedness and the range of their name's words.
-    private let plan: [(nameWords: Range<Int>, index: Int, isOrdered: Bool)]
-    private let entityNameWords: [Range<Int>]
-    /// The words of every name the digest hashes per object or per reference (the entities', then this entity's
-    /// properties'), computed once: hashing them is hashing the names, without a string read per value
-    /// (`combine(string:)` per property of every object and per target of every list was a tenth of `egctl replay
-    /// --summary`'s time). In a buffer of their own, read without an array access (a retain and a release) per name.
-    private let nameWordBuffer: UnsafeMutableBufferPointer<UInt64>
-    /// Read once: `.zero` per reference called its global's accessor (every object's own reference included).
-    private let noStore = LogUUID.zero
+    /// The persistent properties in name order, with their orderedness.
+    private let plan: [(index: Int, isOrdered: Bool)]
+    /// The chain of the words every object of the entity begins with (see the type's discussion).
+    private let seed: DigestHasher
+    /// The reference word of every (store index, entity index) pair a reference can name: computed once, read
+    /// through a pointer (no array access, a retain and a release, per reference). Store index `s`, entity `e` is at
+    /// `s * names.count + e`.
+    private let referenceWords: UnsafeMutableBufferPointer<UInt64>
 
-    /// The number of live objects, the indices of ``combine(objects:into:stoppingWhen:)``.
-    var objectCount: Int { order.count }
+    /// The most objects whose chains are hashed side by side.
+    static let batchSize = 256
+
+    /// The number of live objects.
+    var objectCount: Int { table.count }
+
+    /// The number of chunks (``add(chunk:to:)``'s indices).
+    var chunkCount: Int { table.chunkCount }
 
     init(state: StoreState, entityIndex: Int, model: ObjectModel) {
         let names = model.entities.map(\.name)
-        var nameWordList: [UInt64] = []
-        var entityNameWords: [Range<Int>] = []
-        for name in names {
-            let start = nameWordList.count
-            nameWordList += DigestHasher.words(of: name)
-            entityNameWords.append(start..<nameWordList.count)
+        let foreignStores = state.foreignStores
+        referenceWords = .allocate(capacity: (foreignStores.count + 1) * names.count)
+        for (storeIndex, store) in ([LogUUID.zero] + foreignStores).enumerated() {
+            for (entity, name) in names.enumerated() {
+                referenceWords[storeIndex * names.count + entity] = Self.referenceWord(store: store, entityName: name)
+            }
         }
         let entity = model.entities[entityIndex]
         // Once per entity: its persistent properties in name order, with their orderedness.
-        plan = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
-            .map {
-                (
-                    name: entity.properties[$0].name, index: $0,
-                    isOrdered: entity.properties[$0].relationship?.isOrdered ?? false
-                )
-            }
-            .sorted { $0.name < $1.name }
-            .map { property in
-                let start = nameWordList.count
-                nameWordList += DigestHasher.words(of: property.name)
-                return (nameWords: start..<nameWordList.count, index: property.index, isOrdered: property.isOrdered)
-            }
-        nameWordBuffer = .allocate(capacity: nameWordList.count)
-        _ = nameWordBuffer.initialize(from: nameWordList)
-        let table = state.tables[entityIndex]
-        var order: [(key: UInt64, slot: Int)] = []
-        order.reserveCapacity(table.count)
-        table.forEachLiveSlot { chunk, position, slot in order.append((chunk.keys[position], slot)) }
-        if !order.indices.dropFirst().allSatisfy({ order[$0 - 1].key < order[$0].key }) {
-            order.sort { $0.key < $1.key }
-        }
-        self.order = order
-        self.table = table
+        let properties = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
+            .sorted { entity.properties[$0].name < entity.properties[$1].name }
+        plan = properties.map { (index: $0, isOrdered: entity.properties[$0].relationship?.isOrdered ?? false) }
+        var seed = DigestHasher()
+        seed.combine(integer: Self.referenceWord(store: .zero, entityName: entity.name))
+        for property in properties { seed.combine(string: entity.properties[property].name) }
+        self.seed = seed
+        self.table = state.tables[entityIndex]
         self.names = names
-        self.entityNameWords = entityNameWords
-        self.entityIndex = entityIndex
-        self.foreignStores = state.foreignStores
     }
 
-    deinit { nameWordBuffer.deallocate() }
+    deinit { referenceWords.deallocate() }
 
-    /// Makes the words of the objects at `objects` (indices into the key order) into `sink`, one object after
-    /// another; `false` when it stopped: `isCancelled` returned `true` (asked before each chunk) or the sink takes no
-    /// more (``DigestWordSink/wantsMore``, asked after each object, the last one included).
-    func combine<Sink: DigestWordSink>(
-        objects: Range<Int>, into sink: inout Sink, stoppingWhen isCancelled: () -> Bool = { false }
-    ) -> Bool {
-        var start = objects.lowerBound
-        var targets: [ObjectReference] = []  // a to-many value's targets, copied out of its column (see below)
-        while start < objects.upperBound {
-            if isCancelled() { return false }
-            // A run of objects that lie in one chunk: its columns are borrowed once for the run, not per object (a
-            // closure call per object retained and released what it captured).
-            let chunkIndex = order[start].slot / ColumnChunk.slotCapacity
-            var end = start + 1
-            while end < objects.upperBound, order[end].slot / ColumnChunk.slotCapacity == chunkIndex { end += 1 }
-            let chunk = table.chunk(at: chunkIndex)
-            let complete = chunk.columns.withUnsafeBufferPointer { buffer in
-                for index in start..<end {
-                    combineObject(
-                        in: chunk, columns: buffer, at: order[index].slot % ColumnChunk.slotCapacity, into: &sink,
-                        targets: &targets)
-                    if !sink.wantsMore { return false }
+    /// The word that stands for a store and an entity in every reference to one of its objects: `DigestSum.mix` of
+    /// the chain of the store's UUID (high, low; zero for the store hashed) and the entity's name, its low 64 bits.
+    static func referenceWord(store: LogUUID, entityName: String) -> UInt64 {
+        var chain = DigestHasher()
+        chain.combine(integer: store.high)
+        chain.combine(integer: store.low)
+        chain.combine(string: entityName)
+        return UInt64(truncatingIfNeeded: DigestSum.mix(chain.state))
+    }
+
+    /// Adds the hashes of the live objects of one chunk to `sum` (a chunk still on disk is loaded).
+    func add(chunk chunkIndex: Int, to sum: inout DigestSum) {
+        let chunk = table.chunk(at: chunkIndex)
+        var positions: [Int] = []
+        positions.reserveCapacity(Self.batchSize)
+        var chains = [DigestHasher](repeating: seed, count: Self.batchSize)
+        chunk.columns.withUnsafeBufferPointer { columns in
+            chains.withUnsafeMutableBufferPointer { chains in
+                for (wordIndex, word) in chunk.liveBits.enumerated() where word != 0 {
+                    var bits = word
+                    while bits != 0 {
+                        positions.append(wordIndex * 64 + bits.trailingZeroBitCount)
+                        bits &= bits - 1
+                        if positions.count == Self.batchSize {
+                            add(positions, of: chunk, columns: columns, chains: chains, to: &sum)
+                            positions.removeAll(keepingCapacity: true)
+                        }
+                    }
                 }
-                return true
+                if !positions.isEmpty {
+                    add(positions, of: chunk, columns: columns, chains: chains, to: &sum)
+                }
             }
-            if !complete { return false }
-            start = end
         }
-        return true
     }
 
-    /// One object's words: its reference, then each persistent property's name, tag and value. Values are read from
-    /// the columns where they are stored: attributes are hashed from their storage without building a row, a value
-    /// or a string (the same words as hashing the decoded value; see `StoreState.combineDigest(of:tag:at:into:)`).
-    @inline(__always)
-    private func combineObject<Sink: DigestWordSink>(
-        in chunk: ColumnChunk, columns buffer: UnsafeBufferPointer<Column>, at position: Int, into sink: inout Sink,
-        targets: inout [ObjectReference]
+    /// Hashes the objects at `positions` of `chunk` side by side, property by property, and adds them to `sum`.
+    private func add(
+        _ positions: [Int], of chunk: ColumnChunk, columns buffer: UnsafeBufferPointer<Column>,
+        chains: UnsafeMutableBufferPointer<DigestHasher>, to sum: inout DigestSum
     ) {
-        combine(ObjectReference(entityIndex: UInt32(entityIndex), key: chunk.keys[position]), into: &sink)
-        let valueCount = min(Int(chunk.valueCounts[position]), buffer.count)
+        for (batchIndex, position) in positions.enumerated() {
+            chains[batchIndex] = seed
+            chains[batchIndex].combine(integer: chunk.keys[position])
+        }
         // Columns are borrowed through a pointer: `chunk.columns[i]` (and an unsafe buffer's subscript) copied the
         // whole column (a retain and a release of each of its storages) for every value.
-        let columns = buffer.baseAddress  // nil only without columns, when `valueCount` is 0
+        let columns = buffer.baseAddress  // nil only without columns, when every value count is 0
         for property in plan {
-            sink.combine(words: nameWords(property.nameWords))
-            guard property.index < valueCount, let column = columns.map({ $0 + property.index }) else {
-                sink.combine(byte: 0xA0)
-                sink.combine(AttributeValue.null)
+            guard property.index < buffer.count, let column = columns.map({ $0 + property.index }) else {
+                for batchIndex in positions.indices { Self.combineAbsent(into: &chains[batchIndex]) }
                 continue
             }
-            // Every read goes through the column's address: a column read as a value (a method called on
-            // `columns[i]`, or the column passed on) was copied whole, a retain and a release of each of its storages
-            // per value — most of the digest's time in h46's profile of compact-1m.
-            switch Column.tag(of: column, at: position) {
-            case .toOneNil:
-                sink.combine(byte: 0xA1)
-                sink.combine(byte: 0)
-            case .toOne:
-                sink.combine(byte: 0xA1)
-                combine(Column.toOneTarget(of: column, at: position), into: &sink)
-            case .toMany:
-                sink.combine(byte: 0xA2)
-                // The targets are copied out and combined after the closure, which then captures nothing of `self`:
-                // combined inside it, it retained and released `self` for every to-many value, and the helper
-                // thread that makes the words of another range of the same entity (`DigestBatches`) did too, on the
-                // same reference count (`egctl replay`'s profile: 4.6 % of its samples in those retains).
-                targets.removeAll(keepingCapacity: true)
-                Column.withManyTargets(of: column, at: position) { targets.append(contentsOf: $0) }
-                sink.combine(integer: UInt64(targets.count))
-                let isInOrder =
-                    property.isOrdered || targets.withUnsafeBufferPointer(Self.isInKeyOrderOfOneEntity)
-                if isInOrder {
-                    for target in targets { combine(target, into: &sink) }
+            for (batchIndex, position) in positions.enumerated() {
+                if property.index < Int(chunk.valueCounts[position]) {
+                    combine(column, at: position, isOrdered: property.isOrdered, into: &chains[batchIndex])
                 } else {
-                    for target in sortedCanonically(targets) { combine(target, into: &sink) }
+                    Self.combineAbsent(into: &chains[batchIndex])
                 }
-            case .absent:
-                sink.combine(byte: 0xA0)
-                sink.combine(AttributeValue.null)
-            case let tag:
-                sink.combine(byte: 0xA0)
-                StoreState.combineDigest(of: column, tag: tag, at: position, into: &sink)
             }
         }
+        for batchIndex in positions.indices { sum.add(object: chains[batchIndex]) }
+    }
+
+    /// The words of a property an object's row does not have: it counts as null.
+    @inline(__always)
+    private static func combineAbsent(into chain: inout DigestHasher) {
+        chain.combine(byte: 0xA0)
+        chain.combine(AttributeValue.null)
+    }
+
+    /// One property's words for one object: its kind byte (0xA0 attribute, 0xA1 to-one, 0xA2 to-many) and its
+    /// value. Attributes are hashed from their storage without building a row, a value or a string (the same words as
+    /// hashing the decoded value; see `StoreState.combineDigest(of:tag:at:into:)`).
+    @inline(__always)
+    private func combine(
+        _ column: UnsafePointer<Column>, at position: Int, isOrdered: Bool, into chain: inout DigestHasher
+    ) {
+        // Every read goes through the column's address: a column read as a value (a method called on `columns[i]`,
+        // or the column passed on) was copied whole, a retain and a release of each of its storages per value —
+        // most of the digest's time in h46's profile of compact-1m.
+        switch Column.tag(of: column, at: position) {
+        case .toOneNil:
+            chain.combine(byte: 0xA1)
+            chain.combine(byte: 0)
+        case .toOne:
+            chain.combine(byte: 0xA1)
+            combine(Column.toOneTarget(of: column, at: position), into: &chain)
+        case .toMany:
+            chain.combine(byte: 0xA2)
+            // The targets are read in place; the closure captures the reference words' address, not `self`: one that
+            // did retained and released `self` for every to-many value, and so did every other thread hashing the
+            // same entity, on the same reference count (`egctl replay`'s profile: 4.6 % of its samples in those
+            // retains).
+            let words = UnsafeBufferPointer(referenceWords)
+            let entityCount = names.count
+            if isOrdered {
+                Column.withManyTargets(of: column, at: position) { targets in
+                    chain.combine(integer: UInt64(targets.count))
+                    for target in targets {
+                        chain.combine(integer: Self.referenceWord(of: target, in: words, entityCount: entityCount))
+                        chain.combine(integer: target.key)
+                    }
+                }
+            } else {
+                let (count, sum) = Column.withManyTargets(of: column, at: position) { targets in
+                    var sum: UInt128 = 0
+                    for target in targets {
+                        let word = Self.referenceWord(of: target, in: words, entityCount: entityCount)
+                        sum &+= DigestSum.mix(UInt128(word) << 64 | UInt128(target.key))
+                    }
+                    return (targets.count, sum)
+                }
+                chain.combine(integer: UInt64(count))
+                chain.combine(integer: UInt64(truncatingIfNeeded: sum))
+                chain.combine(integer: UInt64(truncatingIfNeeded: sum >> 64))
+            }
+        case .absent:
+            Self.combineAbsent(into: &chain)
+        case let tag:
+            chain.combine(byte: 0xA0)
+            StoreState.combineDigest(of: column, tag: tag, at: position, into: &chain)
+        }
+    }
+
+    /// The reference word of a target (see ``referenceWords``); one whose store or entity index the tables do not
+    /// have (a damaged file's) gets a word of its own, made from the indices.
+    @inline(__always)
+    private static func referenceWord(
+        of target: ObjectReference, in words: UnsafeBufferPointer<UInt64>, entityCount: Int
+    ) -> UInt64 {
+        let index = Int(target.storeIndex) &* entityCount &+ Int(target.entityIndex)
+        guard Int(target.entityIndex) < entityCount, index < words.count else {
+            return referenceWord(
+                store: LogUUID(high: UInt64(target.storeIndex), low: .max), entityName: "#\(target.entityIndex)")
+        }
+        return words[index]
     }
 
     @inline(__always)
-    private func nameWords(_ range: Range<Int>) -> UnsafeBufferPointer<UInt64> {
-        UnsafeBufferPointer(rebasing: nameWordBuffer[range])
-    }
-
-    private func storeUUID(of reference: ObjectReference) -> LogUUID? {
-        let index = Int(reference.storeIndex)
-        guard index > 0, index <= foreignStores.count else { return nil }
-        return foreignStores[index - 1]
-    }
-
-    private func entityName(_ index: UInt32) -> String { Int(index) < names.count ? names[Int(index)] : "#\(index)" }
-
-    @inline(__always)
-    private func combine<Sink: DigestWordSink>(_ reference: ObjectReference, into sink: inout Sink) {
-        let store = storeUUID(of: reference) ?? noStore
-        sink.combine(integer: store.high)
-        sink.combine(integer: store.low)
-        if Int(reference.entityIndex) < entityNameWords.count {
-            sink.combine(words: nameWords(entityNameWords[Int(reference.entityIndex)]))
-        } else {
-            sink.combine(string: entityName(reference.entityIndex))
-        }
-        sink.combine(integer: reference.key)
-    }
-
-    /// The usual list holds objects of one store and one entity, whose canonical order is key order, and is already
-    /// in it (targets are appended as they are inserted): checked in one pass, not sorted.
-    private static func isInKeyOrderOfOneEntity(_ targets: UnsafeBufferPointer<ObjectReference>) -> Bool {
-        guard let first = targets.first else { return true }
-        var previous: UInt64?
-        for target in targets {
-            guard target.storeIndex == first.storeIndex, target.entityIndex == first.entityIndex,
-                previous.map({ $0 < target.key }) ?? true
-            else { return false }
-            previous = target.key
-        }
-        return true
-    }
-
-    /// Unordered to-many targets in canonical order: (store UUID, entity name, key).
-    private func sortedCanonically(_ targets: [ObjectReference]) -> [ObjectReference] {
-        if let first = targets.first,
-            targets.allSatisfy({ $0.storeIndex == first.storeIndex && $0.entityIndex == first.entityIndex })
-        {
-            return targets.sorted { $0.key < $1.key }
-        }
-        return targets.sorted { a, b in
-            let (sa, sb) = (storeUUID(of: a) ?? .zero, storeUUID(of: b) ?? .zero)
-            if sa != sb { return sa < sb }
-            if a.entityIndex != b.entityIndex { return entityName(a.entityIndex) < entityName(b.entityIndex) }
-            return a.key < b.key
-        }
+    private func combine(_ reference: ObjectReference, into chain: inout DigestHasher) {
+        chain.combine(
+            integer: Self.referenceWord(
+                of: reference, in: UnsafeBufferPointer(referenceWords), entityCount: names.count))
+        chain.combine(integer: reference.key)
     }
 }

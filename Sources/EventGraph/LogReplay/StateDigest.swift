@@ -3,10 +3,15 @@ import LogFormat
 /// A digest of an object graph's state: a hash over a canonical encoding of every live object, its attribute
 /// values and its relationships.
 ///
-/// Canonical means independent of how the state came about: objects are visited in (entity name, key) order,
-/// properties in name order, a property an object does not record counts as its default, unordered to-many
-/// targets are sorted, and references name stores by UUID and entities by name. Two logs with the same live state
-/// — for example a log and its compacted rewrite — have the same digest.
+/// Canonical means independent of how the state came about: each object is hashed on its own (its entity, key, and
+/// properties in name order; a property an object does not record counts as its default; unordered to-many targets
+/// are sorted; references name stores by UUID and entities by name), and the object hashes are added up, so the
+/// order objects are visited in does not matter. Two logs with the same live state — for example a log and its
+/// compacted rewrite — have the same digest.
+///
+/// This is the digest's second definition: the first hashed every object into one chain in (entity
+/// name, key) order, which only one thread could compute, in that order. The same state has a different digest under
+/// each definition: a digest printed by an older `egctl` is not comparable with one printed now.
 public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     /// The 128-bit value.
     public var value: UInt128
@@ -14,7 +19,7 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     /// Wraps a 128-bit value.
     public init(value: UInt128) { self.value = value }
 
-    /// Reads the 16 bytes written by ``bytes`` (for example from a checkpoint's end frame); nil for other lengths.
+    /// Reads the 16 bytes written by ``bytes``; nil for other lengths.
     public init?(bytes: [UInt8]) {
         guard bytes.count == 16 else { return nil }
         value = bytes.reduce(0) { $0 << 8 | UInt128($1) }
@@ -28,23 +33,67 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
 
     /// The 16 bytes, most significant first.
     public var bytes: [UInt8] { (0..<16).map { UInt8(truncatingIfNeeded: value >> (120 - 8 * $0)) } }
+
+    /// The definition of the digest this library computes (see the type's discussion).
+    package static let definition: UInt8 = 2
+
+    /// What a checkpoint-end frame records (`Docs/FileFormat-Payloads.md`, CheckpointEnd): the definition's number,
+    /// then the 16 ``bytes``. Files written before the second definition hold the 16 bytes alone.
+    package var checkpointBytes: [UInt8] { [Self.definition] + bytes }
 }
 
-/// Where the digest's words go: ``DigestHasher`` hashes them; a ``DigestWordList`` keeps them, for a helper thread
-/// that makes an entity's words ahead of the thread hashing them (``DigestBatches``). Every word of the canonical
-/// encoding goes through ``combine(integer:)``; the other `combine` methods (an extension) are defined by it, so both
-/// sinks receive the same words by construction.
-protocol DigestWordSink {
-    /// Takes the next word.
-    mutating func combine(integer: UInt64)
-    /// Whether the sink takes more objects (asked between objects): a word list stops at its bound.
-    var wantsMore: Bool { get }
+/// The state digest being computed: the sum, modulo 2^128, of every live object's hash, and the number of objects
+/// added. Objects are added in any order, by any number of threads each with its own sum (``add(_:)`` joins them):
+/// addition commutes. ``digest`` mixes the sum with the count and the definition's number.
+///
+/// An object's hash is its ``DigestHasher`` chain (see `EntityDigestWords`) passed through ``mix(_:)``, so that
+/// every bit of each term depends on every word of its object: the chain's low bits alone depend only on the words'
+/// low bits, which a plain sum of chains would keep.
+struct DigestSum: Sendable, Equatable {
+    private(set) var total: UInt128 = 0
+    private(set) var objectCount: UInt64 = 0
+
+    /// Adds one object, whose words `object` has hashed.
+    @inline(__always)
+    mutating func add(object: DigestHasher) {
+        total &+= Self.mix(object.state)
+        objectCount &+= 1
+    }
+
+    /// Adds the objects another sum holds.
+    mutating func add(_ other: DigestSum) {
+        total &+= other.total
+        objectCount &+= other.objectCount
+    }
+
+    /// The digest of the objects added.
+    var digest: StateDigest {
+        var hasher = DigestHasher()
+        hasher.combine(integer: UInt64(StateDigest.definition))
+        hasher.combine(integer: objectCount)
+        hasher.combine(integer: UInt64(truncatingIfNeeded: total))
+        hasher.combine(integer: UInt64(truncatingIfNeeded: total >> 64))
+        return StateDigest(value: Self.mix(hasher.state))
+    }
+
+    /// A bijective mix of 128 bits (xor-shifts and multiplies by odd constants, in the manner of MurmurHash3's
+    /// finalizer): each output bit depends on every input bit.
+    @inline(__always)
+    static func mix(_ value: UInt128) -> UInt128 {
+        var x = value
+        x ^= x >> 64
+        x &*= 0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835
+        x ^= x >> 67
+        x &*= 0xC2B2_AE3D_27D4_EB4F_1656_67B1_9E37_79F9
+        x ^= x >> 64
+        return x
+    }
 }
 
-/// Incremental FNV-1a with a 128-bit state over the canonical encoding, taking 64-bit little-endian words
-/// (bytes of strings and binaries are packed eight to a word, the last word zero-padded, after their length):
-/// one 128-bit multiply per word instead of per byte.
-struct DigestHasher: DigestWordSink {
+/// Incremental FNV-1a with a 128-bit state over the canonical encoding of one object (``DigestSum`` adds the
+/// objects up), taking 64-bit little-endian words (bytes of strings and binaries are packed eight to a word, the
+/// last word zero-padded, after their length): one 128-bit multiply per word instead of per byte.
+struct DigestHasher: Sendable {
     /// The FNV prime 2^88 + 2^8 + 0x3B, written as one literal: from an expression (`(1 << 88) + …`), which the
     /// compiler does not fold for `UInt128`, the constant was initialized lazily and each word was multiplied by it
     /// as by an unknown 128-bit number (three multiplies); with the literal, a multiply by `0x13B` and a shift.
@@ -55,14 +104,6 @@ struct DigestHasher: DigestWordSink {
     mutating func combine(integer: UInt64) {
         state ^= UInt128(integer)
         state &*= Self.prime
-    }
-
-    var wantsMore: Bool { true }
-
-    /// Hashes the words a ``DigestWordList`` kept, as if they had been combined here one by one.
-    mutating func combine(list: DigestWordList) {
-        precondition(list.isComplete, "a digest word list that overflowed is hashed")
-        combine(words: list.words)
     }
 
     /// Calls `body` with the words ``combine(raw:)`` adds for `raw`: its length, then its bytes eight to a word
@@ -93,8 +134,8 @@ struct DigestHasher: DigestWordSink {
 
 }
 
-/// The canonical encoding's values as words (see ``DigestHasher``), for either sink.
-extension DigestWordSink {
+/// The canonical encoding's values as words (see ``DigestHasher``).
+extension DigestHasher {
     mutating func combine(byte: UInt8) { combine(integer: UInt64(byte)) }
 
     @inline(__always)
@@ -173,35 +214,4 @@ extension DigestWordSink {
         case .transformable(let v): combine(byte: 14); combine(bytes: v)
         }
     }
-}
-
-/// The words of a run of objects kept in order (a ``DigestWordSink``), made by a helper thread for the hashing thread
-/// to combine later (``DigestHasher/combine(list:)``), into memory of fixed size the caller owns (``DigestBatches``'
-/// buffers, each used again once hashed): a word is one store, not an array append. It takes no more objects once
-/// full; words past its capacity are counted, not kept (``isComplete`` is then `false`: the hashing thread makes that
-/// run itself), so a batch of large binaries is never copied whole.
-struct DigestWordList: DigestWordSink {
-    let base: UnsafeMutablePointer<UInt64>
-    let capacity: Int
-    /// The words combined, kept or not.
-    private(set) var count = 0
-
-    init(base: UnsafeMutablePointer<UInt64>, capacity: Int) {
-        self.base = base
-        self.capacity = capacity
-    }
-
-    @inline(__always)
-    mutating func combine(integer: UInt64) {
-        if count < capacity { base[count] = integer }
-        count &+= 1
-    }
-
-    var wantsMore: Bool { count < capacity }
-
-    /// Whether every word combined was kept.
-    var isComplete: Bool { count <= capacity }
-
-    /// The words kept.
-    var words: UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: base, count: min(count, capacity)) }
 }

@@ -144,8 +144,8 @@ struct MigrationState {
     /// The live objects so far (while a checkpoint is read, those it holds so far).
     var objectCount: Int { graph?.objectCount ?? liveKeys.reduce(0) { $0 + $1.count } }
 
-    /// The windows of at most `maxObjectCount` live objects that together hold the state, in the digest's (entity
-    /// name, key) order (from the live keys; with a graph, one window of everything is not what this is for).
+    /// The windows of at most `maxObjectCount` live objects that together hold the state, in (entity name, key)
+    /// order (from the live keys; with a graph, one window of everything is not what this is for).
     func windows(maxObjectCount: Int, model: ObjectModel) -> [MigrationWindow] {
         let sortedKeys = liveKeys.map { $0.sorted() }
         return MigrationWindow.windows(

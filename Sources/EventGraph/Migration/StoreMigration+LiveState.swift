@@ -4,8 +4,7 @@ import LogFormat
 /// objects and keeps their keys), the state is built and written one ``MigrationWindow`` at a time.
 extension MigrationRun {
     /// Builds each window's state by a pass over the old log that keeps only the window's objects, appends its
-    /// objects to one checkpoint and continues the state digest across windows (they follow its (entity name, key)
-    /// order); returns the digest and the bytes of the checkpoint's chunks and external values.
+    /// objects to one checkpoint and adds each window's objects to one state digest (``DigestSum``); returns the digest and the bytes of the checkpoint's chunks and external values.
     ///
     /// - Parameters:
     ///   - counters: the state without objects after the first pass: its last transaction, commit time, next key
@@ -26,8 +25,7 @@ extension MigrationRun {
         // The counters go on from where they were: a value handed out before is never handed out again.
         begin.sequenceReservations = counters.sequenceReservations
         try output?.beginCheckpoint(begin)
-        var hasher = DigestHasher()
-        hasher.combine(integer: UInt64(objectCount))
+        var sum = DigestSum()
         var byteCount: UInt64 = 0
         var blobs: [BlobKey: (BlobReference, UInt64)] = [:]
         for window in windows where window.objectCount > 0 {
@@ -38,8 +36,8 @@ extension MigrationRun {
                     "\(path): a part of the live state holds \(graph.objectCount) objects where the migration "
                         + "counted \(window.objectCount); the store was not changed")
             }
-            for entityIndex in StoreState.digestOrder(of: model) where window.ranges[entityIndex] != nil {
-                state.combineDigest(ofEntity: entityIndex, model: model, into: &hasher)
+            for entityIndex in model.entities.indices where window.ranges[entityIndex] != nil {
+                state.addDigest(ofEntity: entityIndex, model: model, to: &sum)
             }
             validation?.check(graph)
             byteCount += try appendCheckpointChunks(of: graph, to: output)
@@ -48,7 +46,7 @@ extension MigrationRun {
                     (reference, location.byteOffset)
             }
         }
-        let digest = StateDigest(value: hasher.state)
+        let digest = sum.digest
         let ordered = blobs.sorted { ($0.key.transactionID, $0.key.index) < ($1.key.transactionID, $1.key.index) }
         byteCount += try endCheckpoint(
             begin: begin, digest: digest, blobs: ordered.map(\.value), reader: reader, to: output)

@@ -313,7 +313,7 @@ struct MigrationRun {
             byteCount += reference.byteCount
             if let output { try output.appendCheckpointBlob(reference, bytes: try reader.readBlob(at: offset)) }
         }
-        let end = CheckpointEnd(objectCount: begin.objectCount, stateDigest: digest.bytes)
+        let end = CheckpointEnd(objectCount: begin.objectCount, stateDigest: digest.checkpointBytes)
         try output?.endCheckpoint(end, lastTransactionID: begin.lastTransactionID)
         return byteCount
     }

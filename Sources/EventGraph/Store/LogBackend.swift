@@ -144,7 +144,7 @@ struct CheckpointInput {
 
     /// The checkpoint-end frame's payload; waits for the digest.
     func end() throws(EventGraphError) -> CheckpointEnd {
-        CheckpointEnd(objectCount: begin.objectCount, stateDigest: try digest.value().bytes)
+        CheckpointEnd(objectCount: begin.objectCount, stateDigest: try digest.value().checkpointBytes)
     }
 }
 

@@ -26,8 +26,8 @@ extension Store {
     ///
     /// - Throws: the error of the first damaged chunk (rather than count it as empty).
     func stateDigest() throws(EventGraphError) -> StateDigest {
-        // An application asks for it between its work (tests, checks after a migration): a core is free for the
-        // helper that makes the words ahead.
+        // An application asks for it between its work (tests, checks after a migration): a core is free for a
+        // helper that hashes half the chunks.
         try state.withLock { $0 }.pinningCheckpointChunks().digest(model: model, helperThread: true)
     }
 
