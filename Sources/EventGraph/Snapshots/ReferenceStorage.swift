@@ -64,7 +64,10 @@ struct ReferenceStorage: Sendable {
         if holdsKeys(of: first) {
             if list.allSatisfy({ sharesLayout($0, with: first) }) {
                 keys.growPastReservation(adding: list.count, isReserved: &isReserved)
-                keys.append(contentsOf: list.lazy.map(\.key))
+                // One append per key: `append(contentsOf: list.lazy.map(\.key))` went through the generic sequence
+                // copy, whose set-up cost more than the copy for the usual list of two or three (`egctl replay`'s
+                // profile: 3 % of the applying thread).
+                for reference in list { keys.append(reference.key) }
                 return
             }
             widen()
