@@ -29,11 +29,6 @@ extension StoreState {
         return sum.digest
     }
 
-    /// The entities' indices by name: the order in which a live-state migration cuts its windows.
-    static func digestOrder(of model: ObjectModel) -> [Int] {
-        model.entities.indices.sorted { model.entities[$0].name < model.entities[$1].name }
-    }
-
     /// Adds the live objects of one entity to `sum` as ``digest(model:)`` does. A caller that holds the state in
     /// parts (a live-state migration's windows) adds each part's objects to one sum.
     func addDigest(ofEntity entityIndex: Int, model: ObjectModel, to sum: inout DigestSum) {

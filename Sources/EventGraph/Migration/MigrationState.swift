@@ -149,7 +149,9 @@ struct MigrationState {
     func windows(maxObjectCount: Int, model: ObjectModel) -> [MigrationWindow] {
         let sortedKeys = liveKeys.map { $0.sorted() }
         return MigrationWindow.windows(
-            sortedKeys: sortedKeys, order: StoreState.digestOrder(of: model), maxObjectCount: maxObjectCount)
+            sortedKeys: sortedKeys,
+            order: model.entities.indices.sorted { model.entities[$0].name < model.entities[$1].name },
+            maxObjectCount: maxObjectCount)
     }
 
     /// Live objects per entity of `model` (the new model; every entity named, with 0 when it has none).

@@ -238,7 +238,7 @@ struct MigrationLiveStateWindowTests {
         try expectOldOrNewLibrary(at: path, succeeded: succeeded, oldDigest: oldDigest, newDigest: expected.stateDigest)
     }
 
-    @Test func windowsFollowTheDigestOrderAndHoldAtMostTheirCount() {
+    @Test func windowsFollowTheEntityNameOrderAndHoldAtMostTheirCount() {
         // Entities 0 ("Book"), 1 ("Bookcase"), 2 ("Reader") in name order; 5 books, 2 bookcases, no readers.
         let windows = MigrationWindow.windows(
             sortedKeys: [[3, 4, 9, 10, 12], [1, 2], []], order: [0, 1, 2], maxObjectCount: 2)
