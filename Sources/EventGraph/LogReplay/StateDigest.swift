@@ -4,14 +4,14 @@ import LogFormat
 /// values and its relationships.
 ///
 /// Canonical means independent of how the state came about: each object is hashed on its own (its entity, key, and
-/// properties in name order; a property an object does not record counts as its default; unordered to-many targets
-/// are sorted; references name stores by UUID and entities by name), and the object hashes are added up, so the
-/// order objects are visited in does not matter. Two logs with the same live state — for example a log and its
-/// compacted rewrite — have the same digest.
+/// properties in name order; a property an object does not record counts as its default; an unordered to-many
+/// relationship hashes the same whatever the order of its targets; references name stores by UUID and entities by
+/// name), and the object hashes are added up, so the order objects are visited in does not matter. Two logs with the
+/// same live state — for example a log and its compacted rewrite — have the same digest.
 ///
-/// This is the digest's second definition: the first hashed every object into one chain in (entity
-/// name, key) order, which only one thread could compute, in that order. The same state has a different digest under
-/// each definition: a digest printed by an older `egctl` is not comparable with one printed now.
+/// This is the digest's second definition: the first hashed every object into one chain in (entity name, key)
+/// order, which only one thread could compute, in that order. The same state has a different digest under each
+/// definition: a digest printed by an older `egctl` is not comparable with one printed now.
 public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     /// The 128-bit value.
     public var value: UInt128

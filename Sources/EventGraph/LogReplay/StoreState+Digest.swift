@@ -6,9 +6,9 @@ extension StoreState {
     /// The canonical digest of the live state (see ``StateDigest``): the one digest of the engine, so the library's
     /// (``ModelContainer/stateDigest()``), the compaction check's and `egctl replay`'s agree by construction.
     ///
-    /// Each object is hashed on its own (`EntityDigestWords`: its entity, key and properties in name order; unordered
-    /// to-many targets sorted by (store UUID, entity name, key); references name stores by UUID and entities by
-    /// name) and the hashes are added up (``DigestSum``). Transient attributes are not part of the state.
+    /// Each object is hashed on its own (`EntityDigestWords`: its entity, key and properties in name order; an
+    /// unordered to-many as the sum of its targets' hashes; references name stores by UUID and entities by name) and
+    /// the hashes are added up (``DigestSum``). Transient attributes are not part of the state.
     ///
     /// - Parameter helperThread: as in ``digest(model:helperThread:stoppingWhen:)``.
     func digest(model: ObjectModel, helperThread: Bool = false) -> StateDigest {

@@ -1,8 +1,9 @@
 import LogFormat
 
 /// One part of a live-state migration's new state: per new entity, at most one range of keys, so that the objects a
-/// window holds are a run of the state in (entity name, key) order, and consecutive windows continue that run. A window is built by a pass over the old log that keeps only the operations and checkpoint records of
-/// its objects (each names its one object, so an object in a window is whole), then written and forgotten.
+/// window holds are a run of the state in (entity name, key) order, and consecutive windows continue that run. A
+/// window is built by a pass over the old log that keeps only the operations and checkpoint records of its objects
+/// (each names its one object, so an object in a window is whole), then written and forgotten.
 struct MigrationWindow {
     /// Per new entity index, the keys the window holds (`nil`: none of that entity).
     let ranges: [ClosedRange<UInt64>?]

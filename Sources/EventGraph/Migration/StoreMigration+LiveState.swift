@@ -4,7 +4,8 @@ import LogFormat
 /// objects and keeps their keys), the state is built and written one ``MigrationWindow`` at a time.
 extension MigrationRun {
     /// Builds each window's state by a pass over the old log that keeps only the window's objects, appends its
-    /// objects to one checkpoint and adds each window's objects to one state digest (``DigestSum``); returns the digest and the bytes of the checkpoint's chunks and external values.
+    /// objects to one checkpoint and adds each window's objects to one state digest (``DigestSum``); returns the
+    /// digest and the bytes of the checkpoint's chunks and external values.
     ///
     /// - Parameters:
     ///   - counters: the state without objects after the first pass: its last transaction, commit time, next key
