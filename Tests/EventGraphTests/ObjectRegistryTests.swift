@@ -85,6 +85,30 @@ struct ObjectRegistryTests {
         #expect(firstObject == nil)
     }
 
+    @Test("taking a seed moves the objects: the registry still finds each, and each is released once when it goes")
+    func seedingMovesObjects() {
+        // Keys whose groups (key / 16) all have the same home: the registry takes a seed while they are registered.
+        let keys = KeyDirectoryTests.pilingKeys(count: 4_000).map { $0 >> 8 }
+        weak var firstObject: ManagedObject?
+        do {
+            var registry = ObjectRegistry()
+            for key in keys {
+                let object = ManagedObject()
+                if key == keys[0] { firstObject = object }
+                registry[ObjectIdentity(storeIndex: 0, key: key)] = object
+            }
+            #expect(registry.isSeeded)
+            #expect(registry.count == keys.count)
+            #expect(keys.allSatisfy { registry[ObjectIdentity(storeIndex: 0, key: $0)] != nil })
+            #expect(registry[ObjectIdentity(storeIndex: 0, key: keys[0])] === firstObject)
+            // Held by the registry alone: seeding left no reference behind.
+            var shared = 0
+            registry.removeAll(callingForShared: { _ in shared += 1 })
+            #expect(shared == 0)
+        }
+        #expect(firstObject == nil)
+    }
+
     @Test("fetches, filtered fetches and lookups by ID hand out one object per ID in a context")
     func uniquingAcrossReadPaths() throws {
         let directory = TemporaryDirectory()

@@ -37,6 +37,9 @@ struct ObjectRegistry {
 
     var isEmpty: Bool { table.count == 0 }
 
+    /// Whether the table places its objects by a seeded mix (keys piled up; for tests).
+    var isSeeded: Bool { table.isSeeded }
+
     /// Every registered object, in no particular order (a copy: callers may change the registry while they go
     /// through it).
     var values: [ManagedObject] {

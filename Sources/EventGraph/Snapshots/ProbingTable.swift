@@ -45,7 +45,9 @@ enum ProbingTableLimit {
 /// product would pile up in one run and make every insert and lookup walk it (quadratic time to open a store). When
 /// an insert walks more than ``ProbingTableLimit/longestAllowedProbe`` places, the table takes a random seed and places every entry
 /// again by a seeded 64-bit mix of the entry's hash (MurmurHash3's finalizer), which keys written before the process
-/// started cannot be chosen against. Benign keys never pay for it. A removal shifts the entries
+/// started cannot be chosen against. Benign keys rarely pay for it: runs of sequential keys at random offsets (50
+/// runs of 1,000 in one context, `Benchmarks/compare`'s `predicate-indexed-range`) can pile up past the bound, as the
+/// fixed multiplication places nearby runs' groups side by side, and take a seed once. A removal shifts the entries
 /// after it back instead of leaving a tombstone, so lookups never walk over dead places. The entries are one Swift
 /// array, so a copy of the table shares them until one side writes (copy-on-write, as ``KeyDirectory``'s shards
 /// need).
@@ -255,11 +257,28 @@ struct ProbingTable<Entry: ProbingTableEntry> {
         swap(&old, &entries)
         mask = capacity - 1
         shift = UInt64(64 - capacity.trailingZeroBitCount)
+        if place(movingFrom: &old) && seed == 0 { takeSeed() }
+    }
+
+    /// Places every entry again by a seeded mix of its hash, at the same capacity.
+    private mutating func takeSeed() {
+        var generator = SystemRandomNumberGenerator()
+        repeat { seed = generator.next() } while seed == 0
+        var old = Array(repeating: Entry.empty, count: entries.count)
+        swap(&old, &entries)
+        place(movingFrom: &old)
+    }
+
+    /// Moves every entry of `old` to its place in ``entries`` (all empty, at their new capacity or seed); returns
+    /// whether one of them lies more than ``ProbingTableLimit/longestAllowedProbe`` places past its home.
+    ///
+    /// Each entry is moved, not copied: a copy retains what the entry holds (in a context's registry, each object: one
+    /// cache miss per object) and the old array's release releases it again. The place left holds an empty entry,
+    /// which the old array's release destroys for nothing. (A table whose entries another copy shares, a key
+    /// directory's shard, has them copied once by the mutable access.)
+    @discardableResult
+    private mutating func place(movingFrom old: inout [Entry]) -> Bool {
         var pileUp = false
-        // Each entry is moved to its new place, not copied: a copy retains what the entry holds (in a context's
-        // registry, each object: one cache miss per object) and the old array's release releases it again. The
-        // place left holds an empty entry, which the old array's release destroys for nothing. (A table whose
-        // entries another copy shares, a key directory's shard, has them copied once by the mutable access.)
         old.withUnsafeMutableBufferPointer { source in
             guard let base = source.baseAddress else { return }
             for position in source.indices where !source[position].isEmpty {
@@ -270,16 +289,7 @@ struct ProbingTable<Entry: ProbingTableEntry> {
                 pileUp = pileUp || distance > ProbingTableLimit.longestAllowedProbe
             }
         }
-        if pileUp && seed == 0 { takeSeed() }
-    }
-
-    /// Places every entry again by a seeded mix of its hash, at the same capacity.
-    private mutating func takeSeed() {
-        var generator = SystemRandomNumberGenerator()
-        repeat { seed = generator.next() } while seed == 0
-        let old = entries
-        for index in entries.indices { entries[index] = .empty }
-        for entry in old where !entry.isEmpty { entries[place(of: entry.key)] = entry }
+        return pileUp
     }
 }
 
