@@ -25,19 +25,14 @@ import LogFormat
 /// It holds what the words are made from, read-only once made: the entity's table (a version of the state, never
 /// modified: chunks still on disk are loaded through their own lock), the property plan and the reference words.
 /// Any number of threads hash its chunks at once.
-final class EntityDigestWords: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is a `let` set in `init`, and `referenceWords`, the one that is not
-    // Sendable, is only read after `init` and freed in `deinit`, when no thread can read it any more.
+final class EntityDigestWords: Sendable {
     private let table: EntityColumns
-    private let names: [String]
     /// The persistent properties in name order, with their orderedness.
     private let plan: [(index: Int, isOrdered: Bool)]
     /// The chain of the words every object of the entity begins with (see the type's discussion).
     private let seed: DigestHasher
-    /// The reference word of every (store index, entity index) pair a reference can name: computed once, read
-    /// through a pointer (no array access, a retain and a release, per reference). Store index `s`, entity `e` is at
-    /// `s * names.count + e`.
-    private let referenceWords: UnsafeMutableBufferPointer<UInt64>
+    /// The words that stand for the stores and entities references name (shared by the entities of one digest).
+    private let referenceWords: DigestReferenceWords
 
     /// The most objects whose chains are hashed side by side.
     static let batchSize = 256
@@ -48,15 +43,12 @@ final class EntityDigestWords: @unchecked Sendable {
     /// The number of chunks (``add(chunk:to:)``'s indices).
     var chunkCount: Int { table.chunkCount }
 
-    init(state: StoreState, entityIndex: Int, model: ObjectModel) {
-        let names = model.entities.map(\.name)
-        let foreignStores = state.foreignStores
-        referenceWords = .allocate(capacity: (foreignStores.count + 1) * names.count)
-        for (storeIndex, store) in ([LogUUID.zero] + foreignStores).enumerated() {
-            for (entity, name) in names.enumerated() {
-                referenceWords[storeIndex * names.count + entity] = Self.referenceWord(store: store, entityName: name)
-            }
-        }
+    /// - Parameter referenceWords: the state's reference words, when the caller hashes several entities (made once
+    ///   for all of them); `nil` makes them.
+    init(
+        state: StoreState, entityIndex: Int, model: ObjectModel, referenceWords: DigestReferenceWords? = nil
+    ) {
+        self.referenceWords = referenceWords ?? DigestReferenceWords(state: state, model: model)
         let entity = model.entities[entityIndex]
         // Once per entity: its persistent properties in name order, with their orderedness.
         let properties = entity.properties.indices.filter { entity.isPersistentProperty[$0] }
@@ -67,10 +59,7 @@ final class EntityDigestWords: @unchecked Sendable {
         for property in properties { seed.combine(string: entity.properties[property].name) }
         self.seed = seed
         self.table = state.tables[entityIndex]
-        self.names = names
     }
-
-    deinit { referenceWords.deallocate() }
 
     /// The word that stands for a store and an entity in every reference to one of its objects: `DigestSum.mix` of
     /// the chain of the store's UUID (high, low; zero for the store hashed) and the entity's name, its low 64 bits.
@@ -166,8 +155,8 @@ final class EntityDigestWords: @unchecked Sendable {
             // did retained and released `self` for every to-many value, and so did every other thread hashing the
             // same entity, on the same reference count (`egctl replay`'s profile: 4.6 % of its samples in those
             // retains).
-            let words = UnsafeBufferPointer(referenceWords)
-            let entityCount = names.count
+            let words = referenceWords.words
+            let entityCount = referenceWords.entityCount
             if isOrdered {
                 Column.withManyTargets(of: column, at: position) { targets in
                     chain.combine(integer: UInt64(targets.count))
@@ -197,8 +186,8 @@ final class EntityDigestWords: @unchecked Sendable {
         }
     }
 
-    /// The reference word of a target (see ``referenceWords``); one whose store or entity index the tables do not
-    /// have (a damaged file's) gets a word of its own, made from the indices.
+    /// The reference word of a target (see ``DigestReferenceWords``); one whose store or entity index the tables do
+    /// not have (a damaged file's) gets a word of its own, made from the indices.
     @inline(__always)
     private static func referenceWord(
         of target: ObjectReference, in words: UnsafeBufferPointer<UInt64>, entityCount: Int
@@ -215,7 +204,32 @@ final class EntityDigestWords: @unchecked Sendable {
     private func combine(_ reference: ObjectReference, into chain: inout DigestHasher) {
         chain.combine(
             integer: Self.referenceWord(
-                of: reference, in: UnsafeBufferPointer(referenceWords), entityCount: names.count))
+                of: reference, in: referenceWords.words, entityCount: referenceWords.entityCount))
         chain.combine(integer: reference.key)
     }
+}
+
+/// The reference word (``EntityDigestWords/referenceWord(store:entityName:)``) of every (store index, entity index)
+/// pair a reference of a state can name, made once for a digest: read through a pointer (no array access, a retain
+/// and a release, per reference). Store index `s`, entity `e` is at `s * entityCount + e`.
+final class DigestReferenceWords: @unchecked Sendable {
+    // @unchecked Sendable: `words` is written only in `init` and freed in `deinit`, when no thread can read it.
+    let words: UnsafeBufferPointer<UInt64>
+    let entityCount: Int
+
+    init(state: StoreState, model: ObjectModel) {
+        let names = model.entities.map(\.name)
+        let stores = [LogUUID.zero] + state.foreignStores
+        let words = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: stores.count * names.count)
+        for (storeIndex, store) in stores.enumerated() {
+            for (entity, name) in names.enumerated() {
+                words[storeIndex * names.count + entity] = EntityDigestWords.referenceWord(
+                    store: store, entityName: name)
+            }
+        }
+        self.words = UnsafeBufferPointer(words)
+        entityCount = names.count
+    }
+
+    deinit { words.deallocate() }
 }

@@ -82,7 +82,10 @@ final class DigestWork: Sendable {
     static let leastObjectCountForHelper = 2 * ColumnChunk.slotCapacity
 
     init(state: StoreState, model: ObjectModel) {
-        let entities = model.entities.indices.map { EntityDigestWords(state: state, entityIndex: $0, model: model) }
+        let referenceWords = DigestReferenceWords(state: state, model: model)
+        let entities = model.entities.indices.map {
+            EntityDigestWords(state: state, entityIndex: $0, model: model, referenceWords: referenceWords)
+        }
         self.entities = entities
         chunks = entities.indices.flatMap { entity in (0..<entities[entity].chunkCount).map { (entity, $0) } }
         objectCount = entities.reduce(0) { $0 + $1.objectCount }
