@@ -16,11 +16,17 @@ extern "C" {
 /// heap that has no free block large enough allocates) and returns 1; returns 0 without a glibc that has
 /// `mallinfo2` (2.33 and later), whose `keepcost` is that chunk's size and whose heap ends at the break.
 /// `struct mallinfo2` is returned by value, which Swift cannot call through a function pointer: hence this shim.
+///
+/// The sizes are read before the break: another thread may grow the heap between the two reads (the break only
+/// grows while egctl replays: it never trims below 1 GiB), and a break read first with a top chunk read after it had
+/// grown by the heap's 128 MiB pad gave a start below the heap's own start, outside any mapping (`madvise` failed
+/// with ENOMEM, seen once in a full test run). Read in this order, the start is at most the size of the heap below
+/// the break, so within the heap, and at worst below the top chunk's start, where populating is harmless.
 static inline int eg_heap_top_chunk(uintptr_t *start, uintptr_t *end) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
     void *brk = sbrk(0);
     if (brk == (void *)-1) return 0;
-    struct mallinfo2 info = mallinfo2();
     uintptr_t top = (uintptr_t)brk;
     if (info.keepcost > top) return 0;
     *start = top - info.keepcost;
