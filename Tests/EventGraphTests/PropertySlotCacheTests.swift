@@ -2,34 +2,41 @@ import Testing
 
 @testable import EventGraph
 
-/// A model whose wrapper storage this file can name (`_title` is private to its declaration and this file).
+/// A model whose wrapper storage this file can name (`_point` is private to its declaration and this file).
 private final class SlotNote: ManagedObject {
-    @Attribute var title: String = "untitled"
+    @Transformable(by: CodableTransformer<Point>()) var point: Point?
     @Attribute var rank: Int64 = 0
 
-    static var titleKeyPaths:
-        (ReferenceWritableKeyPath<SlotNote, String>, ReferenceWritableKeyPath<SlotNote, Attribute<String>>)
+    static var pointKeyPaths:
+        (
+            ReferenceWritableKeyPath<SlotNote, Point?>,
+            ReferenceWritableKeyPath<SlotNote, Transformable<CodableTransformer<Point>>>
+        )
     {
-        (\SlotNote.title, \SlotNote._title)
+        (\SlotNote.point, \SlotNote._point)
     }
 }
 
-@Suite("Property accessors find their index by key path")
+/// ``Attribute`` and ``Relationship`` find their index in their stamped wrapper (see `PropertyStampsTests`); a
+/// ``Transformable``, whose wrapper holds its transformer, finds it by key path.
+@Suite("Transformable accessors find their index by key path")
 struct PropertySlotCacheTests {
     @Test("the key paths an accessor passes are cached and made immortal; reads and writes go on as before")
     func cachedKeyPathsAreImmortal() {
         let note = SlotNote()
-        let (wrapped, storage) = SlotNote.titleKeyPaths
+        let (wrapped, storage) = SlotNote.pointKeyPaths
+        typealias Wrapper = Transformable<CodableTransformer<Point>>
         #expect(!isImmortal(wrapped) && !isImmortal(storage))
-        #expect(Attribute<String>[_enclosingInstance: note, wrapped: wrapped, storage: storage] == "untitled")
+        #expect(Wrapper[_enclosingInstance: note, wrapped: wrapped, storage: storage] == nil)
         #expect(PropertySlotCache.isCached(storage) && isImmortal(storage))
         #expect(isImmortal(wrapped))
-        // Many retains and releases of the immortal key paths later, they still work and still index `title`.
-        for round in 0..<10_000 {
-            Attribute<String>[_enclosingInstance: note, wrapped: wrapped, storage: storage] = "note \(round % 3)"
-            #expect(Attribute<String>[_enclosingInstance: note, wrapped: wrapped, storage: storage] == note.title)
+        // Many retains and releases of the immortal key paths later, they still work and still index `point`.
+        for round in 0..<3_000 {
+            let point = Point(x: Double(round % 3), y: 1)
+            Wrapper[_enclosingInstance: note, wrapped: wrapped, storage: storage] = point
+            #expect(Wrapper[_enclosingInstance: note, wrapped: wrapped, storage: storage] == note.point)
         }
-        #expect(note.title == "note 0" && note.rank == 0)
+        #expect(note.point == Point(x: 2, y: 1) && note.rank == 0)
         #expect(PropertySlotCache.isCached(storage) && isImmortal(storage) && isImmortal(wrapped))
         // A key path that never went through an accessor is left alone.
         let other: AnyKeyPath = \String.utf8.count

@@ -98,22 +98,23 @@ public struct Attribute<Value: PersistentValue> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
-            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
+            let index = PropertyStamps.index(in: object[keyPath: storageKeyPath].declarationTag, of: object)
             if let stored = object.storedValue(at: index), let value = Value(storedValue: stored) {
                 return value
             }
-            object.recordProbedRead(wrappedKeyPath)
             if let value = Value(storedValue: object.defaultStoredValue(at: index)) { return value }
             preconditionFailure("the default of \(Object.self)'s property #\(index) is no \(Value.self)")
         }
         set {
-            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
-            object.setStoredValue(newValue.storedValue, at: index)
+            let index = PropertyStamps.index(in: object[keyPath: storageKeyPath].declarationTag, of: object)
+            object.setStoredValue(newValue.storedValue, at: index, through: wrappedKeyPath)
         }
     }
 }
 
 extension Attribute: PropertyIntrospection {
+    static var tagOffset: Int? { MemoryLayout<Self>.offset(of: \Self.declarationTag) }
+
     func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed {
         guard case .attribute(let defaultValue, let options) = session.declaration(declarationTag, property: name)
         else { preconditionFailure("the wrapper of '\(name)' recorded a relationship, not an attribute") }

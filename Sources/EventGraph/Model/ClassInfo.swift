@@ -21,6 +21,10 @@ final class ClassInfo: @unchecked Sendable {
     /// relationship; for a dynamic default, the first prototype's value, which only a probe reads).
     let defaultValues: [StoredValue]
 
+    /// Where each wrapper of an instance keeps its tag, and the stamp with its property's index (see
+    /// ``PropertyStamps``).
+    let stampPlan: PropertyStamps.Plan
+
     init(objectClass: ManagedObject.Type, superclassInfo: ClassInfo?) {
         self.objectClass = objectClass
         self.superclassInfo = superclassInfo
@@ -45,6 +49,7 @@ final class ClassInfo: @unchecked Sendable {
         self.defaultValues = seeds.map { seed in
             if case .attribute(let attribute) = seed { StoredValue(attribute.defaultValue) } else { .null }
         }
+        self.stampPlan = PropertyStamps.plan(of: objectClass, indexByName: indexByName, seedCount: seeds.count)
     }
 
     /// The property seeds of a new prototype of a class, root class first: the instance is made while

@@ -5,6 +5,10 @@ protocol PropertyIntrospection {
     /// The property's description, from what its wrapper recorded in `session` when the prototype was made (see
     /// `PrototypeCapture`).
     func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed
+
+    /// Where the wrapper keeps its `UInt16` tag, for ``PropertyStamps`` (`nil`: its accessor finds its property by
+    /// key path, and it is not stamped).
+    static var tagOffset: Int? { get }
 }
 
 /// What a property wrapper in a prototype instance says about its property.

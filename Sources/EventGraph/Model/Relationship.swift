@@ -76,17 +76,19 @@ public struct Relationship<Value: RelationshipValue> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
-            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
+            let index = PropertyStamps.index(in: object[keyPath: storageKeyPath].declarationTag, of: object)
             return Value(relationshipTargets: object.relationshipTargets(at: index))
         }
         set {
-            let index = PropertySlotCache.index(of: storageKeyPath, wrapped: wrappedKeyPath, declaredIn: Object.self)
+            let index = PropertyStamps.index(in: object[keyPath: storageKeyPath].declarationTag, of: object)
             object.setRelationshipTargets(newValue.relationshipTargets, at: index)
         }
     }
 }
 
 extension Relationship: PropertyIntrospection {
+    static var tagOffset: Int? { MemoryLayout<Self>.offset(of: \Self.declarationTag) }
+
     func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed {
         guard case .relationship(let options) = session.declaration(declarationTag, property: name) else {
             preconditionFailure("the wrapper of '\(name)' recorded an attribute, not a relationship")

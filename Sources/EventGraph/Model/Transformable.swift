@@ -62,6 +62,8 @@ public struct Transformable<Transformer: AttributeTransformer> {
 }
 
 extension Transformable: PropertyIntrospection {
+    static var tagOffset: Int? { nil }
+
     func propertySeed(name: String, in session: PrototypeCapture.Session) -> PropertySeed {
         .attribute(
             AttributeSeed(

@@ -76,9 +76,19 @@ extension ManagedObject {
         return StoredValue(fresh)
     }
 
-    /// Sets an attribute value given in its public form as an unsaved change, for ``Attribute``'s inlined accessor.
+    /// Sets an attribute value given in its public form as an unsaved change, for ``Attribute``'s inlined accessor;
+    /// `keyPath` is the property's own (`\Post.title`), which a probe records instead (see
+    /// `PropertyKeyPathResolver`).
+    ///
+    /// Only the setter passes its key path on: a getter that used its key path at all (even only for a probe) made
+    /// the runtime produce it on every read, and made the compiler check exclusive access to the wrapper at run time
+    /// wherever the key path escapes (see ``PropertyStamps``).
     @usableFromInline
-    final func setStoredValue(_ value: StoredValue, at index: Int) {
+    final func setStoredValue(_ value: StoredValue, at index: Int, through keyPath: AnyKeyPath) {
+        if flags.contains(.isProbe) {
+            probedKeyPath = keyPath
+            return
+        }
         setPendingValue(.attribute(value.attributeValue), at: index)
     }
 
@@ -251,17 +261,12 @@ extension ManagedObject {
         contextStorage?.changedAfterStaging.append(self)
     }
 
-    /// For probe instances: notes which ``Attribute`` the key path being probed read.
-    @usableFromInline
-    final func recordProbedRead(_ keyPath: AnyKeyPath) {
-        if flags.contains(.isProbe) { probedKeyPath = keyPath }
-    }
-
     /// Loads the committed row, if it is not already held.
     @inline(never)
     final func fireFault(readingIndex index: Int? = nil) {
         if flags.contains(.isProbe) {
             probedIndex = index
+            if index != nil { probedReads += 1 }
             return
         }
         guard let context = contextStorage else {

@@ -52,8 +52,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var fetchedPropertyCaches: [String: FetchedPropertyCache] = [:]
         /// For probe instances: the index of the last property read.
         var probedIndex: Int?
-        /// For probe instances: the key path of the last ``Attribute`` read (the property itself, not a computed
-        /// property that reads it).
+        /// For probe instances: how many attribute reads the key path being probed made.
+        var probedReads = 0
+        /// For probe instances: the key path of the last ``Attribute`` written (the property's own key path, which
+        /// its setter passes, not that of a computed property that writes it).
         var probedKeyPath: AnyKeyPath?
     }
 
@@ -223,13 +225,22 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         set { if newValue != nil || extras != nil { extrasForWriting.probedIndex = newValue } }
     }
     /// For probe instances: the key path of the last ``Attribute`` read.
+    final var probedReads: Int {
+        get { extras?.probedReads ?? 0 }
+        set { if newValue != 0 || extras != nil { extrasForWriting.probedReads = newValue } }
+    }
+
     final var probedKeyPath: AnyKeyPath? {
         get { extras?.probedKeyPath }
         set { if newValue != nil || extras != nil { extrasForWriting.probedKeyPath = newValue } }
     }
 
     /// Creates an object that belongs to no context yet; insert it with ``ObjectContext/insert(_:)``.
-    public required init() {}
+    public required init() {
+        // Every wrapper of a subclass is initialized by now (a subclass initializes its stored properties before it
+        // calls this): write each one its property's index.
+        PropertyStamps.stamp(self)
+    }
 
     /// The entity's name: the class name unless overridden.
     open class var entityName: String { String(describing: self) }

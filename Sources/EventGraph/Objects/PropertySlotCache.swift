@@ -75,11 +75,12 @@ enum PropertySlotCache {
 @_silgen_name("_swift_stdlib_immortalize")
 private func swiftStdlibImmortalize(_ object: UnsafeMutableRawPointer)
 
-/// A fixed-capacity open-addressing table of (address → index), lock-free for readers.
+/// A fixed-capacity open-addressing table of (address → integer), lock-free for readers: key paths to property
+/// indices here, classes to their stamp plans in `PropertyStamps`.
 ///
 /// Entries are never removed. A writer (serialized by the caller) stores the value before publishing the key
 /// with release ordering; a reader that sees the key with acquire ordering therefore sees the value.
-private final class SlotTable: Sendable {
+final class SlotTable: Sendable {
     // The pointers are allocated once, never freed, and only accessed through atomics.
     nonisolated(unsafe) private let keys: UnsafeMutablePointer<Atomic<UInt>>
     nonisolated(unsafe) private let values: UnsafeMutablePointer<Atomic<Int>>

@@ -44,23 +44,10 @@ struct FetchedResultsOrder {
         isSectioned = sectionIndex != nil
     }
 
-    /// The stored attribute a key path of `T` is. A key path to an inherited attribute (`\Student.name`, declared
-    /// by `Person`) never equals the one its wrapper records (`\Person.name`), so where the resolver's exact check
-    /// fails, the probe's read is accepted when it is of the same type on a superclass.
+    /// The stored attribute a key path of `T` is (one it inherits too: see
+    /// ``PropertyKeyPathResolver/directAttributeIndex(of:)``).
     static func attributeIndex<T: ManagedObject>(of keyPath: PartialKeyPath<T>) -> Int? {
-        if let index = PropertyKeyPathResolver.directAttributeIndex(of: keyPath) { return index }
-        let probe = T()
-        probe.flags = [.isFault, .isProbe]
-        _ = probe[keyPath: keyPath]
-        guard let index = probe.probedIndex, let read = probe.probedKeyPath,
-            let declaring = type(of: read).rootType as? ManagedObject.Type, isInstance(probe, of: declaring),
-            type(of: read).valueType == type(of: keyPath).valueType
-        else { return nil }
-        return index
-    }
-
-    private static func isInstance<Declaring: ManagedObject>(_ object: ManagedObject, of type: Declaring.Type) -> Bool {
-        object is Declaring
+        PropertyKeyPathResolver.directAttributeIndex(of: keyPath)
     }
 
     /// The key of an object as the context shows it now.
