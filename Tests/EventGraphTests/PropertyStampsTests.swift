@@ -57,6 +57,17 @@ final class StampItem: ManagedObject {
     }
 }
 
+/// A class whose initializer makes another class's object and writes its property (allowed: it is not its own).
+final class StampHolder: ManagedObject {
+    @Attribute var name: String = ""
+    let helper = StampItem()
+
+    required init() {
+        super.init()
+        helper.title = "helper"
+    }
+}
+
 enum StampModels {
     static let model = try! ObjectModel(
         name: "Stamps", version: "1", types: [StampBase.self, StampDerived.self, StampItem.self])
@@ -136,7 +147,7 @@ struct PropertyStampsTests {
     @Test("a prototype keeps its declaration numbers; another thread's object made meanwhile is stamped")
     func prototypesAreNotStamped() {
         _ = StampModels.model
-        let (prototype, session): (StampItem, PrototypeCapture.Session) = PrototypeCapture.capture {
+        let (prototype, session): (StampItem, PrototypeCapture.Session) = PrototypeCapture.capture(of: StampItem.self) {
             // Made and read while the capture is still going on: this thread builds a prototype, the other does not.
             let made = LockedValue<(tags: [String: UInt16], title: String)?>(nil)
             let done = DispatchSemaphore(value: 0)
@@ -159,6 +170,16 @@ struct PropertyStampsTests {
         } else {
             Issue.record("the prototype's title tag does not number its attribute declaration")
         }
+    }
+
+    @Test("an object another class's prototype makes is stamped, and its properties can be written")
+    func objectsMadeByAPrototypeAreStamped() {
+        let info = ClassRegistry.info(for: StampHolder.self)
+        #expect(info.indexByName == ["name": 0])
+        let holder = StampHolder()
+        expectStamped(holder)
+        expectStamped(holder.helper)
+        #expect(holder.helper.title == "helper" && holder.name == "")
     }
 
     @Test("only an attribute's own key path is taken for it: not a computed property that reads or writes it")

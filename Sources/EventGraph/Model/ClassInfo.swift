@@ -55,7 +55,7 @@ final class ClassInfo: @unchecked Sendable {
     /// The property seeds of a new prototype of a class, root class first: the instance is made while
     /// `PrototypeCapture` records what its wrappers declare (ordinary instances' wrappers hold nothing).
     static func prototypeSeeds(of objectClass: ManagedObject.Type) -> [PropertySeed] {
-        let (prototype, session) = PrototypeCapture.capture { objectClass.init() }
+        let (prototype, session) = PrototypeCapture.capture(of: objectClass) { objectClass.init() }
         return seeds(of: prototype, in: session)
     }
 

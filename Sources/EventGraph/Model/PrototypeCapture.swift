@@ -33,6 +33,14 @@ enum PrototypeCapture {
     final class Session: Sendable {
         private let recorded = LockedValue<[Declaration]>([])
 
+        /// The class whose prototype this session makes: its instances made in the session are not stamped (see
+        /// ``PropertyStamps``); another class's, made by the prototype's initializer, are.
+        let prototypeClass: ManagedObject.Type
+
+        init(prototypeClass: ManagedObject.Type) {
+            self.prototypeClass = prototypeClass
+        }
+
         /// Records a declaration; returns its number (never 0).
         func record(_ declaration: Declaration) -> UInt16 {
             recorded.withLock { recorded in
@@ -70,9 +78,10 @@ enum PrototypeCapture {
         var originalName: String?
     }
 
-    /// Runs `body` (which makes a prototype instance) with a fresh session, and returns its result and the session.
-    static func capture<Result>(_ body: () -> Result) -> (Result, Session) {
-        let session = Session()
+    /// Runs `body` (which makes a prototype instance of `prototypeClass`) with a fresh session, and returns its
+    /// result and the session.
+    static func capture<Result>(of prototypeClass: ManagedObject.Type, _ body: () -> Result) -> (Result, Session) {
+        let session = Session(prototypeClass: prototypeClass)
         activeCount.add(1, ordering: .relaxed)
         defer { activeCount.subtract(1, ordering: .relaxed) }
         let result = $current.withValue(session) { body() }

@@ -1,7 +1,9 @@
 import LogFormat
 import Synchronization
 
-/// Maps the storage key path that a property wrapper's accessor receives to the property's index.
+/// Maps the storage key path that a property wrapper's accessor receives to the property's index: for
+/// ``Transformable``, whose wrapper holds its transformer. ``Attribute`` and ``Relationship`` find the index in their
+/// wrapper instead (see ``PropertyStamps``), which spares their accessors the key paths.
 ///
 /// The runtime caches the key path objects that synthesized accessors pass, so the object's address is a stable
 /// key. Reads are lock-free (an open-addressing table of atomics, written only under a mutex) because they run

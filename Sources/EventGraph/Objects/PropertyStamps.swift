@@ -7,8 +7,11 @@ import LogFormat
 /// The synthesized accessor of a wrapped property passes two key paths to the wrapper's subscript. Looking the
 /// property up by a key path's address (`PropertySlotCache`) made the accessor fetch both key paths from the runtime
 /// on every read, a retain and a release each, and probe a table: 13 % of a fetch that reads every attribute of 100,000
-/// posts. An accessor that reads only the wrapper (`object[keyPath: storageKeyPath]`, which the compiler turns into a
-/// load of the stored property when it inlines the accessor) makes no key path at all.
+/// posts. A getter that reads only the wrapper (`object[keyPath: storageKeyPath]`, which the compiler turns into a
+/// load of the stored property when it inlines the accessor) makes no key path at all. (A setter still makes the
+/// property's own key path and passes it on, for probes: see `PropertyKeyPathResolver`. Because that key path
+/// escapes, the compiler checks exclusive access to the wrapper at run time, one `swift_beginAccess` per access,
+/// which costs less than the key paths did.)
 ///
 /// A wrapper's initializer cannot know its property: it runs before the object knows its class, and in the order
 /// the class's initializer assigns the properties. So ``ManagedObject``'s initializer, which runs after every
@@ -17,6 +20,7 @@ import LogFormat
 /// same in every instance, learned once per class (``ClassInfo/stampPlan``) and kept in a lock-free table by class.
 ///
 /// Prototypes (``PrototypeCapture``) are never stamped: their tags number their declarations for ``ClassInfo``.
+/// Reading or writing a property of one (in its initializer, which ``ManagedObject``'s documentation rules out) stops.
 @usableFromInline
 enum PropertyStamps {
     /// The bit of a stamped tag; a prototype's tags (declaration numbers) and an unstamped wrapper's 0 lack it.
@@ -67,9 +71,12 @@ enum PropertyStamps {
     /// Stamps a new object's wrappers; for ``ManagedObject``'s initializer.
     static func stamp(_ object: ManagedObject) {
         // A prototype keeps its declaration numbers for `ClassInfo`. Another thread's objects made meanwhile find no
-        // session of their own and are stamped.
-        if PrototypeCapture.isActive, PrototypeCapture.current != nil { return }
+        // session of their own, and another class's objects that the prototype's initializer makes are no prototypes:
+        // both are stamped.
         let objectClass = type(of: object)
+        if PrototypeCapture.isActive, let session = PrototypeCapture.current, session.prototypeClass == objectClass {
+            return
+        }
         let id = UInt(bitPattern: ObjectIdentifier(objectClass))
         let plan: Plan
         if let address = plans.lookup(id) {
