@@ -224,12 +224,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         get { extras?.probedIndex }
         set { if newValue != nil || extras != nil { extrasForWriting.probedIndex = newValue } }
     }
-    /// For probe instances: the key path of the last ``Attribute`` read.
+    /// For probe instances: how many attribute reads the key path being probed made.
     final var probedReads: Int {
         get { extras?.probedReads ?? 0 }
         set { if newValue != 0 || extras != nil { extrasForWriting.probedReads = newValue } }
     }
 
+    /// For probe instances: the key path that the last ``Attribute`` setter reached passed on (its own).
     final var probedKeyPath: AnyKeyPath? {
         get { extras?.probedKeyPath }
         set { if newValue != nil || extras != nil { extrasForWriting.probedKeyPath = newValue } }
