@@ -72,6 +72,24 @@ struct IndexTests {
         #expect(!context.lastFetchStatistics.usedIndex)
     }
 
+    @Test("an attribute index is passed over for ranges that hold more than a quarter of the objects")
+    func broadRangesScanTheColumns() throws {
+        let container = try ModelContainer(inMemoryWith: IndexModels.readings)
+        let context = container.newBackgroundContext()
+        insertReadings(context, count: 5000)
+        try context.save()
+        // 1,250 objects is the limit (a quarter of 5,000): up to it the index chooses the rows.
+        let narrow = try context.fetch(FetchDescriptor<Reading>(filter: .compare("level", .less, .int64(1250))))
+        #expect(narrow.count == 1250)
+        #expect(context.lastFetchStatistics.usedIndex)
+        #expect(context.lastFetchStatistics.rowsExamined == 1250)
+        // Past it the store scans the column instead; the context examines only the rows that scan hands over.
+        let broad = try context.fetch(FetchDescriptor<Reading>(filter: .compare("level", .less, .int64(1251))))
+        #expect(broad.map(\.level).sorted() == Array(0..<1251))
+        #expect(!context.lastFetchStatistics.usedIndex)
+        #expect(context.lastFetchStatistics.rowsExamined == 1251)
+    }
+
     @Test func resultsIncludeUnsavedChanges() throws {
         let container = try ModelContainer(inMemoryWith: IndexModels.readings)
         let context = container.newBackgroundContext()

@@ -119,7 +119,7 @@ public final class GRDBEngine: StoreEngine {
         defer { try? pool.close() }
         return try measureSeconds {
             try pool.vacuum()
-            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         }
     }
 
@@ -170,7 +170,7 @@ public final class GRDBEngine: StoreEngine {
 
     public static func settle(path: String) throws {
         let pool = try openPool(path: path, durability: .relaxed)
-        try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         try pool.close()
     }
 

@@ -54,10 +54,14 @@ extension FetchDescriptor where T == ManagedObject {
 
 /// What the last fetch of a context did, for tests and tuning.
 struct FetchStatistics: Sendable {
-    /// How many committed rows the fetch examined (evaluated or materialized).
+    /// How many committed rows the context examined (evaluated or materialized). Rows that a store's column scan
+    /// rejected before handing them over are not counted: a filter the store evaluates on its columns examines
+    /// only its matches here, index or not (``usedIndex`` tells the two apart).
     var rowsExamined = 0
     /// How many committed rows the filter was evaluated on (rows an index answered exactly are not).
     var rowsFiltered = 0
-    /// Whether an index (attribute or uniqueness) chose the rows instead of a full scan.
+    /// Whether an index (attribute or uniqueness) chose the rows instead of a full scan. An attribute index is
+    /// passed over when its ranges hold more than a quarter of the entity's objects (and at least 16): a scan of
+    /// the columns is then as cheap (``AttributeIndexLookup/keys(in:appending:limitFraction:)``).
     var usedIndex = false
 }
