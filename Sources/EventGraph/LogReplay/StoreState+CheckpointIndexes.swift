@@ -20,15 +20,27 @@ extension StoreState {
     /// The indexes ``checkpointIndexChunks(model:entities:)`` gives, each as its sorted entries and the bounds of its
     /// chunks: a compaction makes each chunk only as it encodes it (``BuiltCheckpointIndex/chunk(_:)``), on the
     /// worker that encodes it, instead of holding a copy of every chunk besides the entries.
-    func builtCheckpointIndexes(model: ObjectModel, entities: Set<Int>) -> [BuiltCheckpointIndex] {
+    ///
+    /// - Parameter copyingStored: for an entity none of whose objects changed since the checkpoint this version was
+    ///   read from (every chunk is still that checkpoint's), an index that checkpoint stored, which this version
+    ///   still reads (``storedIndexFrames``), is given as its stored chunks (``BuiltCheckpointIndex/stored``), read
+    ///   again and verified, instead of being built: the entries would be the same. One whose chunks do not verify
+    ///   is built.
+    func builtCheckpointIndexes(model: ObjectModel, entities: Set<Int>, copyingStored: Bool = false)
+        -> [BuiltCheckpointIndex]
+    {
         var result: [BuiltCheckpointIndex] = []
         for entityIndex in entities.sorted() {
             let entity = model.entities[entityIndex]
+            let table = tables[entityIndex]
+            let isUnchanged =
+                copyingStored && table.chunkCount > 0
+                && (0..<table.chunkCount).allSatisfy { table.checkpointChunk(at: $0) != nil }
             func isOrdered(_ property: Int) -> Bool {
                 guard case .attribute(let attribute) = entity.properties[property] else { return false }
                 return !attribute.isTransient && AttributeIndex.canIndex(attribute.type.attributeType)
             }
-            var described: [(IndexChunks, [Int])] = []
+            var described: [(IndexChunks, [Int], UniqueConstraint?)] = []
             for constraint in entity.uniqueConstraints
             where constraint.propertyIndices.allSatisfy(isOrdered)
                 && constraint.propertyIndices.count <= LogLimits.maxIndexArity
@@ -39,7 +51,7 @@ extension StoreState {
                             kind: .unique, entityIndex: UInt32(entityIndex),
                             ownerEntityIndex: UInt32(constraint.entityIndex), ordinal: UInt32(constraint.ordinal),
                             arity: UInt32(constraint.propertyIndices.count), chunks: []),
-                        constraint.propertyIndices
+                        constraint.propertyIndices, constraint
                     ))
             }
             for property in entity.indexedPropertyIndices where isOrdered(property) {
@@ -48,17 +60,38 @@ extension StoreState {
                         IndexChunks(
                             kind: .attribute, entityIndex: UInt32(entityIndex), ownerEntityIndex: UInt32(entityIndex),
                             ordinal: UInt32(property), arity: 1, chunks: []),
-                        [property]
+                        [property], nil
                     ))
             }
             described.sort { CheckpointDirectory.precedes($0.0, $1.0) }
-            for (index, properties) in described {
+            for (index, properties, constraint) in described {
+                if isUnchanged,
+                    let frames = storedIndexFrames(
+                        entityIndex: entityIndex, constraint: constraint, property: properties[0]),
+                    let chunks = frames.storedChunks()
+                {
+                    result.append(
+                        BuiltCheckpointIndex(
+                            index: index, arity: properties.count, keys: [], values: [], chunkRanges: [],
+                            stored: chunks))
+                    continue
+                }
                 guard let built = indexEntries(of: index, entityIndex: entityIndex, properties: properties)
                 else { continue }
                 if !built.chunkRanges.isEmpty { result.append(built) }
             }
         }
         return result
+    }
+
+    /// Where the checkpoint this version was read from stored the index of `entityIndex`'s objects for a
+    /// uniqueness constraint (`constraint`), or else for its attribute `property`.
+    private func storedIndexFrames(entityIndex: Int, constraint: UniqueConstraint?, property: Int) -> StoredIndexFrames?
+    {
+        storedIndexFrames[entityIndex]?.first { frames in
+            if let constraint { return frames.kind == .unique && frames.constraint == constraint }
+            return frames.kind == .attribute && frames.propertyIndex == property
+        }
     }
 
     /// The sorted entries of one index and the bounds of its chunks; `nil` when an entry is too large to store. The
@@ -160,6 +193,18 @@ struct BuiltCheckpointIndex: Sendable {
     var values: [AttributeValue]
     /// The entries of each chunk, in order: consecutive, together all of them.
     var chunkRanges: [Range<Int>]
+    /// The old checkpoint's chunks of the index, read and verified, when they are copied instead of built (then the
+    /// entries are empty; see ``StoreState/builtCheckpointIndexes(model:entities:copyingStored:)``).
+    var stored: [StoredIndexChunk]? = nil
+
+    /// How many chunks the index is written as.
+    var chunkCount: Int { stored?.count ?? chunkRanges.count }
+
+    /// Chunk `position` as the writer takes it: copied as stored, or made from the entries.
+    func content(_ position: Int) -> IndexChunkContent {
+        if let stored { return .stored(stored[position]) }
+        return .built(chunk(position))
+    }
 
     /// Chunk `position` of the index.
     func chunk(_ position: Int) -> CheckpointIndexChunk {
@@ -169,6 +214,9 @@ struct BuiltCheckpointIndex: Sendable {
             values: Array(values[range.lowerBound * arity..<range.upperBound * arity]))
     }
 
-    /// Every chunk of the index, in order.
-    var chunks: [CheckpointIndexChunk] { chunkRanges.indices.map(chunk) }
+    /// Every chunk of the index, in order (of an index built, not copied).
+    var chunks: [CheckpointIndexChunk] {
+        precondition(stored == nil, "the chunks of a copied index are stored bytes, not entries")
+        return chunkRanges.indices.map(chunk)
+    }
 }

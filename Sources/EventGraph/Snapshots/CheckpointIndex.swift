@@ -51,6 +51,15 @@ struct CheckpointIndex: Sendable {
         }
     }
 
+    /// Where its chunks are in the checkpoint's file, for a compaction that copies them; `nil` when its entries are
+    /// not in the order the model's constraint gives its values (then a copy would not be what a build writes).
+    var frames: StoredIndexFrames? {
+        guard storedOrder == nil, let first = chunks.first else { return nil }
+        return StoredIndexFrames(
+            kind: kind, constraint: constraint, propertyIndex: propertyIndex, entries: chunks.map(\.entry),
+            source: first.source)
+    }
+
     /// The properties of a stored entry's values, in the index's order.
     var storedPropertyIndices: [Int] {
         guard let constraint else { return [propertyIndex] }
@@ -230,10 +239,41 @@ final class CheckpointIndexReplacement: Sendable {
 /// It reads by the same rule as an entity chunk's box (``CheckpointChunkRead``): a read that fails with an I/O error
 /// is tried again up to ``CheckpointChunkRead/retryCount`` times and not kept (the next lookup reads again); damage
 /// is kept, and every later load throws it without reading.
+/// Where one stored index's chunks are in its checkpoint's file: what a compaction copies them from when the index's
+/// entity has not changed since (``StoreState/builtCheckpointIndexes(model:entities:copyingStored:)``). Unlike the
+/// ``CheckpointIndex`` it comes from, it holds no entries, so a state keeps it for as long as it reads that checkpoint.
+struct StoredIndexFrames: Sendable {
+    let kind: CheckpointIndexKind
+    /// For a uniqueness index, its constraint (in the model's numbering and order).
+    let constraint: UniqueConstraint?
+    /// For an attribute index, its property.
+    let propertyIndex: Int
+    /// The directory's entries of its chunks, in order.
+    let entries: [IndexChunkEntry]
+    let source: CheckpointChunkSource
+
+    /// Every chunk as the checkpoint stores it, read again and verified (checksums, type, checkpoint; not decoded);
+    /// `nil` when one does not verify or cannot be read (a compaction then builds the index). Safe from any thread.
+    func storedChunks() -> [StoredIndexChunk]? {
+        var stored: [StoredIndexChunk] = []
+        stored.reserveCapacity(entries.count)
+        for entry in entries {
+            do {
+                stored.append(
+                    try source.reader.storedIndexChunk(entry, checkpointTransactionID: source.checkpointTransactionID))
+            } catch {
+                return nil
+            }
+        }
+        return stored
+    }
+}
+
 final class LazyIndexChunk: Sendable {
     let entry: IndexChunkEntry
     let chunkIndex: Int
-    private let source: CheckpointChunkSource
+    /// The checkpoint's file (through the descriptor the store opened) and transaction.
+    let source: CheckpointChunkSource
     private let arity: Int
     private let indexName: String
     /// The chunk's entries once read, or its damage (a leaf lock, held while the chunk is read).

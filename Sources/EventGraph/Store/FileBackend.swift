@@ -274,9 +274,9 @@ final class FileBackend: LogBackend {
                         count: checkpoint.entityChunks.count, content: checkpoint.entityChunks.content)
                     let indexes = checkpoint.indexChunks()
                     // Each chunk is copied out of its index's entries by the worker that encodes it.
-                    try sink.appendIndexChunks(
-                        of: indexes.map(\.index), chunkCounts: indexes.map(\.chunkRanges.count)
-                    ) { index, chunk in indexes[index].chunk(chunk) }
+                    try sink.appendIndexChunks(of: indexes.map(\.index), chunkCounts: indexes.map(\.chunkCount)) {
+                        index, chunk in indexes[index].content(chunk)
+                    }
                     // Let go of on a worker, beside the end frame, the sync and the re-read: freeing a 1M-post
                     // store's index entries was the last serial step of compact-1m (the input's teardown after the
                     // re-read, one core idle: h90's profile).

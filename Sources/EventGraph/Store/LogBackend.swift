@@ -131,6 +131,8 @@ struct CheckpointInput {
     /// them. A compaction's input hands them over once (a second call gets none), so that the writer can let them go
     /// as soon as they are written.
     var indexChunks: @Sendable () -> [BuiltCheckpointIndex] = { [] }
+    /// How many index chunks were copied from the last checkpoint as stored, once ``indexChunks`` has given them.
+    var copiedIndexChunkCount: @Sendable () -> Int = { 0 }
     /// The live state's digest, which the checkpoint-end frame carries: computed beside the rewrite, which asks
     /// for it (``end()``) only once every chunk is written.
     var digest: BackgroundDigest

@@ -17,6 +17,8 @@ public struct CompactionReport: Hashable, Sendable {
     /// How many entity chunks, unchanged since the last checkpoint, were copied from it as stored (its compressed
     /// bytes, verified) instead of encoded again.
     package var copiedEntityChunkCount = 0
+    /// How many index chunks were copied from the last checkpoint as stored, their entity unchanged since.
+    package var copiedIndexChunkCount = 0
 }
 
 extension Store {
@@ -90,6 +92,7 @@ extension Store {
                 lastTransactionID: input.begin.lastTransactionID, objectCount: Int(input.begin.objectCount),
                 blobCount: input.blobs.count, stateDigest: try input.digest.value())
             report.copiedEntityChunkCount = input.copiedEntityChunkCount
+            report.copiedIndexChunkCount = input.copiedIndexChunkCount()
             report.encodedEntityChunkCount = input.entityChunks.count - input.copiedEntityChunkCount
             return report
         }
@@ -129,10 +132,13 @@ extension Store {
         let entities = Set(plan.entityChunks.map(\.entityIndex))
         // Built on a Dispatch worker while the entity chunks are written (they come after them in the file).
         let indexChunks = LockedValue<[BuiltCheckpointIndex]>([])
+        let copiedIndexChunks = LockedValue(0)
         let indexesBuilt = DispatchGroup()
         if snapshot.isIndexed {
             DispatchQueue.global().async(group: indexesBuilt) {
-                let built = snapshot.builtCheckpointIndexes(model: model, entities: entities)
+                // An entity that no commit changed since the last checkpoint has its indexes copied from it.
+                let built = snapshot.builtCheckpointIndexes(model: model, entities: entities, copyingStored: true)
+                copiedIndexChunks.withLock { $0 = built.reduce(0) { $0 + ($1.stored?.count ?? 0) } }
                 indexChunks.withLock { $0 = built }
             }
         }
@@ -169,6 +175,10 @@ extension Store {
                 }
             }, digest: digest, blobs: blobs)
         input.copiedEntityChunkCount = plan.copiedEntityChunkCount
+        input.copiedIndexChunkCount = {
+            indexesBuilt.wait()
+            return copiedIndexChunks.withLock { $0 }
+        }
         return input
     }
 }

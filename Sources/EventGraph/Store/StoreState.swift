@@ -54,6 +54,10 @@ struct StoreState: Sendable {
     /// The attribute indexes a checkpoint stored (format 1.4), by entity, for pending entities: built from these
     /// (no entity chunk read, no sort) plus ``deferredIndexChanges`` on first need.
     var storedAttributeIndexes: [Int: [CheckpointIndex]] = [:]
+    /// Where the checkpoint this state was read from stored each entity's indexes: kept (they hold no entries) for
+    /// as long as the state reads that checkpoint's chunks, so that a compaction copies the indexes of an entity
+    /// that has not changed since (``builtCheckpointIndexes(model:entities:copyingStored:)``).
+    var storedIndexFrames: [Int: [StoredIndexFrames]] = [:]
     /// The attribute index changes of the commits since the checkpoint to entities whose indexes are pending and
     /// stored, in commit order (each in the shape of ``indexes``).
     var deferredIndexChanges: [IndexChanges] = []
@@ -164,6 +168,8 @@ struct StoreState: Sendable {
     ) {
         tables[entityIndex].adoptUnloadedChunks(chunks)
         guard isIndexed else { return }
+        let frames = storedIndexes.compactMap(\.frames)
+        if !frames.isEmpty { storedIndexFrames[entityIndex] = frames }
         let constraints = model.entities[entityIndex].uniqueConstraints
         let uniques = constraints.compactMap { constraint in
             storedIndexes.first { $0.constraint == constraint }.map { index in

@@ -39,6 +39,21 @@ extension CheckpointSink {
         of indexes: [IndexChunks], chunkCounts: [Int],
         chunk: @escaping @Sendable (_ index: Int, _ chunk: Int) -> CheckpointIndexChunk
     ) throws(LogFormatError) {
+        try appendIndexChunks(of: indexes, chunkCounts: chunkCounts) { index, position in
+            .built(chunk(index, position))
+        }
+    }
+
+    /// Appends stored indexes' chunks as ``appendIndexChunks(of:chunkCounts:chunk:)`` does, chunk `c` of index `i`
+    /// being what `content(i, c)` gives: entries, encoded, compressed and checksummed here, or a chunk of the old
+    /// checkpoint as stored (``StoredIndexChunk``), whose body is only checksummed again with the new file's seed and
+    /// which the directory lists with its old entry count and bounds.
+    ///
+    /// - Precondition: as ``appendIndexChunks(of:chunkCounts:chunk:)``; a stored chunk's arity is its index's.
+    package mutating func appendIndexChunks(
+        of indexes: [IndexChunks], chunkCounts: [Int],
+        content: @escaping @Sendable (_ index: Int, _ chunk: Int) -> IndexChunkContent
+    ) throws(LogFormatError) {
         precondition(chunkCounts.count == indexes.count, "one chunk count per index")
         // Each chunk's place: its index's position in `indexes`, its position in that index's chunks.
         var places: [(index: Int, chunk: Int)] = []
@@ -50,12 +65,27 @@ extension CheckpointSink {
         let (seed, transactionID, arrays) = (writer.seed, transactionID, arrays)
         try appendMade(count: places.count) { [places] (position) throws(LogFormatError) in
             let (index, chunkIndex) = places[position]
-            return (
-                index,
-                try Self.encodeIndexChunk(
-                    chunk(index, chunkIndex), of: indexes[index], seed: seed, transactionID: transactionID,
-                    arrays: arrays)
-            )
+            switch content(index, chunkIndex) {
+            case .built(let chunk):
+                return (
+                    index,
+                    try Self.encodeIndexChunk(
+                        chunk, of: indexes[index], seed: seed, transactionID: transactionID, arrays: arrays)
+                )
+            case .stored(let stored):
+                precondition(
+                    stored.entry.firstValues.count == Int(indexes[index].arity)
+                        && stored.entry.lastValues.count == Int(indexes[index].arity),
+                    "a stored index chunk of another arity than its index's")
+                return (
+                    index,
+                    EncodedIndexChunk(
+                        payloadByteCount: Int(stored.rawByteCount),
+                        body: stored.encodedBody(seed: seed, transactionID: transactionID),
+                        entryCount: Int(stored.entry.entryCount), firstValues: stored.entry.firstValues,
+                        lastValues: stored.entry.lastValues)
+                )
+            }
         } append: { (sink, made) throws(LogFormatError) in
             try sink.appendIndexChunk(made.1, of: indexes[made.0])
             if let body = made.1.body { arrays.recycle(body.body) }
