@@ -24,12 +24,7 @@ struct IndexChunkCopyTests {
     static func compactedStore(at path: String) throws {
         let container = try ModelContainer(path: path, model: model)
         let context = container.newBackgroundContext()
-        for index in 0..<9_000 {
-            let item = IndexedItem()
-            context.insert(item)
-            item.handle = StoredCheckpointIndexTests.identity(index)
-            item.rank = Int64(index / 100)
-        }
+        StoredCheckpointIndexTests.insertItems(9_000, into: context)
         for index in 0..<3_000 {
             let label = IndexedLabel()
             context.insert(label)

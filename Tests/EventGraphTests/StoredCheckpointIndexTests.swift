@@ -27,17 +27,22 @@ struct StoredCheckpointIndexTests {
     static func compactedStore(at path: String, count: Int) throws -> StateDigest {
         let container = try ModelContainer(path: path, model: model)
         let context = container.newBackgroundContext()
+        insertItems(count, into: context)
+        try context.save()
+        let digest = try container.stateDigest()
+        #expect(try container.compact().stateDigest == digest)
+        try container.close()
+        return digest
+    }
+
+    /// Inserts `count` items: identity "item-NNNNN", rank = index / 100.
+    static func insertItems(_ count: Int, into context: ObjectContext) {
         for index in 0..<count {
             let item = IndexedItem()
             context.insert(item)
             item.handle = identity(index)
             item.rank = Int64(index / 100)
         }
-        try context.save()
-        let digest = try container.stateDigest()
-        #expect(try container.compact().stateDigest == digest)
-        try container.close()
-        return digest
     }
 
     static func identity(_ index: Int) -> String { "item-" + String(100_000 + index).dropFirst() }

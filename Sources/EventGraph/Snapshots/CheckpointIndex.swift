@@ -233,12 +233,6 @@ final class CheckpointIndexReplacement: Sendable {
     }
 }
 
-/// One index chunk of a checkpoint, read, verified (frame, directory bounds, order) and decoded the first time a
-/// lookup needs it: the box is shared by every version of the state, and keeps the entries once read.
-///
-/// It reads by the same rule as an entity chunk's box (``CheckpointChunkRead``): a read that fails with an I/O error
-/// is tried again up to ``CheckpointChunkRead/retryCount`` times and not kept (the next lookup reads again); damage
-/// is kept, and every later load throws it without reading.
 /// Where one stored index's chunks are in its checkpoint's file: what a compaction copies them from when the index's
 /// entity has not changed since (``StoreState/builtCheckpointIndexes(model:entities:copyingStored:)``). Unlike the
 /// ``CheckpointIndex`` it comes from, it holds no entries, so a state keeps it for as long as it reads that checkpoint.
@@ -269,6 +263,12 @@ struct StoredIndexFrames: Sendable {
     }
 }
 
+/// One index chunk of a checkpoint, read, verified (frame, directory bounds, order) and decoded the first time a
+/// lookup needs it: the box is shared by every version of the state, and keeps the entries once read.
+///
+/// It reads by the same rule as an entity chunk's box (``CheckpointChunkRead``): a read that fails with an I/O error
+/// is tried again up to ``CheckpointChunkRead/retryCount`` times and not kept (the next lookup reads again); damage
+/// is kept, and every later load throws it without reading.
 final class LazyIndexChunk: Sendable {
     let entry: IndexChunkEntry
     let chunkIndex: Int

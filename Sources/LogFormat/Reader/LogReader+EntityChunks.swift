@@ -89,11 +89,45 @@ extension LogReader {
         at offset: UInt64, type: FrameType, what: String, checkpointTransactionID: UInt64,
         decode: ([UInt8]) throws(LogFormatError) -> Payload
     ) throws(LogFormatError) -> Payload {
-        let (frameHeader, payload): (FrameHeader, [UInt8])
+        let payload = try checkedCheckpointFrame(
+            at: offset, type: type, what: what, checkpointTransactionID: checkpointTransactionID
+        ) { () throws(LogFormatError) in try readFrame(at: offset) }
         do throws(LogFormatError) {
-            (frameHeader, payload) = try readFrame(at: offset)
+            return try decode(payload)
+        } catch {
+            throw damagedChunk(what, at: offset, "does not decode: \(error.message)")
+        }
+    }
+
+    /// Reads the frame at `offset` as stored, without decompressing or decoding it: its header, body checksum and
+    /// padding verify, and it is a `type` frame of the checkpoint at `checkpointTransactionID`; anything else is
+    /// damage at that offset. What a rewrite copies into a new checkpoint (``StoredCheckpointFrame``).
+    func storedCheckpointFrame(
+        at offset: UInt64, type: FrameType, what: String, checkpointTransactionID: UInt64
+    ) throws(LogFormatError) -> StoredCheckpointFrame {
+        var codec = FrameCodec.raw
+        var rawByteCount: UInt32 = 0
+        let body = try checkedCheckpointFrame(
+            at: offset, type: type, what: what, checkpointTransactionID: checkpointTransactionID
+        ) { () throws(LogFormatError) in
+            let (frameHeader, body) = try readStoredFrame(at: offset)
+            (codec, rawByteCount) = (frameHeader.codec, frameHeader.rawByteCount)
+            return (frameHeader, body)
+        }
+        return StoredCheckpointFrame(type: type, codec: codec, rawByteCount: rawByteCount, body: body)
+    }
+
+    /// The bytes `read` gives for the frame at `offset` once its header says it is a `type` frame of the checkpoint
+    /// at `checkpointTransactionID`; a frame that cannot be read as one (an offset or codec no such chunk can have:
+    /// the directory points at something else) or of another type or checkpoint is damage at that offset.
+    private func checkedCheckpointFrame(
+        at offset: UInt64, type: FrameType, what: String, checkpointTransactionID: UInt64,
+        read: () throws(LogFormatError) -> (FrameHeader, [UInt8])
+    ) throws(LogFormatError) -> [UInt8] {
+        let (frameHeader, bytes): (FrameHeader, [UInt8])
+        do throws(LogFormatError) {
+            (frameHeader, bytes) = try read()
         } catch  where error.code == .invalidArgument {
-            // An offset or codec no such chunk can have: the directory points at something else.
             throw damagedChunk(what, at: offset, "cannot be read: \(error.message)")
         }
         guard frameHeader.type == type, frameHeader.transactionID == checkpointTransactionID else {
@@ -102,11 +136,7 @@ extension LogReader {
                 "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not a \(type) frame of "
                     + "the checkpoint at transaction \(checkpointTransactionID)")
         }
-        do throws(LogFormatError) {
-            return try decode(payload)
-        } catch {
-            throw damagedChunk(what, at: offset, "does not decode: \(error.message)")
-        }
+        return bytes
     }
 
     func damagedChunk(_ what: String, at offset: UInt64, _ reason: String) -> LogFormatError {

@@ -80,8 +80,8 @@ extension CheckpointSink {
                 return (
                     index,
                     EncodedIndexChunk(
-                        payloadByteCount: Int(stored.rawByteCount),
-                        body: stored.encodedBody(seed: seed, transactionID: transactionID),
+                        payloadByteCount: Int(stored.frame.rawByteCount),
+                        body: stored.frame.encodedBody(seed: seed, transactionID: transactionID),
                         entryCount: Int(stored.entry.entryCount), firstValues: stored.entry.firstValues,
                         lastValues: stored.entry.lastValues)
                 )

@@ -11,18 +11,14 @@ package struct StoredEntityChunk: Sendable {
     package let entityIndex: UInt32
     /// What the old checkpoint's directory lists about it (its byte offset there is not used again).
     package let entry: EntityChunkEntry
-    let codec: FrameCodec
-    /// The length of the payload the body decompresses to.
-    let rawByteCount: UInt32
-    /// The body as stored: what the new frame carries.
-    let body: [UInt8]
+    let frame: StoredCheckpointFrame
 
-    /// The frame body for a new file: the same stored bytes, checksummed with that file's seed, in a frame of the
-    /// new checkpoint (`transactionID`).
+    /// The length of the payload the body decompresses to.
+    var rawByteCount: UInt32 { frame.rawByteCount }
+
+    /// The frame body for a new file (``StoredCheckpointFrame/encodedBody(seed:transactionID:)``).
     func encodedBody(seed: UInt32, transactionID: UInt64) -> EncodedBody {
-        EncodedBody(
-            type: .checkpointEntityChunk, codec: codec, transactionID: transactionID, partIndex: 0,
-            rawByteCount: rawByteCount, body: body, bodyChecksum: CRC32C.checksum(body, continuing: seed))
+        frame.encodedBody(seed: seed, transactionID: transactionID)
     }
 }
 
@@ -43,22 +39,10 @@ extension LogReader {
     package func storedEntityChunk(_ entry: EntityChunkEntry, entityIndex: UInt32, checkpointTransactionID: UInt64)
         throws(LogFormatError) -> StoredEntityChunk
     {
-        let offset = entry.byteOffset
-        let (frameHeader, body): (FrameHeader, [UInt8])
-        do throws(LogFormatError) {
-            (frameHeader, body) = try readStoredFrame(at: offset)
-        } catch  where error.code == .invalidArgument {
-            throw damagedChunk("checkpoint chunk", at: offset, "cannot be read: \(error.message)")
-        }
-        guard frameHeader.type == .checkpointEntityChunk, frameHeader.transactionID == checkpointTransactionID else {
-            throw damagedChunk(
-                "checkpoint chunk", at: offset,
-                "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not a "
-                    + "\(FrameType.checkpointEntityChunk) frame of the checkpoint at transaction \(checkpointTransactionID)"
-            )
-        }
-        return StoredEntityChunk(
-            entityIndex: entityIndex, entry: entry, codec: frameHeader.codec, rawByteCount: frameHeader.rawByteCount,
-            body: body)
+        StoredEntityChunk(
+            entityIndex: entityIndex, entry: entry,
+            frame: try storedCheckpointFrame(
+                at: entry.byteOffset, type: .checkpointEntityChunk, what: "checkpoint chunk",
+                checkpointTransactionID: checkpointTransactionID))
     }
 }
