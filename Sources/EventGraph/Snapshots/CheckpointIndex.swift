@@ -56,8 +56,8 @@ struct CheckpointIndex: Sendable {
     var frames: StoredIndexFrames? {
         guard storedOrder == nil, let first = chunks.first else { return nil }
         return StoredIndexFrames(
-            kind: kind, constraint: constraint, propertyIndex: propertyIndex, entries: chunks.map(\.entry),
-            source: first.source)
+            kind: kind, constraint: constraint, propertyIndex: propertyIndex, name: name,
+            entries: chunks.map(\.entry), source: first.source)
     }
 
     /// The properties of a stored entry's values, in the index's order.
@@ -242,20 +242,27 @@ struct StoredIndexFrames: Sendable {
     let constraint: UniqueConstraint?
     /// For an attribute index, its property.
     let propertyIndex: Int
+    /// What messages call it (``CheckpointIndex/name``).
+    let name: String
     /// The directory's entries of its chunks, in order.
     let entries: [IndexChunkEntry]
     let source: CheckpointChunkSource
 
     /// Every chunk as the checkpoint stores it, read again and verified (checksums, type, checkpoint; not decoded);
-    /// `nil` when one does not verify or cannot be read (a compaction then builds the index). Safe from any thread.
+    /// `nil` when one does not verify or cannot be read: a compaction then builds the index from the objects, and
+    /// says so on standard error (as a lookup that meets a damaged index does). Safe from any thread.
     func storedChunks() -> [StoredIndexChunk]? {
         var stored: [StoredIndexChunk] = []
         stored.reserveCapacity(entries.count)
-        for entry in entries {
+        for (position, entry) in entries.enumerated() {
             do {
                 stored.append(
                     try source.reader.storedIndexChunk(entry, checkpointTransactionID: source.checkpointTransactionID))
             } catch {
+                FileHandle.standardError.write(
+                    Data(
+                        ("EventGraph: chunk \(position) of \(name) cannot be copied (\(error)); building the index from "
+                            + "the entity's objects instead\n").utf8))
                 return nil
             }
         }
