@@ -89,7 +89,7 @@ extension LogReader {
         at offset: UInt64, type: FrameType, what: String, checkpointTransactionID: UInt64,
         decode: ([UInt8]) throws(LogFormatError) -> Payload
     ) throws(LogFormatError) -> Payload {
-        let payload = try checkedCheckpointFrame(
+        let (_, payload) = try checkedCheckpointFrame(
             at: offset, type: type, what: what, checkpointTransactionID: checkpointTransactionID
         ) { () throws(LogFormatError) in try readFrame(at: offset) }
         do throws(LogFormatError) {
@@ -105,25 +105,21 @@ extension LogReader {
     func storedCheckpointFrame(
         at offset: UInt64, type: FrameType, what: String, checkpointTransactionID: UInt64
     ) throws(LogFormatError) -> StoredCheckpointFrame {
-        var codec = FrameCodec.raw
-        var rawByteCount: UInt32 = 0
-        let body = try checkedCheckpointFrame(
+        let (frameHeader, body) = try checkedCheckpointFrame(
             at: offset, type: type, what: what, checkpointTransactionID: checkpointTransactionID
-        ) { () throws(LogFormatError) in
-            let (frameHeader, body) = try readStoredFrame(at: offset)
-            (codec, rawByteCount) = (frameHeader.codec, frameHeader.rawByteCount)
-            return (frameHeader, body)
-        }
-        return StoredCheckpointFrame(type: type, codec: codec, rawByteCount: rawByteCount, body: body)
+        ) { () throws(LogFormatError) in try readStoredFrame(at: offset) }
+        return StoredCheckpointFrame(
+            type: type, codec: frameHeader.codec, rawByteCount: frameHeader.rawByteCount, body: body)
     }
 
-    /// The bytes `read` gives for the frame at `offset` once its header says it is a `type` frame of the checkpoint
-    /// at `checkpointTransactionID`; a frame that cannot be read as one (an offset or codec no such chunk can have:
-    /// the directory points at something else) or of another type or checkpoint is damage at that offset.
+    /// What `read` gives for the frame at `offset` (its header and bytes) once the header says it is a `type` frame
+    /// of the checkpoint at `checkpointTransactionID`; a frame that cannot be read as one (an offset or codec no such
+    /// chunk can have: the directory points at something else) or of another type or checkpoint is damage at that
+    /// offset.
     private func checkedCheckpointFrame(
         at offset: UInt64, type: FrameType, what: String, checkpointTransactionID: UInt64,
         read: () throws(LogFormatError) -> (FrameHeader, [UInt8])
-    ) throws(LogFormatError) -> [UInt8] {
+    ) throws(LogFormatError) -> (FrameHeader, [UInt8]) {
         let (frameHeader, bytes): (FrameHeader, [UInt8])
         do throws(LogFormatError) {
             (frameHeader, bytes) = try read()
@@ -136,7 +132,7 @@ extension LogReader {
                 "is a \(frameHeader.type) frame of transaction \(frameHeader.transactionID), not a \(type) frame of "
                     + "the checkpoint at transaction \(checkpointTransactionID)")
         }
-        return bytes
+        return (frameHeader, bytes)
     }
 
     func damagedChunk(_ what: String, at offset: UInt64, _ reason: String) -> LogFormatError {
